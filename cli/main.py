@@ -1,0 +1,97 @@
+"""The `webrl` command: global options, the command groups, and the exit-code contract
+(0 ok, 1 runtime failure, 2 usage or input error; one error line, a traceback only with --debug)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import click
+import typer
+from rich.console import Console
+
+from webrl.config import Config, load_config
+from webrl.errors import WebrlError
+
+app = typer.Typer(
+    name="webrl",
+    help="Train and evaluate LLM web agents with self-evolving curriculum RL (WebRL) on WebArena-Lite sites.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,  # help texts use literal [default: ...] brackets
+)
+err_console = Console(stderr=True, soft_wrap=True)  # an error stays one line
+
+
+class Globals:
+    """Options given before the command; commands turn them into a Config with their own flags."""
+
+    config_file: Path | None = None
+    state_dir: Path | None = None
+    debug: bool = False
+
+    def config(self, **flags: Any) -> Config:
+        return load_config(self.config_file, {"state_dir": self.state_dir, **flags})
+
+
+GLOBALS = Globals()
+
+
+@app.callback()
+def main(
+    config: Annotated[Path | None, typer.Option(
+        "--config", "-c", help="YAML or TOML settings file; WEBRL_* variables and flags override it.",
+        dir_okay=False)] = None,
+    state_dir: Annotated[Path | None, typer.Option(
+        help="Where pid files, logs, databases and snapshots live [default: the user data dir, "
+             "e.g. ~/.local/share/webrl; env WEBRL_STATE_DIR].", file_okay=False)] = None,
+    debug: Annotated[bool, typer.Option("--debug", help="Show full tracebacks on errors.")] = False,
+) -> None:
+    GLOBALS.config_file, GLOBALS.state_dir = config, state_dir
+    GLOBALS.debug = debug or GLOBALS.debug
+
+
+def _register() -> None:
+    from webrl.cli import doctor, sites
+
+    sites.register(app)
+    doctor.register(app)
+
+
+_register()
+
+
+def run() -> None:
+    """Console-script entry point."""
+    GLOBALS.debug = "--debug" in sys.argv or os.environ.get("WEBRL_DEBUG") == "1"
+    try:
+        result = app(standalone_mode=False)  # returns the exit code of typer.Exit / --help
+    except click.exceptions.Abort:
+        err_console.print("aborted")
+        sys.exit(130)
+    except click.ClickException as err:  # bad flags or arguments: click's own message
+        err.show()
+        sys.exit(2)
+    except click.exceptions.Exit as err:
+        sys.exit(err.exit_code)
+    except WebrlError as err:
+        if GLOBALS.debug:
+            raise
+        err_console.print(f"[red]error:[/red] {err}", highlight=False)
+        sys.exit(err.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as err:  # a bug or an unexpected environment fault: still one line by default
+        if GLOBALS.debug:
+            raise
+        err_console.print(f"[red]error:[/red] unexpected {type(err).__name__}: {err} (run with --debug for details)",
+                          highlight=False)
+        sys.exit(1)
+    sys.exit(result if isinstance(result, int) else 0)
+
+
+if __name__ == "__main__":
+    run()

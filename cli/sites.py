@@ -1,0 +1,114 @@
+"""`webrl up | down | status | reset`: run the WebArena-Lite sites."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from webrl.cli.main import GLOBALS
+from webrl.sites.backends import make_backend
+from webrl.sites.base import SiteStatus
+
+console = Console()
+
+SitesOption = Annotated[str | None, typer.Option(
+    "--sites", help="Comma-separated sites, e.g. shopping,shopping_admin [default: all the backend has].")]
+
+
+def up(
+    backend: Annotated[str | None, typer.Option(help="embedded (our look-alike sites) or docker (the real images) "
+                                                     "[default: embedded].")] = None,
+    sites: SitesOption = None,
+    instances: Annotated[int | None, typer.Option(help="Independent copies of every site; instance k uses the "
+                                                       "default ports + 1000·k [default: 1].")] = None,
+    host: Annotated[str | None, typer.Option(help="Address the sites bind to [default: 127.0.0.1].")] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed of the embedded sites' data [default: 0].")] = None,
+    foreground: Annotated[bool, typer.Option("--foreground", help="Serve in this terminal until Ctrl-C "
+                                                                  "instead of in the background.")] = False,
+) -> None:
+    """Start the sites and wait until every one is healthy. Running it again reports what is up."""
+    config = GLOBALS.config(**{"sites.backend": backend, "sites.sites": sites, "sites.instances": instances,
+                               "sites.host": host, "sites.seed": seed})
+    site_backend = make_backend(config)
+    if foreground:
+        plan = site_backend.plan()
+        for k in range(plan.instances):
+            for site in plan.sites:
+                console.print(f"{site:<15} instance {k}  {plan.site_url(site, k)}")
+        console.print("serving in the foreground; Ctrl-C stops")
+        site_backend.serve_foreground(on_step=lambda m: console.print(f"[dim]{m}[/dim]"))
+        return
+    already = site_backend.running() is not None
+    with console.status("starting the sites") as spinner:
+        statuses = site_backend.up(on_step=lambda m: spinner.update(m))
+    _print_statuses(statuses, "already up" if already else "up")
+    if not all(s.healthy for s in statuses):
+        raise typer.Exit(1)
+
+
+def down() -> None:
+    """Stop the sites."""
+    stopped = make_backend(GLOBALS.config()).down()
+    console.print("stopped the sites" if stopped else "the sites were not running")
+
+
+def status() -> None:
+    """Show every site: URL, health, writes since the last reset and when that was."""
+    site_backend = make_backend(GLOBALS.config())
+    if site_backend.running() is None:
+        console.print("the sites are not running (start them with `webrl up`)")
+        return
+    statuses = site_backend.status()
+    _print_statuses(statuses)
+    if not all(s.healthy for s in statuses):
+        raise typer.Exit(1)
+
+
+def reset(
+    sites: Annotated[list[str] | None, typer.Argument(help="Sites to reset [default: all]. Sites that share a "
+                                                           "database (shopping, shopping_admin) reset together.",
+                                                      show_default=False)] = None,
+    instance: Annotated[int | None, typer.Option(help="Only this instance [default: all].")] = None,
+) -> None:
+    """Restore the sites to their pristine snapshot and print the time each took."""
+    results = make_backend(GLOBALS.config()).reset(sites or None, instance)
+    table = Table("site", "instance", "reset time")
+    for r in results:
+        table.add_row(r.site, str(r.instance), f"{r.ms:.1f} ms")
+    console.print(table)
+
+
+def _print_statuses(statuses: list[SiteStatus], state: str | None = None) -> None:
+    table = Table(title=f"sites {state}" if state else None)
+    table.add_column("site", no_wrap=True)
+    table.add_column("instance")
+    table.add_column("URL", no_wrap=True, min_width=max(len(s.url) for s in statuses))
+    for column in ("healthy", "writes since reset", "last reset"):
+        table.add_column(column)
+    for s in statuses:
+        table.add_row(
+            s.site, str(s.instance), s.url,
+            "[green]✓[/green]" if s.healthy else "[red]✗[/red]",
+            "–" if s.writes_since_reset is None else str(s.writes_since_reset),
+            _ago(s.last_reset),
+        )
+    console.print(table)
+
+
+def _ago(moment: datetime | None) -> str:
+    if moment is None:
+        return "–"
+    seconds = (datetime.now(moment.tzinfo) - moment).total_seconds()
+    local = moment.astimezone().strftime("%H:%M:%S")
+    if seconds < 120:
+        return f"{local} ({seconds:.0f} s ago)"
+    return f"{local} ({seconds / 60:.0f} min ago)"
+
+
+def register(app: typer.Typer) -> None:
+    for command in (up, down, status, reset):
+        app.command()(command)

@@ -1,0 +1,37 @@
+"""The interface every site backend implements, and the records it reports."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Protocol
+
+from pydantic import BaseModel
+
+
+class SiteStatus(BaseModel):
+    site: str
+    instance: int
+    url: str  # what the task placeholder (e.g. __SHOPPING_ADMIN__) expands to
+    healthy: bool
+    writes_since_reset: int | None = None
+    last_reset: datetime | None = None
+
+
+class ResetResult(BaseModel):
+    site: str
+    instance: int
+    ms: float  # time to restore this site's state; sites sharing a database report the same restore
+
+
+class SiteBackend(Protocol):
+    def up(self) -> list[SiteStatus]: ...
+
+    def down(self) -> None: ...
+
+    def status(self) -> list[SiteStatus]: ...
+
+    def urls(self, instance: int) -> dict[str, str]: ...
+
+    def reset(self, sites: list[str] | None = None, instance: int | None = None) -> list[ResetResult]: ...
+
+    def is_dirty(self, site: str, instance: int) -> bool: ...

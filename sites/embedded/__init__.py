@@ -1,0 +1,1 @@
+"""The embedded backend: our own look-alike WebArena sites, served by one local uvicorn process."""

@@ -1,0 +1,259 @@
+"""The embedded `SiteBackend`: starts the site server as a background process and talks to it
+through its control API."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from datetime import datetime
+from pathlib import Path
+
+from webrl.config import Config
+from webrl.errors import UsageError, WebrlError
+from webrl.netutil import port_free, port_owner
+from webrl.sites.base import ResetResult, SiteStatus
+from webrl.sites.embedded.registry import PLANNED, SITES
+from webrl.sites.embedded.server import TOKEN_HEADER, EmbeddedPaths, ServerPlan
+
+START_TIMEOUT_S = 60
+
+
+class EmbeddedBackend:
+    def __init__(self, config: Config):
+        self.config = config
+        self.paths = EmbeddedPaths(config.state_dir)
+
+    # -- plan and running state ---------------------------------------------------------------
+
+    def plan(self) -> ServerPlan:
+        return ServerPlan.from_config(self.config, check_sites(self.config.sites.sites))
+
+    def running(self) -> ServerPlan | None:
+        """The plan of the live server, or None. A record left by a dead server is removed."""
+        path = self.paths.server
+        if not path.exists():
+            return None
+        try:
+            record = json.loads(path.read_text())
+            pid, plan = int(record["pid"]), ServerPlan.model_validate(record["plan"])
+        except (ValueError, KeyError, TypeError) as err:
+            raise UsageError(
+                f"state file {path} is corrupt ({type(err).__name__}); if no webrl server is running "
+                f"(check with `ps`), delete it and run the command again"
+            ) from None
+        if not _is_server_process(pid):
+            path.unlink(missing_ok=True)
+            return None
+        return plan
+
+    def _running_or_fail(self) -> ServerPlan:
+        plan = self.running()
+        if plan is None:
+            raise UsageError("the embedded sites are not running; start them with `webrl up`")
+        return plan
+
+    # -- SiteBackend ----------------------------------------------------------------------------
+
+    def up(self, on_step=lambda message: None) -> list[SiteStatus]:
+        """Start the sites in a background server process and wait until every site is healthy.
+        Idempotent: if the same sites already run, report them."""
+        plan = self.plan()
+        current = self.running()
+        if current is not None:
+            if current.model_dump(exclude={"state_dir"}) != plan.model_dump(exclude={"state_dir"}):
+                raise UsageError(
+                    f"other embedded sites are already running ({', '.join(current.sites)}, "
+                    f"{current.instances} instance(s)); run `webrl down` first"
+                )
+            return self.status()
+        self._check_ports(plan)
+        self._prepare(plan, on_step)
+        on_step("starting the site server")
+        with open(self.paths.log, "ab") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "webrl.sites.embedded.server", str(self.config.state_dir)],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True,  # survives the terminal that ran `webrl up`
+            )
+        self._wait_until_up(plan, proc)
+        return self.status()
+
+    def serve_foreground(self, on_step=lambda message: None) -> None:
+        """Run the server in this process until interrupted (`webrl up --foreground`)."""
+        from webrl.sites.embedded.server import serve
+
+        plan = self.plan()
+        if self.running() is not None:
+            raise UsageError("the embedded sites are already running in the background; run `webrl down` first")
+        self._check_ports(plan)
+        self._prepare(plan, on_step)
+        serve(plan)
+
+    def down(self) -> bool:
+        """Stop the server; False if it was not running."""
+        plan = self.running()
+        if plan is None:
+            return False
+        pid = json.loads(self.paths.server.read_text())["pid"]
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        while _is_server_process(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if _is_server_process(pid):
+            os.kill(pid, signal.SIGKILL)
+        self.paths.server.unlink(missing_ok=True)
+        return True
+
+    def status(self) -> list[SiteStatus]:
+        plan = self._running_or_fail()
+        out = []
+        for k in range(plan.instances):
+            rows = {row["site"]: row for row in self._control(plan, k, "GET", "/status")["sites"]}
+            for site in plan.sites:
+                row = rows[site]
+                url = plan.site_url(site, k)
+                out.append(SiteStatus(
+                    site=site, instance=k, url=url, healthy=_answers(url),
+                    writes_since_reset=row["writes_since_reset"],
+                    last_reset=datetime.fromisoformat(row["last_reset"]) if row["last_reset"] else None,
+                ))
+        return out
+
+    def urls(self, instance: int) -> dict[str, str]:
+        plan = self._running_or_fail()
+        self._check_instance(plan, instance)
+        return {site: plan.site_url(site, instance) for site in plan.sites}
+
+    def reset(self, sites: list[str] | None = None, instance: int | None = None) -> list[ResetResult]:
+        plan = self._running_or_fail()
+        if sites:
+            check_sites(sites)
+            missing = [s for s in sites if s not in plan.sites]
+            if missing:
+                raise UsageError(f"site(s) not running: {', '.join(missing)} (running: {', '.join(plan.sites)})")
+        instances = range(plan.instances) if instance is None else [self._check_instance(plan, instance)]
+        results = []
+        for k in instances:
+            reply = self._control(plan, k, "POST", "/reset", {"sites": sites or None})
+            results += [ResetResult(**row) for row in reply["reset"]]
+        return results
+
+    def is_dirty(self, site: str, instance: int) -> bool:
+        return next(s.writes_since_reset for s in self.status() if (s.site, s.instance) == (site, instance)) > 0
+
+    def checksums(self, site: str, instance: int = 0) -> tuple[str, str]:
+        """(current, pristine) content checksums of the site's database."""
+        reply = self._control(self._running_or_fail(), instance, "GET", f"/checksum/{site}")
+        return reply["checksum"], reply["pristine"]
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _check_ports(self, plan: ServerPlan) -> None:
+        for host, port, what in plan.listeners():
+            if not port_free(host, port):
+                owner = port_owner(port) or "another process"
+                raise UsageError(
+                    f"port {port} ({what}) is already in use by {owner}; stop it, or move the sites "
+                    f"with a config file (sites.ports) or WEBRL_SITES__PORTS__<SITE>"
+                )
+
+    def _prepare(self, plan: ServerPlan, on_step) -> None:
+        """Build missing snapshots (the slow part, shown to the user) and write plan and token."""
+        self.paths.root.mkdir(parents=True, exist_ok=True)
+        for spec in {SITES[s].database.name: SITES[s].database for s in plan.sites}.values():
+            if not spec.snapshot_path(self.paths.snapshots, plan.seed).exists():
+                on_step(f"building the '{spec.name}' snapshot (seed {plan.seed})")
+            spec.build_snapshot(self.paths.snapshots, plan.seed)
+        self.paths.plan.write_text(plan.model_dump_json(indent=2))
+        fd = os.open(self.paths.token, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(secrets.token_urlsafe(32))
+
+    def _wait_until_up(self, plan: ServerPlan, proc: subprocess.Popen) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise WebrlError(f"the site server stopped while starting: {_last_line(self.paths.log)} "
+                                 f"(log: {self.paths.log})")
+            if self.paths.server.exists() and all(self._answers_control(plan, k) for k in range(plan.instances)):
+                return
+            time.sleep(0.05)
+        proc.terminate()
+        raise WebrlError(f"the site server did not come up within {START_TIMEOUT_S} s (log: {self.paths.log})")
+
+    def _answers_control(self, plan: ServerPlan, instance: int) -> bool:
+        try:
+            self._control(plan, instance, "GET", "/health")
+            return True
+        except WebrlError:
+            return False
+
+    def _control(self, plan: ServerPlan, instance: int, method: str, path: str, body: dict | None = None) -> dict:
+        try:
+            token = self.paths.token.read_text().strip()
+        except OSError:
+            raise UsageError(f"control token {self.paths.token} is missing; run `webrl down` and `webrl up`") from None
+        port = plan.control_ports[instance]
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}{path}", method=method,
+            data=json.dumps(body).encode() if body is not None else None,
+            headers={TOKEN_HEADER: token, "content-type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return json.loads(response.read())
+        except urllib.error.HTTPError as err:
+            raise WebrlError(f"control API of instance {instance} refused {method} {path}: "
+                             f"{err.code} {err.read().decode(errors='replace')}") from None
+        except (urllib.error.URLError, OSError) as err:
+            raise WebrlError(f"control API of instance {instance} (port {port}) is not answering: {err}") from None
+
+    @staticmethod
+    def _check_instance(plan: ServerPlan, instance: int) -> int:
+        if not 0 <= instance < plan.instances:
+            raise UsageError(f"--instance {instance}: only instances 0..{plan.instances - 1} are running")
+        return instance
+
+
+def check_sites(sites: list[str] | None) -> list[str]:
+    """The sites to serve, in the registry's order; unknown names are a usage error."""
+    if not sites:
+        return list(SITES)
+    for site in sites:
+        if site in PLANNED:
+            raise UsageError(f"site '{site}' has no embedded look-alike yet; available: {', '.join(SITES)}")
+        if site not in SITES:
+            raise UsageError(f"unknown site '{site}'; available: {', '.join(SITES)}")
+    return [s for s in SITES if s in sites]
+
+
+def _is_server_process(pid: int) -> bool:
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        try:
+            os.kill(pid, 0)  # no /proc: trust the pid
+            return True
+        except OSError:
+            return False
+    return b"webrl" in cmdline  # the pid is ours, not a recycled one (zombies have no cmdline)
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status < 500
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def _last_line(path: Path) -> str:
+    lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
+    return lines[-1] if lines else "no output"

@@ -1,0 +1,267 @@
+"""What every embedded site is built from: a seeded SQLite database with snapshot/restore,
+server-side sessions, templates, and the `SiteSpec` that names a site and its app factory.
+
+A site is a Starlette app over one `Database`. Sites that are one product share a database
+(the storefront and its admin share the store), so a reset works per database and resets every
+site on it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from http.cookies import SimpleCookie
+from pathlib import Path
+from typing import Any
+
+from starlette.templating import Jinja2Templates
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+# ---------------------------------------------------------------------------------------------
+# Database: the live SQLite file, restored in place from the pristine snapshot.
+
+
+@dataclass(frozen=True)
+class DatabaseSpec:
+    """How to build a site database: its schema, its deterministic seeding, and a version that is
+    part of the snapshot's file name (bump it whenever the schema or the seed data changes)."""
+
+    name: str
+    schema: Path
+    seed: Callable[[sqlite3.Connection, int], None]
+    version: int
+
+    def snapshot_path(self, snapshot_dir: Path, seed: int) -> Path:
+        return snapshot_dir / f"{self.name}-v{self.version}-seed{seed}.db"
+
+    def build_snapshot(self, snapshot_dir: Path, seed: int) -> Path:
+        """Create the pristine database for `seed` unless a valid one exists; return its path."""
+        path = self.snapshot_path(snapshot_dir, seed)
+        if path.exists() and _is_valid_sqlite(path):
+            return path
+        snapshot_dir.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{secrets.token_hex(4)}")
+        conn = sqlite3.connect(tmp)
+        try:
+            conn.executescript(self.schema.read_text())
+            self.seed(conn, seed)
+            conn.commit()
+            conn.execute("VACUUM")
+        finally:
+            conn.close()
+        tmp.replace(path)  # atomic: a crash never leaves a half-built snapshot under the real name
+        return path
+
+
+def _is_valid_sqlite(path: Path) -> bool:
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return False
+
+
+class Database:
+    """The live database of one site group in one instance.
+
+    All access goes through one connection on the server's event-loop thread, so
+    `writes_since_reset` is simply SQLite's change counter since the last restore.
+    """
+
+    def __init__(self, name: str, live_path: Path, snapshot_path: Path):
+        self.name = name
+        self.live_path = live_path
+        self._pristine = sqlite3.connect(":memory:")
+        with sqlite3.connect(f"file:{snapshot_path}?mode=ro", uri=True) as src:
+            src.backup(self._pristine)
+        live_path.parent.mkdir(parents=True, exist_ok=True)
+        # Autocommit (group writes with transaction()). The server touches the connection only from its
+        # event-loop thread; check_same_thread=False lets tests drive an app through a portal thread.
+        self.conn = sqlite3.connect(live_path, isolation_level=None, check_same_thread=False)
+        self.conn.row_factory = sqlite3.Row
+        self.conn.execute("PRAGMA foreign_keys = ON")
+        self.conn.execute("PRAGMA synchronous = OFF")  # a benchmark site: speed over durability
+        self.resets = 0
+        self.last_reset: datetime | None = None
+        self.restore()  # every server start serves the pristine state
+
+    def restore(self) -> float:
+        """Restore the pristine snapshot in place; return the time it took in milliseconds."""
+        start = time.perf_counter()
+        self._pristine.backup(self.conn)
+        self._baseline = self.conn.total_changes
+        self.resets += 1
+        self.last_reset = datetime.now(UTC)
+        return (time.perf_counter() - start) * 1000
+
+    @property
+    def writes_since_reset(self) -> int:
+        return self.conn.total_changes - self._baseline
+
+    def transaction(self):
+        """`with db.transaction():` groups writes atomically (commit on success, rollback on error)."""
+        return _Transaction(self.conn)
+
+    def checksum(self) -> str:
+        """A content hash of every table, independent of page layout."""
+        return content_checksum(self.conn)
+
+    def pristine_checksum(self) -> str:
+        return content_checksum(self._pristine)
+
+    def close(self) -> None:
+        self.conn.close()
+        self._pristine.close()
+
+
+class _Transaction:
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn.execute("BEGIN")
+        return self.conn
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+def content_checksum(conn: sqlite3.Connection) -> str:
+    digest = hashlib.sha256()
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name")]
+    for table in tables:
+        digest.update(table.encode())
+        for row in conn.execute(f'SELECT * FROM "{table}" ORDER BY rowid'):
+            digest.update(repr(tuple(row)).encode())
+    return digest.hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# Passwords and time
+
+
+def hash_password(password: str, salt: str | None = None) -> str:
+    """Salted PBKDF2. Few iterations: these are benchmark accounts, and seeding must stay fast."""
+    salt = salt or secrets.token_hex(8)
+    digest = hashlib.pbkdf2_hmac("sha256", password.encode(), salt.encode(), 1000).hex()
+    return f"{salt}${digest}"
+
+
+def check_password(password: str, stored: str) -> bool:
+    salt, _, _ = stored.partition("$")
+    return hmac.compare_digest(hash_password(password, salt), stored)
+
+
+def now() -> str:
+    """The current UTC time in the databases' timestamp format."""
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+# ---------------------------------------------------------------------------------------------
+# Sessions: server-side, so that a reset can drop them all.
+
+
+class SessionStore:
+    """In-memory sessions of one site; the browser holds only a random id in a cookie.
+
+    The cookie name includes the site and instance: cookies are scoped by host, not port, so
+    sites on one host would otherwise overwrite each other's sessions.
+    """
+
+    def __init__(self, cookie_name: str):
+        self.cookie_name = cookie_name
+        self._sessions: dict[str, dict[str, Any]] = {}
+
+    def clear(self) -> None:
+        self._sessions.clear()
+
+    def middleware(self, app: ASGIApp) -> ASGIApp:
+        store = self
+
+        async def with_session(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] != "http":
+                await app(scope, receive, send)
+                return
+            cookie = SimpleCookie(_header(scope, b"cookie"))
+            sid = cookie[store.cookie_name].value if store.cookie_name in cookie else None
+            if sid not in store._sessions:
+                sid = None
+            session = store._sessions.get(sid, {}) if sid else {}
+            scope["session"] = session
+
+            async def send_with_cookie(message: Message) -> None:
+                nonlocal sid
+                if message["type"] == "http.response.start" and sid is None and scope["session"]:
+                    sid = secrets.token_urlsafe(24)
+                    store._sessions[sid] = scope["session"]
+                    value = f"{store.cookie_name}={sid}; Path=/; HttpOnly; SameSite=Lax"
+                    message.setdefault("headers", []).append((b"set-cookie", value.encode()))
+                await send(message)
+
+            await app(scope, receive, send_with_cookie)
+
+        return with_session
+
+
+def _header(scope: Scope, name: bytes) -> str:
+    for key, value in scope.get("headers", []):
+        if key == name:
+            return value.decode("latin-1")
+    return ""
+
+
+def flash(request, message: str, kind: str = "success") -> None:
+    """Queue a message for the next rendered page (Magento's success/error banners)."""
+    request.session.setdefault("messages", []).append({"kind": kind, "text": message})
+
+
+def pop_messages(request) -> list[dict[str, str]]:
+    return request.session.pop("messages", [])
+
+
+# ---------------------------------------------------------------------------------------------
+# Sites
+
+
+@dataclass
+class SiteContext:
+    """What a site's app factory receives."""
+
+    site: str
+    instance: int
+    db: Database
+    sessions: SessionStore
+    urls: dict[str, str]  # base URL of every running site of this instance, e.g. urls["shopping"]
+
+
+@dataclass(frozen=True)
+class SiteSpec:
+    name: str
+    title: str
+    default_port: int
+    database: DatabaseSpec
+    make_app: Callable[[SiteContext], ASGIApp]
+    base_path: str = ""  # part of the site's URL, as in WebArena's SHOPPING_ADMIN=<host>:7780/admin
+
+
+def money(value: float | None) -> str:
+    return f"${(value or 0):,.2f}"
+
+
+def make_templates(directory: Path) -> Jinja2Templates:
+    """A Jinja2 environment with the filters every site uses."""
+    templates = Jinja2Templates(directory=str(directory))
+    templates.env.filters["money"] = money
+    templates.env.filters["fromjson"] = json.loads
+    templates.env.globals["get_messages"] = pop_messages
+    return templates

@@ -1,0 +1,209 @@
+"""The embedded server: one uvicorn process serving every site of every instance, each on its own
+port, plus one loopback control API per instance (health, status, reset) guarded by a token.
+
+One ASGI app dispatches on the port a request arrived at, so a single event loop serves them all
+and every database connection is used from that loop only.
+
+Run by `webrl up` as `python -m webrl.sites.embedded.server STATE_DIR` (the plan is read from the
+state directory).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import os
+import socket
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import uvicorn
+from pydantic import BaseModel
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from webrl.config import Config
+from webrl.sites.embedded.platform import Database, SessionStore, SiteContext
+from webrl.sites.embedded.registry import SITES
+
+TOKEN_HEADER = "x-webrl-token"
+
+
+class EmbeddedPaths:
+    """Where the embedded backend keeps its files under the state directory."""
+
+    def __init__(self, state_dir: Path):
+        self.root = state_dir / "embedded"
+        self.plan = self.root / "plan.json"  # what to serve; written by `webrl up`
+        self.server = self.root / "server.json"  # the running server (pid); written once it listens
+        self.token = self.root / "control.token"
+        self.log = self.root / "server.log"
+        self.snapshots = state_dir / "snapshots"
+
+    def live_db(self, instance: int, name: str) -> Path:
+        return self.root / "instances" / str(instance) / f"{name}.db"
+
+
+class ServerPlan(BaseModel):
+    """Everything the server process needs, resolved from the configuration."""
+
+    state_dir: Path
+    host: str
+    seed: int
+    sites: list[str]
+    instances: int
+    ports: dict[str, list[int]]  # site -> port of each instance
+    control_ports: list[int]  # per instance, always on 127.0.0.1
+
+    @classmethod
+    def from_config(cls, config: Config, sites: list[str]) -> ServerPlan:
+        cfg = config.sites
+        return cls(
+            state_dir=config.state_dir,
+            host=cfg.host,
+            seed=cfg.seed,
+            sites=sites,
+            instances=cfg.instances,
+            ports={s: [cfg.port(s, k) for k in range(cfg.instances)] for s in sites},
+            control_ports=[cfg.control(k) for k in range(cfg.instances)],
+        )
+
+    def site_url(self, site: str, instance: int) -> str:
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::") else self.host
+        return f"http://{host}:{self.ports[site][instance]}{SITES[site].base_path}"
+
+    def listeners(self) -> list[tuple[str, int, str]]:
+        """(host, port, what) for every socket the server binds."""
+        out = [(self.host, self.ports[s][k], f"{s} instance {k}") for k in range(self.instances) for s in self.sites]
+        out += [("127.0.0.1", port, f"control API instance {k}") for k, port in enumerate(self.control_ports)]
+        return out
+
+
+def control_app(instance: int, token: str, sites: dict[str, SiteContext]) -> ASGIApp:
+    """The control API of one instance. Every call needs the token, so pages in the agent's browser
+    (which can reach loopback ports) cannot reset or inspect the sites."""
+
+    def by_database(names: list[str]) -> dict[str, list[str]]:
+        groups: dict[str, list[str]] = {}
+        for name in names:
+            groups.setdefault(sites[name].db.name, []).append(name)
+        return groups
+
+    async def health(request: Request):
+        return JSONResponse({"ok": True, "instance": instance, "pid": os.getpid()})
+
+    async def status(request: Request):
+        return JSONResponse({"sites": [
+            {
+                "site": name,
+                "database": ctx.db.name,
+                "writes_since_reset": ctx.db.writes_since_reset,
+                "resets": ctx.db.resets,
+                "last_reset": ctx.db.last_reset.isoformat() if ctx.db.last_reset else None,
+            }
+            for name, ctx in sites.items()
+        ]})
+
+    async def reset(request: Request):
+        body = await request.json() if await request.body() else {}
+        wanted = body.get("sites") or list(sites)
+        unknown = [s for s in wanted if s not in sites]
+        if unknown:
+            return JSONResponse({"error": f"not served by this instance: {', '.join(unknown)}"}, status_code=400)
+        results = []
+        # A restore covers every site on the database, so all of them are reported and lose their sessions.
+        for db_name in by_database(wanted):
+            sharing = [name for name, ctx in sites.items() if ctx.db.name == db_name]
+            ms = sites[sharing[0]].db.restore()
+            for name in sharing:
+                sites[name].sessions.clear()
+                results.append({"site": name, "instance": instance, "ms": ms})
+        return JSONResponse({"reset": results})
+
+    async def checksum(request: Request):
+        ctx = sites[request.path_params["site"]] if request.path_params["site"] in sites else None
+        if ctx is None:
+            return JSONResponse({"error": "unknown site"}, status_code=404)
+        return JSONResponse({"checksum": ctx.db.checksum(), "pristine": ctx.db.pristine_checksum()})
+
+    app = Starlette(routes=[
+        Route("/health", health),
+        Route("/status", status),
+        Route("/reset", reset, methods=["POST"]),
+        Route("/checksum/{site}", checksum),
+    ])
+
+    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            given = dict(scope["headers"]).get(TOKEN_HEADER.encode(), b"").decode()
+            if not hmac.compare_digest(given, token):
+                await PlainTextResponse("forbidden", status_code=403)(scope, receive, send)
+                return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+def build_routes(plan: ServerPlan, token: str) -> dict[int, ASGIApp]:
+    """port -> app for every site of every instance and every control API."""
+    paths = EmbeddedPaths(plan.state_dir)
+    specs = [SITES[s] for s in plan.sites]
+    snapshots = {spec.database.name: spec.database.build_snapshot(paths.snapshots, plan.seed) for spec in specs}
+    routes: dict[int, ASGIApp] = {}
+    for k in range(plan.instances):
+        urls = {s: plan.site_url(s, k) for s in plan.sites}
+        dbs = {name: Database(name, paths.live_db(k, name), snap) for name, snap in snapshots.items()}
+        contexts = {}
+        for spec in specs:
+            ctx = SiteContext(spec.name, k, dbs[spec.database.name], SessionStore(f"webrl_{spec.name}_{k}"), urls)
+            contexts[spec.name] = ctx
+            routes[plan.ports[spec.name][k]] = ctx.sessions.middleware(spec.make_app(ctx))
+        routes[plan.control_ports[k]] = control_app(k, token, contexts)
+    return routes
+
+
+def _bind(host: str, port: int, what: str) -> socket.socket:
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as err:
+        sock.close()
+        raise SystemExit(f"cannot bind {host}:{port} ({what}): {err.strerror}") from None
+    sock.listen(512)
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve(plan: ServerPlan) -> None:
+    paths = EmbeddedPaths(plan.state_dir)
+    routes = build_routes(plan, paths.token.read_text().strip())
+    sockets = [_bind(host, port, what) for host, port, what in plan.listeners()]
+
+    async def dispatch(scope: Scope, receive: Receive, send: Send) -> None:
+        await routes[scope["server"][1]](scope, receive, send)
+
+    record = {"pid": os.getpid(), "started_at": datetime.now(UTC).isoformat(), "plan": plan.model_dump(mode="json")}
+    tmp = paths.server.with_suffix(".tmp")
+    tmp.write_text(json.dumps(record, indent=2))
+    tmp.replace(paths.server)
+    config = uvicorn.Config(dispatch, lifespan="off", access_log=False, log_level="warning", timeout_keep_alive=30)
+    try:
+        uvicorn.Server(config).run(sockets=sockets)
+    finally:
+        if paths.server.exists() and json.loads(paths.server.read_text()).get("pid") == os.getpid():
+            paths.server.unlink()
+
+
+def main(argv: list[str]) -> None:
+    state_dir = Path(argv[0])
+    plan = ServerPlan.model_validate_json(EmbeddedPaths(state_dir).plan.read_text())
+    serve(plan)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,95 @@
+"""The embedded server itself: exact resets, dirty tracking, sessions, the guarded control API, instances."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+
+import httpx
+
+from webrl.sites.embedded.backend import EmbeddedBackend
+
+
+def write_something(shop_url: str, term: str = "webrl probe") -> None:
+    """A storefront search records its term (as Magento does): a real write through the site."""
+    assert httpx.get(f"{shop_url}/catalogsearch/result/", params={"q": term}).status_code == 200
+
+
+def test_reset_restores_the_exact_pristine_content(pristine_store):
+    shop = pristine_store.urls(0)["shopping"]
+    current, pristine = pristine_store.checksums("shopping")
+    assert current == pristine
+    assert not pristine_store.is_dirty("shopping", 0)
+
+    write_something(shop)
+    current, pristine = pristine_store.checksums("shopping")
+    assert current != pristine
+    # One database behind both sites: a write through the shop dirties the admin too.
+    assert pristine_store.is_dirty("shopping", 0) and pristine_store.is_dirty("shopping_admin", 0)
+
+    results = pristine_store.reset(["shopping_admin"])
+    assert {r.site for r in results} == {"shopping", "shopping_admin"}
+    assert all(r.ms >= 0 for r in results)
+    current, pristine = pristine_store.checksums("shopping")
+    assert current == pristine
+    assert not pristine_store.is_dirty("shopping", 0)
+
+
+def test_reset_drops_sessions(pristine_store):
+    shop = pristine_store.urls(0)["shopping"]
+    with httpx.Client(base_url=shop) as client:
+        client.post("/customer/account/loginPost/",
+                    data={"login[username]": "emma.lopez@gmail.com", "login[password]": "Password.123"})
+        assert client.get("/customer/account/", follow_redirects=False).status_code == 200
+        pristine_store.reset(["shopping"])
+        assert client.get("/customer/account/", follow_redirects=False).status_code in (302, 303)
+
+
+def test_status_reports_writes_and_last_reset(pristine_store):
+    before = {s.site: s for s in pristine_store.status()}
+    write_something(pristine_store.urls(0)["shopping"], "another probe")
+    after = {s.site: s for s in pristine_store.status()}
+    assert before["shopping"].writes_since_reset == 0
+    assert after["shopping"].writes_since_reset > 0
+    assert after["shopping"].last_reset == before["shopping"].last_reset
+    assert all(s.healthy for s in after.values())
+
+
+def control(backend: EmbeddedBackend, path: str, token: str | None, method: str = "GET") -> int:
+    headers = {"x-webrl-token": token} if token is not None else {}
+    port = backend.running().control_ports[0]
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method, headers=headers,
+                                     data=b"{}" if method == "POST" else None)
+    try:
+        with urllib.request.urlopen(request) as response:
+            return response.status
+    except urllib.error.HTTPError as err:
+        return err.code
+
+
+def test_control_api_needs_the_token(pristine_store):
+    token = pristine_store.paths.token.read_text().strip()
+    assert control(pristine_store, "/health", token) == 200
+    for path, method in (("/health", "GET"), ("/status", "GET"), ("/reset", "POST")):
+        assert control(pristine_store, path, None, method) == 403
+        assert control(pristine_store, path, "wrong", method) == 403
+    # The sites' own ports do not expose the control API.
+    assert httpx.post(f"{pristine_store.urls(0)['shopping']}/reset").status_code in (404, 405)
+
+
+def test_instances_are_isolated(tmp_path, make_config):
+    backend = EmbeddedBackend(make_config(tmp_path, instances=2))
+    try:
+        backend.up()
+        urls = [backend.urls(k)["shopping"] for k in range(2)]
+        assert urls[0] != urls[1]
+        write_something(urls[1])
+        assert backend.is_dirty("shopping", 1) and not backend.is_dirty("shopping", 0)
+        results = backend.reset(instance=1)
+        assert {r.instance for r in results} == {1}
+        assert not backend.is_dirty("shopping", 1)
+        record = json.loads(backend.paths.server.read_text())
+        assert record["plan"]["instances"] == 2
+    finally:
+        backend.down()

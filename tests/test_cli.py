@@ -1,0 +1,119 @@
+"""The `webrl` command in a subprocess, as a user runs it: exit codes, messages, the up/down cycle."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from webrl.config import DEFAULT_PORTS, INSTANCE_STRIDE
+from webrl.netutil import free_port_blocks
+
+
+@pytest.fixture
+def cli_env(tmp_path):
+    """Environment for a private state dir with every port moved to a free one."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WEBRL_")}
+    env["WEBRL_STATE_DIR"] = str(tmp_path / "state")
+    ports = free_port_blocks([*DEFAULT_PORTS, "control"], 1, INSTANCE_STRIDE)
+    env["WEBRL_SITES__CONTROL_PORT"] = str(ports.pop("control"))
+    for site, port in ports.items():
+        env[f"WEBRL_SITES__PORTS__{site.upper()}"] = str(port)
+    env["COLUMNS"] = "200"
+    return env
+
+
+def webrl(env, *args, timeout=90):
+    return subprocess.run([sys.executable, "-m", "webrl", *args], env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_help_explains_every_command(cli_env):
+    top = webrl(cli_env, "--help")
+    assert top.returncode == 0
+    for command in ("up", "down", "status", "reset", "doctor"):
+        assert command in top.stdout
+        sub = webrl(cli_env, command, "--help")
+        assert sub.returncode == 0, sub.stderr
+        assert "Usage" in sub.stdout
+    assert "--instances" in webrl(cli_env, "up", "--help").stdout
+
+
+def test_up_status_reset_down_cycle(cli_env):
+    try:
+        first = webrl(cli_env, "up")
+        assert first.returncode == 0, first.stderr
+        assert "sites up" in first.stdout and "shopping_admin" in first.stdout
+        shop_url = f"http://127.0.0.1:{cli_env['WEBRL_SITES__PORTS__SHOPPING']}"
+        assert shop_url in first.stdout
+
+        again = webrl(cli_env, "up")
+        assert again.returncode == 0 and "already up" in again.stdout
+
+        status = webrl(cli_env, "status")
+        assert status.returncode == 0
+        assert status.stdout.count("✓") == 2 and "✗" not in status.stdout
+
+        reset = webrl(cli_env, "reset", "shopping")
+        assert reset.returncode == 0, reset.stderr
+        assert "shopping" in reset.stdout and " ms" in reset.stdout
+    finally:
+        down = webrl(cli_env, "down")
+    assert down.returncode == 0 and "stopped" in down.stdout
+    assert "not running" in webrl(cli_env, "status").stdout
+
+
+def assert_usage_error(result, *fragments):
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr
+
+
+def test_unknown_site_is_a_usage_error(cli_env):
+    assert_usage_error(webrl(cli_env, "up", "--sites", "shopping,nosuchsite"), "unknown site 'nosuchsite'")
+
+
+def test_port_in_use_names_port_and_owner(cli_env):
+    port = int(cli_env["WEBRL_SITES__PORTS__SHOPPING"])
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", port))
+        sock.listen()
+        result = webrl(cli_env, "up")
+    assert_usage_error(result, f"port {port} (shopping instance 0)", f"pid {os.getpid()}")
+
+
+def test_reset_while_down(cli_env):
+    assert_usage_error(webrl(cli_env, "reset"), "not running", "webrl up")
+
+
+def test_corrupted_state_file(cli_env, tmp_path):
+    server_file = tmp_path / "state" / "embedded" / "server.json"
+    server_file.parent.mkdir(parents=True)
+    server_file.write_text("{not json")
+    assert_usage_error(webrl(cli_env, "status"), str(server_file), "corrupt")
+    assert server_file.read_text() == "{not json"  # nothing is thrown away
+
+
+def test_bad_settings_name_their_source(cli_env, tmp_path):
+    bad_file = tmp_path / "webrl.yaml"
+    bad_file.write_text("sites:\n  instances: many\n")
+    assert_usage_error(webrl(cli_env, "--config", str(bad_file), "up"), str(bad_file), "sites.instances")
+    assert_usage_error(webrl(cli_env, "up", "--instances", "0"), "--instances", "greater than or equal to 1")
+    env = dict(cli_env, WEBRL_SITES__SEED="-1")
+    assert_usage_error(webrl(env, "up"), "WEBRL_SITES__SEED")
+    broken = tmp_path / "broken.toml"
+    broken.write_text("sites = [")
+    assert_usage_error(webrl(cli_env, "--config", str(broken), "status"), str(broken), "not valid TOML")
+
+
+def test_debug_shows_the_traceback(cli_env):
+    result = webrl(cli_env, "--debug", "reset")
+    assert result.returncode != 0 and "Traceback" in result.stderr
+
+
+def test_docker_backend_is_not_there_yet(cli_env):
+    assert_usage_error(webrl(cli_env, "up", "--backend", "docker"), "docker backend is not available yet")

@@ -1,0 +1,33 @@
+"""The distribution: a wheel built from this tree carries the mapped packages and their templates."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_wheel_contains_the_mapped_packages_and_runs(tmp_path):
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
+                   check=True, capture_output=True)
+    wheel = next(tmp_path.glob("webrl-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for expected in ("webrl/cli/main.py", "webrl/sites/embedded/server.py", "webrl/sites/store/schema.sql"):
+        assert expected in names
+    for site in ("shopping", "shopping_admin"):
+        assert any(n.startswith(f"webrl/sites/{site}/templates/") and n.endswith(".html") for n in names)
+    assert not any(n.startswith(("cli/", "sites/", "tests/")) for n in names)  # no generic top-level names
+
+    unpacked = tmp_path / "unpacked"
+    zipfile.ZipFile(wheel).extractall(unpacked)
+    env = dict(os.environ, PYTHONPATH=str(unpacked))
+    where = subprocess.run([sys.executable, "-c", "import webrl.cli.main, webrl.sites.shopping as s; print(s.__file__)"],
+                           env=env, cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert where.stdout.strip().startswith(str(unpacked))
+    help_run = subprocess.run([sys.executable, "-m", "webrl", "--help"], env=env, cwd=tmp_path,
+                              capture_output=True, text=True)
+    assert help_run.returncode == 0 and "reset" in help_run.stdout

@@ -1,0 +1,155 @@
+"""Every setting as a pydantic model, read from a config file < WEBRL_* environment < flags.
+
+Environment variables name nested fields with double underscores:
+WEBRL_STATE_DIR=/tmp/w, WEBRL_SITES__INSTANCES=2, WEBRL_SITES__SITES=shopping,shopping_admin.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+import platformdirs
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from webrl.errors import UsageError
+
+# WebArena's ports for instance 0; instance k adds k * INSTANCE_STRIDE. Their residues modulo 1000
+# differ, so blocks of different instances never overlap.
+DEFAULT_PORTS: dict[str, int] = {
+    "shopping": 7770,
+    "shopping_admin": 7780,
+    "reddit": 9999,
+    "gitlab": 8023,
+    "map": 3000,
+    "homepage": 4399,
+}
+INSTANCE_STRIDE = 1000
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SitePorts(_Model):
+    """Ports of instance 0; instance k adds k * INSTANCE_STRIDE."""
+
+    shopping: int = Field(DEFAULT_PORTS["shopping"], ge=1, le=65535)
+    shopping_admin: int = Field(DEFAULT_PORTS["shopping_admin"], ge=1, le=65535)
+    reddit: int = Field(DEFAULT_PORTS["reddit"], ge=1, le=65535)
+    gitlab: int = Field(DEFAULT_PORTS["gitlab"], ge=1, le=65535)
+    map: int = Field(DEFAULT_PORTS["map"], ge=1, le=65535)
+    homepage: int = Field(DEFAULT_PORTS["homepage"], ge=1, le=65535)
+
+
+class SitesConfig(_Model):
+    backend: Literal["embedded", "docker"] = Field("embedded", description="Where the sites come from.")
+    sites: list[str] | None = Field(None, description="Sites to start; default: all the backend has.")
+    instances: int = Field(1, ge=1, le=50, description="Independent copies of every site.")
+    host: str = Field("127.0.0.1", description="Address the sites bind to.")
+    seed: int = Field(0, ge=0, description="Seed of the embedded sites' data.")
+    ports: SitePorts = Field(default_factory=SitePorts, description="Ports of instance 0.")
+    control_port: int = Field(7700, ge=1, le=65535, description="Loopback control API of instance 0.")
+
+    @field_validator("sites", mode="before")
+    @classmethod
+    def _split_commas(cls, value: Any) -> Any:
+        return [s.strip() for s in value.split(",") if s.strip()] if isinstance(value, str) else value
+
+    def port(self, site: str, instance: int) -> int:
+        return getattr(self.ports, site) + INSTANCE_STRIDE * instance
+
+    def control(self, instance: int) -> int:
+        return self.control_port + INSTANCE_STRIDE * instance
+
+
+class Config(_Model):
+    state_dir: Path = Field(
+        default_factory=lambda: Path(platformdirs.user_data_dir("webrl")),
+        description="Pid files, logs, databases and snapshots.",
+    )
+    sites: SitesConfig = Field(default_factory=SitesConfig)
+
+
+def load_config(path: Path | None = None, flags: dict[str, Any] | None = None, environ=os.environ) -> Config:
+    """Merge the config file, WEBRL_* variables and flags (rising precedence) into a Config.
+
+    `flags` uses dotted keys for nested fields ({"sites.instances": 2}); None values are ignored.
+    A bad value is reported with where it came from.
+    """
+    merged: dict[str, Any] = {}
+    origin: dict[tuple[str, ...], str] = {}
+
+    def put(keys: tuple[str, ...], value: Any, source: str) -> None:
+        node = merged
+        for key in keys[:-1]:
+            node = node.setdefault(key, {})
+            if not isinstance(node, dict):
+                raise UsageError(f"{source}: '{key}' must be a section, not a value")
+        node[keys[-1]] = value
+        origin[keys] = source
+
+    if path is not None:
+        for keys, value in _flatten(_read_config_file(path)):
+            put(keys, value, f"config file {path}")
+    for name, value in environ.items():
+        if name.startswith("WEBRL_") and name != "WEBRL_DEBUG":
+            keys = tuple(name[len("WEBRL_"):].lower().split("__"))
+            put(keys, _env_value(value), f"environment variable {name}")
+    for dotted, value in (flags or {}).items():
+        if value is not None:
+            put(tuple(dotted.split(".")), value, f"option --{dotted.split('.')[-1].replace('_', '-')}")
+
+    try:
+        return Config.model_validate(merged)
+    except ValidationError as err:
+        first = err.errors()[0]
+        loc = tuple(str(p) for p in first["loc"])
+        source = next((origin[loc[:n]] for n in range(len(loc), 0, -1) if loc[:n] in origin), "configuration")
+        raise UsageError(f"{source}: field '{'.'.join(loc)}': {first['msg']}") from None
+
+
+def _read_config_file(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text()
+    except OSError as err:
+        raise UsageError(f"config file {path}: cannot read ({err.strerror})") from None
+    try:
+        data = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
+    except (tomllib.TOMLDecodeError, yaml.YAMLError) as err:
+        raise UsageError(f"config file {path}: not valid {'TOML' if path.suffix == '.toml' else 'YAML'}: "
+                         f"{str(err).splitlines()[0]}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise UsageError(f"config file {path}: the top level must be a mapping of settings")
+    return data
+
+
+def _flatten(data: dict[str, Any], prefix: tuple[str, ...] = ()):
+    for key, value in data.items():
+        if isinstance(value, dict):
+            yield from _flatten(value, prefix + (key,))
+        else:
+            yield prefix + (key,), value
+
+
+def _env_value(text: str) -> Any:
+    """Environment values may be JSON (numbers, lists, objects); anything else is a string."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def on_free_ports(config: Config) -> Config:
+    """A copy of `config` with every site and control port moved to free ports (tests, benchmarks)."""
+    from webrl.netutil import free_port_blocks
+
+    bases = free_port_blocks([*DEFAULT_PORTS, "control"], config.sites.instances, INSTANCE_STRIDE)
+    sites = config.sites.model_copy(update={"control_port": bases.pop("control"), "ports": SitePorts(**bases)})
+    return config.model_copy(update={"sites": sites})

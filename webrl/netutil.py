@@ -1,0 +1,64 @@
+"""Port checks with a useful answer to "who has this port?"."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+
+def port_free(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def port_owner(port: int) -> str | None:
+    """'pid 123 (python3)' for the process listening on `port`, when /proc tells (Linux); else None."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            local, state, inode = fields[1], fields[3], fields[9]
+            if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port:  # 0A = LISTEN
+                inodes.add(f"socket:[{inode}]")
+    if not inodes:
+        return None
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+            if any(os.readlink(f"/proc/{pid}/fd/{fd}") in inodes for fd in fds):
+                name = Path(f"/proc/{pid}/comm").read_text().strip()
+                return f"pid {pid} ({name})"
+        except OSError:
+            continue
+    return None
+
+
+def free_port() -> int:
+    """A port that is free now (for tests and benchmarks)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def free_port_blocks(names: list[str], count: int, stride: int) -> dict[str, int]:
+    """A base port per name such that base + k * stride is free for k < count and no two blocks meet
+    (for running sites on free ports in tests and benchmarks)."""
+    taken: set[int] = set()
+    bases: dict[str, int] = {}
+    while len(bases) < len(names):
+        port = free_port()
+        block = {port + k * stride for k in range(count)}
+        if max(block) < 65536 and not block & taken and all(port_free("127.0.0.1", p) for p in block):
+            taken |= block
+            bases[names[len(bases)]] = port
+    return bases
