@@ -117,3 +117,21 @@ def test_debug_shows_the_traceback(cli_env):
 
 def test_docker_backend_is_not_there_yet(cli_env):
     assert_usage_error(webrl(cli_env, "up", "--backend", "docker"), "docker backend is not available yet")
+
+
+def test_doctor_checks_the_machine(cli_env):
+    result = webrl(cli_env, "doctor")
+    assert result.returncode == 0, result.stdout  # Chromium, disk and ports are fine on a test machine
+    for check in ("Chromium (Playwright)", "Docker engine", "GPU / CUDA", "Free disk", "Free ports"):
+        assert check in result.stdout
+    assert "Chromium" in result.stdout and "launches headless" in result.stdout
+
+
+def test_doctor_reports_a_busy_port_with_its_fix(cli_env):
+    port = int(cli_env["WEBRL_SITES__PORTS__GITLAB"])
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", port))
+        sock.listen()
+        result = webrl(cli_env, "doctor")
+    assert result.returncode == 1
+    assert "✗" in result.stdout and str(port) in result.stdout and "WEBRL_SITES__PORTS__" in result.stdout

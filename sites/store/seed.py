@@ -253,7 +253,7 @@ def _insert_products(conn: sqlite3.Connection, rng: random.Random, leaves: list[
         # A long tail with a few bestsellers, which also collect the most reviews.
         bestseller = rng.random() < 0.04
         product.popularity = rng.lognormvariate(0, 0.6) * (4 if bestseller else 1)
-        review_weight = min(product.popularity * (2 if bestseller else 1), 8.0)  # cap: ~15 reviews at most
+        review_weight = min(product.popularity * (2 if bestseller else 1), 8.0)  # cap: about 20 reviews at most
         product.review_weight = 0 if rng.random() < 0.15 else review_weight
     for product in rng.sample(products, round(N_PRODUCTS * 0.03)):
         product.enabled = False

@@ -327,7 +327,9 @@ def load_order(conn: sqlite3.Connection, order_id: int) -> dict[str, Any] | None
     order["history"] = [
         dict(r) for r in conn.execute("SELECT * FROM order_history WHERE order_id = ? ORDER BY id", (order_id,))
     ]
-    order["invoices"] = [dict(r) for r in conn.execute("SELECT * FROM invoices WHERE order_id = ? ORDER BY id", (order_id,))]
+    order["invoices"] = [
+        dict(r) for r in conn.execute("SELECT * FROM invoices WHERE order_id = ? ORDER BY id", (order_id,))
+    ]
     order["shipments"] = [
         dict(r) for r in conn.execute("SELECT * FROM shipments WHERE order_id = ? ORDER BY id", (order_id,))
     ]
