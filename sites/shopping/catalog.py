@@ -26,7 +26,7 @@ class HtmlPathConvertor(Convertor):
         return value
 
 
-register_url_convertor("html", HtmlPathConvertor())
+register_url_convertor("shop_html", HtmlPathConvertor())
 
 PAGE_SIZES = (12, 24, 36)
 ORDER_COLUMNS = {"position": "p.id", "name": "p.name COLLATE NOCASE", "price": "p.price"}
@@ -267,5 +267,5 @@ def routes(shop: Shop) -> list[Route]:
         Route("/catalog/product/view/id/{id:int}/", product_by_id),
         Route("/review/product/list/id/{id:int}/", review_list),
         Route("/review/product/post/id/{id:int}/", review_post, methods=["POST"]),
-        Route("/{path:html}", html_page),  # products and categories: any path ending in .html
+        Route("/{path:shop_html}", html_page),  # products and categories: any path ending in .html
     ]

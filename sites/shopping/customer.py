@@ -23,7 +23,8 @@ ORDER_PAGE_SIZES = (10, 20, 50)
 def password_problem(password: str) -> str | None:
     """Magento's default password rules: at least 8 characters of at least 3 classes."""
     if len(password) < 8:
-        return "Minimum length of this field must be equal or greater than 8 symbols. Leading and trailing spaces will be ignored."
+        return ("Minimum length of this field must be equal or greater than 8 symbols. "
+                "Leading and trailing spaces will be ignored.")
     classes = sum(bool(re.search(p, password)) for p in (r"[a-z]", r"[A-Z]", r"[0-9]", r"[^a-zA-Z0-9]"))
     if classes < 3:
         return ("Minimum of different classes of characters in password is 3. Classes of characters: "
@@ -204,7 +205,8 @@ def routes(shop: Shop) -> list[Route]:
         if row is None:
             return redirect("/customer/address/", "We can't find the address.", "error", request)
         return shop.render(request, "address_form.html", {
-            "title": "Edit Address", "nav": "address", "address": request.session.pop("address_form", None) or dict(row),
+            "title": "Edit Address", "nav": "address",
+            "address": request.session.pop("address_form", None) or dict(row),
         })
 
     @login_required

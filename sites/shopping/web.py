@@ -78,7 +78,8 @@ class Shop:
 
     def login_redirect(self, request: Request, back: str | None = None) -> Response:
         """Send a guest to the login page, and back to `back` (default: this page) afterwards."""
-        request.session["after_login"] = back or (request.url.path + (f"?{request.url.query}" if request.url.query else ""))
+        here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        request.session["after_login"] = back or here
         return RedirectResponse("/customer/account/login/", status_code=303 if request.method == "POST" else 302)
 
     def sign_in(self, request: Request, customer_id: int) -> None:
@@ -172,7 +173,8 @@ def query_with(request: Request, **changes: Any) -> str:
     return "?" + urlencode(params) if params else request.url.path
 
 
-def redirect(url: str, message: str | None = None, kind: str = "success", request: Request | None = None) -> RedirectResponse:
+def redirect(url: str, message: str | None = None, kind: str = "success",
+             request: Request | None = None) -> RedirectResponse:
     if message and request is not None:
         flash(request, message, kind)
     return RedirectResponse(url, status_code=303)
