@@ -3,6 +3,7 @@ ship), and the invoices and shipments grids."""
 
 from __future__ import annotations
 
+from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -11,7 +12,7 @@ from webrl.sites.shopping_admin.grid import Column, Filter, Grid, fmt_datetime, 
 from webrl.sites.store.store import ORDER_STATUS_LABELS, load_order
 
 STATUS_OPTIONS = tuple(ORDER_STATUS_LABELS.items())
-PURCHASE_POINT = "Main Website\nMain Website Store\nDefault Store View"
+PURCHASE_POINT = Markup("Main Website<br>Main Website Store<br>Default Store View")
 
 BILL_NAME = "json_extract(o.billing_address, '$.firstname') || ' ' || json_extract(o.billing_address, '$.lastname')"
 SHIP_NAME = "json_extract(o.shipping_address, '$.firstname') || ' ' || json_extract(o.shipping_address, '$.lastname')"
