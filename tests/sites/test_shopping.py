@@ -9,6 +9,7 @@ from contextlib import closing
 
 import httpx
 import pytest
+from playwright.sync_api import expect
 
 EMMA = ("emma.lopez@gmail.com", "Password.123")
 
@@ -271,10 +272,10 @@ def test_purchase_flow_in_browser(page, shop, pristine_store):
     page.get_by_placeholder("Search entire store here...").fill(p["name"])
     page.get_by_role("button", name="Search").click()
     page.get_by_role("link", name=p["name"], exact=True).first.click()
-    assert page.locator("h1").inner_text() == p["name"]
+    expect(page.locator("h1")).to_have_text(p["name"])  # expect() waits for the navigation
     page.get_by_label("Qty").fill("2")
     page.get_by_role("button", name="Add to Cart").click()
-    assert f"You added {p['name']} to your shopping cart." in page.content().replace("&amp;", "&")
+    expect(page.locator("body")).to_contain_text(f"You added {p['name']} to your shopping cart.")
 
     page.goto(f"{shop}/checkout/cart/")
     page.get_by_role("link", name="Proceed to Checkout").click()
@@ -293,6 +294,7 @@ def test_purchase_flow_in_browser(page, shop, pristine_store):
     assert first_row.locator("td").first.inner_text() == increment_id
     assert f"${grand:,.2f}" in first_row.inner_text() and "Pending" in first_row.inner_text()
     first_row.get_by_role("link", name="View Order").click()
+    page.wait_for_url("**/sales/order/view/order_id/*/")
     view = page.inner_text("main")
     assert f"Order # {increment_id}" in view
     assert p["sku"] in view and p["name"] in view
@@ -321,7 +323,7 @@ def test_review_in_browser_is_latest_in_rest(page, shop, pristine_store):
     page.get_by_label("Summary").fill("Solid value")
     page.get_by_label("Review", exact=True).fill("Works as described.")
     page.get_by_role("button", name="Submit Review").click()
-    assert "You submitted your review for moderation." in page.content()
+    expect(page.locator("body")).to_contain_text("You submitted your review for moderation.")
     with httpx.Client(base_url=shop) as client:
         auth = {"Authorization": f"Bearer {admin_token(client)}"}
         reviews = client.get(f"/rest/V1/products/{p['sku']}/reviews", headers=auth).json()
