@@ -20,6 +20,7 @@ def test_wheel_contains_the_mapped_packages_and_runs(tmp_path):
         assert expected in names
     for site in ("shopping", "shopping_admin"):
         assert any(n.startswith(f"webrl/sites/{site}/templates/") and n.endswith(".html") for n in names)
+        assert any(n.startswith(f"webrl/sites/{site}/static/") and n.endswith(".css") for n in names)
     assert not any(n.startswith(("cli/", "sites/", "tests/")) for n in names)  # no generic top-level names
 
     unpacked = tmp_path / "unpacked"

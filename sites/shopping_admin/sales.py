@@ -296,94 +296,74 @@ def register(admin) -> None:
         return admin_redirect(f"sales/order/view/order_id/{order['id']}/")
 
     # Invoice and ship: a "new" form listing what will be invoiced/shipped, and its save action.
+    # Both cover everything still open on the order (no partial documents).
 
-    @admin.route("sales/order_invoice/new", section="sales")
-    async def invoice_new(request: Request, p: dict[str, str]) -> Response:
-        order = load(p)
-        if order is None:
-            return admin.not_found(request)
-        if not allowed_actions(order)["invoice"]:
-            flash(request, "The order does not allow an invoice to be created.", "error")
-            return admin_redirect(f"sales/order/view/order_id/{order['id']}/")
-        for item in order["items"]:
-            item["qty_to"] = to_invoice(item)
-        return admin.render(request, "order_doc_new.html", title="New Invoice", order=order, kind="invoice",
-                            action=_url(f"sales/order_invoice/save/order_id/{order['id']}/"))
-
-    @admin.route("sales/order_invoice/save", methods=("POST",), section="sales")
-    async def invoice_save(request: Request, p: dict[str, str]) -> Response:
-        order = load(p)
-        if order is None:
-            return admin.not_found(request)
-        if not allowed_actions(order)["invoice"]:
-            flash(request, "The order does not allow an invoice to be created.", "error")
-            return admin_redirect(f"sales/order/view/order_id/{order['id']}/")
-        form = await request.form()
-        comment = str(form.get("invoice[comment_text]") or "").strip()
+    def create_invoice(conn, order, form) -> str:
         invoiced = sum(inv["grand_total"] for inv in order["invoices"])
-        with admin.ctx.db.transaction() as conn:
-            for item in order["items"]:
-                qty = to_invoice(item)
-                if qty:
-                    conn.execute("UPDATE order_items SET qty_invoiced = qty_invoiced + ? WHERE id = ?", (qty, item["id"]))
-            stamp = now()
-            increment = _next_increment(conn, "invoices")
-            conn.execute("INSERT INTO invoices (order_id, increment_id, grand_total, created_at) VALUES (?, ?, ?, ?)",
-                         (order["id"], increment, round(max(order["grand_total"] - invoiced, 0.0), 2), stamp))
-            shipped_all = all(to_ship(i) == 0 for i in order["items"])
-            status = "complete" if shipped_all else "processing"
-            _set_status(conn, order["id"], status)
-            _history(conn, order["id"], status, comment or f"Invoice #{increment} created.",
-                     1 if form.get("invoice[send_email]") else 0)
-        flash(request, "The invoice has been created.")
-        return admin_redirect(f"sales/order/view/order_id/{order['id']}/")
+        increment = _next_increment(conn, "invoices")
+        conn.execute("INSERT INTO invoices (order_id, increment_id, grand_total, created_at) VALUES (?, ?, ?, ?)",
+                     (order["id"], increment, round(max(order["grand_total"] - invoiced, 0.0), 2), now()))
+        return increment
 
-    @admin.route("admin/order_shipment/new", section="sales")
-    async def shipment_new(request: Request, p: dict[str, str]) -> Response:
-        order = load(p)
-        if order is None:
-            return admin.not_found(request)
-        if not allowed_actions(order)["ship"]:
-            flash(request, "The order does not allow a shipment to be created.", "error")
-            return admin_redirect(f"sales/order/view/order_id/{order['id']}/")
-        for item in order["items"]:
-            item["qty_to"] = to_ship(item)
-        return admin.render(request, "order_doc_new.html", title="New Shipment", order=order, kind="shipment",
-                            action=_url(f"admin/order_shipment/save/order_id/{order['id']}/"))
-
-    admin.routes[("sales", "order_shipment", "new")] = admin.routes[("admin", "order_shipment", "new")]
-
-    @admin.route("admin/order_shipment/save", methods=("POST",), section="sales")
-    async def shipment_save(request: Request, p: dict[str, str]) -> Response:
-        order = load(p)
-        if order is None:
-            return admin.not_found(request)
-        if not allowed_actions(order)["ship"]:
-            flash(request, "The order does not allow a shipment to be created.", "error")
-            return admin_redirect(f"sales/order/view/order_id/{order['id']}/")
-        form = await request.form()
+    def create_shipment(conn, order, form) -> str:
         tracking = str(form.get("tracking[number]") or "").strip() or None
-        comment = str(form.get("shipment[comment_text]") or "").strip()
-        with admin.ctx.db.transaction() as conn:
-            total = 0
+        increment = _next_increment(conn, "shipments")
+        conn.execute(
+            "INSERT INTO shipments (order_id, increment_id, total_qty, tracking_number, created_at) VALUES (?, ?, ?, ?, ?)",
+            (order["id"], increment, sum(to_ship(i) for i in order["items"]), tracking, now()),
+        )
+        return increment
+
+    def document_routes(doc: str, action_key: str, title: str, new_path: str, remaining, qty_column: str, other_remaining,
+                        create, done: str, refused: str) -> None:
+        """Routes for creating an invoice or a shipment: `remaining(item)` is what the document covers,
+        `qty_column` the item counter it advances; the order completes once `other_remaining` is zero too."""
+        base = new_path.rsplit("/", 1)[0]
+
+        def refuse(request: Request, order) -> Response:
+            flash(request, refused, "error")
+            return admin_redirect(f"sales/order/view/order_id/{order['id']}/")
+
+        async def new(request: Request, p: dict[str, str]) -> Response:
+            order = load(p)
+            if order is None:
+                return admin.not_found(request)
+            if not allowed_actions(order)[action_key]:
+                return refuse(request, order)
             for item in order["items"]:
-                qty = to_ship(item)
-                if qty:
-                    total += qty
-                    conn.execute("UPDATE order_items SET qty_shipped = qty_shipped + ? WHERE id = ?", (qty, item["id"]))
-            increment = _next_increment(conn, "shipments")
-            conn.execute(
-                "INSERT INTO shipments (order_id, increment_id, total_qty, tracking_number, created_at) VALUES (?, ?, ?, ?, ?)",
-                (order["id"], increment, total, tracking, now()),
-            )
-            invoiced_all = all(to_invoice(i) == 0 for i in order["items"])
-            status = "complete" if invoiced_all else "processing"
-            _set_status(conn, order["id"], status)
-            _history(conn, order["id"], status, comment or f"Shipment #{increment} created.",
-                     1 if form.get("shipment[send_email]") else 0)
-        flash(request, "The shipment has been created.")
-        return admin_redirect(f"sales/order/view/order_id/{order['id']}/")
+                item["qty_to"] = remaining(item)
+            return admin.render(request, "order_doc_new.html", title=title, order=order, kind=doc,
+                                action=_url(f"{base}/save/order_id/{order['id']}/"))
 
-    admin.routes[("sales", "order_shipment", "save")] = admin.routes[("admin", "order_shipment", "save")]
+        async def save(request: Request, p: dict[str, str]) -> Response:
+            order = load(p)
+            if order is None:
+                return admin.not_found(request)
+            if not allowed_actions(order)[action_key]:
+                return refuse(request, order)
+            form = await request.form()
+            comment = str(form.get(f"{doc}[comment_text]") or "").strip()
+            with admin.ctx.db.transaction() as conn:
+                for item in order["items"]:
+                    if qty := remaining(item):
+                        conn.execute(f"UPDATE order_items SET {qty_column} = {qty_column} + ? WHERE id = ?",
+                                     (qty, item["id"]))
+                increment = create(conn, order, form)
+                status = "complete" if all(other_remaining(i) == 0 for i in order["items"]) else "processing"
+                _set_status(conn, order["id"], status)
+                _history(conn, order["id"], status, comment or f"{doc.title()} #{increment} created.",
+                         1 if form.get(f"{doc}[send_email]") else 0)
+            flash(request, done)
+            return admin_redirect(f"sales/order/view/order_id/{order['id']}/")
 
+        admin.route(new_path, section="sales")(new)
+        admin.route(f"{base}/save", methods=("POST",), section="sales")(save)
 
+    document_routes("invoice", "invoice", "New Invoice", "sales/order_invoice/new", to_invoice, "qty_invoiced", to_ship,
+                    create_invoice, "The invoice has been created.",
+                    "The order does not allow an invoice to be created.")
+    document_routes("shipment", "ship", "New Shipment", "admin/order_shipment/new", to_ship, "qty_shipped", to_invoice,
+                    create_shipment, "The shipment has been created.",
+                    "The order does not allow a shipment to be created.")
+    for action_name in ("new", "save"):  # Magento serves the shipment pages under both fronts
+        admin.routes[("sales", "order_shipment", action_name)] = admin.routes[("admin", "order_shipment", action_name)]
