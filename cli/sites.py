@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -83,30 +83,18 @@ def reset(
 
 
 def _print_statuses(statuses: list[SiteStatus], state: str | None = None) -> None:
-    table = Table(title=f"sites {state}" if state else None)
-    table.add_column("site", no_wrap=True)
-    table.add_column("instance")
-    table.add_column("URL", no_wrap=True, min_width=max(len(s.url) for s in statuses))
-    for column in ("healthy", "writes since reset", "last reset"):
-        table.add_column(column)
+    table = Table(title=f"sites {state}" if state else None, box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True, pad_edge=False,
+                  caption="writes: database changes since the last reset")
+    for column in ("site", "inst", "URL", "healthy", "writes", "last reset"):
+        table.add_column(column, no_wrap=True)
     for s in statuses:
         table.add_row(
             s.site, str(s.instance), s.url,
             "[green]✓[/green]" if s.healthy else "[red]✗[/red]",
             "–" if s.writes_since_reset is None else str(s.writes_since_reset),
-            _ago(s.last_reset),
+            s.last_reset.astimezone().strftime("%H:%M:%S") if s.last_reset else "–",
         )
     console.print(table)
-
-
-def _ago(moment: datetime | None) -> str:
-    if moment is None:
-        return "–"
-    seconds = (datetime.now(moment.tzinfo) - moment).total_seconds()
-    local = moment.astimezone().strftime("%H:%M:%S")
-    if seconds < 120:
-        return f"{local} ({seconds:.0f} s ago)"
-    return f"{local} ({seconds / 60:.0f} min ago)"
 
 
 def register(app: typer.Typer) -> None:
