@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -135,3 +137,19 @@ def test_doctor_reports_a_busy_port_with_its_fix(cli_env):
         result = webrl(cli_env, "doctor")
     assert result.returncode == 1
     assert "✗" in result.stdout and str(port) in result.stdout and "WEBRL_SITES__PORTS__" in result.stdout
+
+
+def test_foreground_serves_until_interrupted(cli_env):
+    server = subprocess.Popen([sys.executable, "-m", "webrl", "up", "--foreground", "--sites", "shopping"],
+                              env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and "✓" not in (status := webrl(cli_env, "status")).stdout:
+            time.sleep(0.2)
+        assert "✓" in status.stdout and "shopping" in status.stdout
+    finally:
+        server.send_signal(signal.SIGINT)
+        out, err = server.communicate(timeout=30)
+    assert server.returncode == 0, err
+    assert "serving in the foreground" in out
+    assert "not running" in webrl(cli_env, "status").stdout

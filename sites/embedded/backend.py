@@ -94,7 +94,10 @@ class EmbeddedBackend:
             raise UsageError("the embedded sites are already running in the background; run `webrl down` first")
         self._check_ports(plan)
         self._prepare(plan, on_step)
-        serve(plan)
+        try:
+            serve(plan)
+        except KeyboardInterrupt:  # uvicorn re-raises Ctrl-C after a clean shutdown: the normal way out
+            pass
 
     def down(self) -> bool:
         """Stop the server; False if it was not running."""

@@ -246,9 +246,10 @@ class SiteContext:
 
 @dataclass(frozen=True)
 class SiteSpec:
+    """An embedded site. Its ports are configuration (webrl.config.DEFAULT_PORTS), not part of the site."""
+
     name: str
-    title: str
-    default_port: int
+    title: str  # what the site calls itself, e.g. "One Stop Market"
     database: DatabaseSpec
     make_app: Callable[[SiteContext], ASGIApp]
     base_path: str = ""  # part of the site's URL, as in WebArena's SHOPPING_ADMIN=<host>:7780/admin

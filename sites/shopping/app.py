@@ -35,4 +35,4 @@ def make_app(ctx: SiteContext) -> Starlette:
     return Starlette(routes=routes, exception_handlers={404: not_found})
 
 
-SITE = SiteSpec(name="shopping", title="One Stop Market", default_port=7770, database=STORE, make_app=make_app)
+SITE = SiteSpec(name="shopping", title="One Stop Market", database=STORE, make_app=make_app)

@@ -287,5 +287,5 @@ def register_core(admin: Admin) -> None:
                             rows=rows)
 
 
-SITE = SiteSpec(name="shopping_admin", title="Magento Admin", default_port=7780, database=STORE,
+SITE = SiteSpec(name="shopping_admin", title="Magento Admin", database=STORE,
                 make_app=make_app, base_path="/admin")
