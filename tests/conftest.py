@@ -15,19 +15,29 @@ def free_ports_config(state_dir, **sites_settings):
 
 
 @pytest.fixture(scope="session")
-def store_sites(tmp_path_factory):
-    """The shop and its admin, served by a real background server for the whole test session."""
-    backend = EmbeddedBackend(free_ports_config(tmp_path_factory.mktemp("state")))
-    backend.up()
-    yield backend
-    backend.down()
+def site_servers(tmp_path_factory):
+    """`site_servers("reddit")`: a real background server for those sites, started once per test session
+    (each set of sites gets its own server, state dir and free ports)."""
+    started: dict[tuple[str, ...], EmbeddedBackend] = {}
+
+    def serve(*sites: str) -> EmbeddedBackend:
+        if sites not in started:
+            backend = EmbeddedBackend(free_ports_config(tmp_path_factory.mktemp("state"), sites=list(sites)))
+            backend.up()
+            started[sites] = backend
+        return started[sites]
+
+    yield serve
+    for backend in started.values():
+        backend.down()
 
 
 @pytest.fixture
-def pristine_store(store_sites):
-    """The store sites, reset to the pristine snapshot before the test."""
-    store_sites.reset()
-    return store_sites
+def pristine_store(site_servers):
+    """The shop and its admin, reset to the pristine snapshot before the test."""
+    backend = site_servers("shopping", "shopping_admin")
+    backend.reset()
+    return backend
 
 
 @pytest.fixture(scope="session")

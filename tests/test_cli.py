@@ -13,6 +13,7 @@ import pytest
 
 from webrl.config import DEFAULT_PORTS, INSTANCE_STRIDE
 from webrl.netutil import free_port_blocks
+from webrl.sites.embedded.registry import SITE_NAMES
 
 
 @pytest.fixture
@@ -57,7 +58,7 @@ def test_up_status_reset_down_cycle(cli_env):
 
         status = webrl(cli_env, "status")
         assert status.returncode == 0
-        assert status.stdout.count("✓") == 2 and "✗" not in status.stdout
+        assert status.stdout.count("✓") == len(SITE_NAMES) and "✗" not in status.stdout
 
         reset = webrl(cli_env, "reset", "shopping")
         assert reset.returncode == 0, reset.stderr

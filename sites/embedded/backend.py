@@ -19,7 +19,7 @@ from webrl.config import Config
 from webrl.errors import UsageError, WebrlError
 from webrl.netutil import port_free, port_owner
 from webrl.sites.base import ResetResult, SiteStatus
-from webrl.sites.embedded.registry import PLANNED, SITES
+from webrl.sites.embedded.registry import SITE_NAMES, site_spec
 from webrl.sites.embedded.server import TOKEN_HEADER, EmbeddedPaths, ServerPlan
 
 START_TIMEOUT_S = 60
@@ -170,7 +170,8 @@ class EmbeddedBackend:
     def _prepare(self, plan: ServerPlan, on_step) -> None:
         """Build missing snapshots (the slow part, shown to the user) and write plan and token."""
         self.paths.root.mkdir(parents=True, exist_ok=True)
-        for spec in {SITES[s].database.name: SITES[s].database for s in plan.sites}.values():
+        databases = {spec.database.name: spec.database for spec in map(site_spec, plan.sites) if spec.database}
+        for spec in databases.values():
             if not spec.snapshot_path(self.paths.snapshots, plan.seed).exists():
                 on_step(f"building the '{spec.name}' snapshot (seed {plan.seed})")
             spec.build_snapshot(self.paths.snapshots, plan.seed)
@@ -228,13 +229,11 @@ class EmbeddedBackend:
 def check_sites(sites: list[str] | None) -> list[str]:
     """The sites to serve, in the registry's order; unknown names are a usage error."""
     if not sites:
-        return list(SITES)
+        return list(SITE_NAMES)
     for site in sites:
-        if site in PLANNED:
-            raise UsageError(f"site '{site}' has no embedded look-alike yet; available: {', '.join(SITES)}")
-        if site not in SITES:
-            raise UsageError(f"unknown site '{site}'; available: {', '.join(SITES)}")
-    return [s for s in SITES if s in sites]
+        if site not in SITE_NAMES:
+            raise UsageError(f"unknown site '{site}'; available: {', '.join(SITE_NAMES)}")
+    return [s for s in SITE_NAMES if s in sites]
 
 
 def _is_server_process(pid: int) -> bool:

@@ -37,6 +37,7 @@ class DatabaseSpec:
     schema: Path
     seed: Callable[[sqlite3.Connection, int], None]
     version: int
+    read_only: bool = False  # served straight from the snapshot (the map): writes fail, reset is a no-op
 
     def snapshot_path(self, snapshot_dir: Path, seed: int) -> Path:
         return snapshot_dir / f"{self.name}-v{self.version}-seed{seed}.db"
@@ -76,18 +77,25 @@ class Database:
 
     All access goes through one connection on the server's event-loop thread, so
     `writes_since_reset` is simply SQLite's change counter since the last restore.
+    A read-only database is the snapshot itself; a site without data gets an empty read-only one
+    (`Database.empty`), so every site is reset and reported the same way.
     """
 
-    def __init__(self, name: str, live_path: Path, snapshot_path: Path):
+    def __init__(self, name: str, live_path: Path | None, snapshot_path: Path | None, read_only: bool = False):
         self.name = name
-        self.live_path = live_path
-        self._pristine = sqlite3.connect(":memory:")
-        with sqlite3.connect(f"file:{snapshot_path}?mode=ro", uri=True) as src:
-            src.backup(self._pristine)
-        live_path.parent.mkdir(parents=True, exist_ok=True)
+        self.read_only = read_only
         # Autocommit (group writes with transaction()). The server touches the connection only from its
         # event-loop thread; check_same_thread=False lets tests drive an app through a portal thread.
-        self.conn = sqlite3.connect(live_path, isolation_level=None, check_same_thread=False)
+        if read_only:
+            target = f"file:{snapshot_path}?mode=ro" if snapshot_path else ":memory:"
+            self.conn = sqlite3.connect(target, uri=True, isolation_level=None, check_same_thread=False)
+            self._pristine = self.conn
+        else:
+            self._pristine = sqlite3.connect(":memory:")
+            with sqlite3.connect(f"file:{snapshot_path}?mode=ro", uri=True) as src:
+                src.backup(self._pristine)
+            live_path.parent.mkdir(parents=True, exist_ok=True)
+            self.conn = sqlite3.connect(live_path, isolation_level=None, check_same_thread=False)
         self.conn.row_factory = sqlite3.Row
         self.conn.execute("PRAGMA foreign_keys = ON")
         self.conn.execute("PRAGMA synchronous = OFF")  # a benchmark site: speed over durability
@@ -98,7 +106,8 @@ class Database:
     def restore(self) -> float:
         """Restore the pristine snapshot in place; return the time it took in milliseconds."""
         start = time.perf_counter()
-        self._pristine.backup(self.conn)
+        if not self.read_only:
+            self._pristine.backup(self.conn)
         self._baseline = self.conn.total_changes
         self.resets += 1
         self.last_reset = datetime.now(UTC)
@@ -118,6 +127,10 @@ class Database:
 
     def pristine_checksum(self) -> str:
         return content_checksum(self._pristine)
+
+    @classmethod
+    def empty(cls, name: str) -> Database:
+        return cls(name, None, None, read_only=True)
 
     def close(self) -> None:
         self.conn.close()
@@ -250,7 +263,7 @@ class SiteSpec:
 
     name: str
     title: str  # what the site calls itself, e.g. "One Stop Market"
-    database: DatabaseSpec
+    database: DatabaseSpec | None  # None: the site keeps no data (the homepage)
     make_app: Callable[[SiteContext], ASGIApp]
     base_path: str = ""  # part of the site's URL, as in WebArena's SHOPPING_ADMIN=<host>:7780/admin
 

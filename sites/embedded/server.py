@@ -28,7 +28,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from webrl.config import Config
 from webrl.sites.embedded.platform import Database, SessionStore, SiteContext
-from webrl.sites.embedded.registry import SITES
+from webrl.sites.embedded.registry import site_spec
 
 TOKEN_HEADER = "x-webrl-token"
 
@@ -74,7 +74,7 @@ class ServerPlan(BaseModel):
 
     def site_url(self, site: str, instance: int) -> str:
         host = "127.0.0.1" if self.host in ("0.0.0.0", "::") else self.host
-        return f"http://{host}:{self.ports[site][instance]}{SITES[site].base_path}"
+        return f"http://{host}:{self.ports[site][instance]}{site_spec(site).base_path}"
 
     def listeners(self) -> list[tuple[str, int, str]]:
         """(host, port, what) for every socket the server binds."""
@@ -151,15 +151,18 @@ def control_app(instance: int, token: str, sites: dict[str, SiteContext]) -> ASG
 def build_routes(plan: ServerPlan, token: str) -> dict[int, ASGIApp]:
     """port -> app for every site of every instance and every control API."""
     paths = EmbeddedPaths(plan.state_dir)
-    specs = [SITES[s] for s in plan.sites]
-    snapshots = {spec.database.name: spec.database.build_snapshot(paths.snapshots, plan.seed) for spec in specs}
+    specs = [site_spec(s) for s in plan.sites]
+    databases = {spec.database.name: spec.database for spec in specs if spec.database}
+    snapshots = {name: db.build_snapshot(paths.snapshots, plan.seed) for name, db in databases.items()}
     routes: dict[int, ASGIApp] = {}
     for k in range(plan.instances):
         urls = {s: plan.site_url(s, k) for s in plan.sites}
-        dbs = {name: Database(name, paths.live_db(k, name), snap) for name, snap in snapshots.items()}
+        dbs = {name: Database(name, paths.live_db(k, name), snapshots[name], databases[name].read_only)
+               for name in databases}
         contexts = {}
         for spec in specs:
-            ctx = SiteContext(spec.name, k, dbs[spec.database.name], SessionStore(f"webrl_{spec.name}_{k}"), urls)
+            db = dbs[spec.database.name] if spec.database else Database.empty(spec.name)
+            ctx = SiteContext(spec.name, k, db, SessionStore(f"webrl_{spec.name}_{k}"), urls)
             contexts[spec.name] = ctx
             routes[plan.ports[spec.name][k]] = ctx.sessions.middleware(spec.make_app(ctx))
         routes[plan.control_ports[k]] = control_app(k, token, contexts)

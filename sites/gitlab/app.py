@@ -1,0 +1,17 @@
+"""Placeholder until the GitLab look-alike lands."""
+
+from starlette.applications import Starlette
+from starlette.responses import HTMLResponse
+from starlette.routing import Route
+
+from webrl.sites.embedded.platform import SiteContext, SiteSpec
+
+
+def make_app(ctx: SiteContext) -> Starlette:
+    async def home(request):
+        return HTMLResponse("<title>GitLab</title><h1>GitLab</h1>")
+
+    return Starlette(routes=[Route("/", home)])
+
+
+SITE = SiteSpec(name="gitlab", title="GitLab", database=None, make_app=make_app)

@@ -1,0 +1,60 @@
+"""The homepage (port 4399): an index of the instance's sites, /scratchpad.html, /calculator.html and
+/password.html (the accounts page the WebArena agent prompt points to). It keeps no data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from webrl.sites.embedded.platform import SiteContext, SiteSpec, make_templates
+
+HERE = Path(__file__).parent
+templates = make_templates(HERE / "templates")
+
+# (site, card title, what it is, path appended to the site URL), as on WebArena's homepage.
+CARDS = [
+    ("shopping", "OneStopShop", "An online shopping site", "/"),
+    ("shopping_admin", "Merchant Admin Portal", "An admin portal to manage an e-commerce business", "/"),
+    ("reddit", "Reddit", "A social news aggregation and discussion website", "/forums/all"),
+    ("gitlab", "Gitlab", "A source code management platform", "/explore"),
+    ("map", "OpenStreetMap", "An online map of the world", "/"),
+]
+ACCOUNTS = [
+    ("shopping", "OneStopShop", "emma.lopez@gmail.com", "Password.123"),
+    ("shopping_admin", "Merchant Admin Portal", "admin", "admin1234"),
+    ("reddit", "Reddit", "MarvelsGrantMan136", "test1234"),
+    ("gitlab", "Gitlab", "byteblaze", "hello1234"),
+]
+
+
+def make_app(ctx: SiteContext) -> Starlette:
+    def running(entries):
+        return [(ctx.urls[site], *rest) for site, *rest in entries if site in ctx.urls]
+
+    async def index(request: Request):
+        cards = [(url.rstrip("/") + path, title, about) for url, title, about, path in running(CARDS)]
+        return templates.TemplateResponse(request, "index.html", {"cards": cards})
+
+    async def scratchpad(request: Request):
+        return templates.TemplateResponse(request, "scratchpad.html", {})
+
+    async def calculator(request: Request):
+        return templates.TemplateResponse(request, "calculator.html", {})
+
+    async def password(request: Request):
+        return templates.TemplateResponse(request, "password.html", {"accounts": running(ACCOUNTS)})
+
+    return Starlette(routes=[
+        Route("/", index),
+        Route("/scratchpad.html", scratchpad),
+        Route("/calculator.html", calculator),
+        Route("/password.html", password),
+        Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
+    ])
+
+
+SITE = SiteSpec(name="homepage", title="Homepage", database=None, make_app=make_app)
