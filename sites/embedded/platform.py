@@ -117,9 +117,9 @@ class Database:
     def writes_since_reset(self) -> int:
         return self.conn.total_changes - self._baseline
 
-    def transaction(self):
-        """`with db.transaction():` groups writes atomically (commit on success, rollback on error)."""
-        return _Transaction(self.conn)
+    def transaction(self) -> Transaction:
+        """`with db.transaction() as conn:` groups writes atomically (commit on success, rollback on error)."""
+        return Transaction(self.conn)
 
     def checksum(self) -> str:
         """A content hash of every table, independent of page layout."""
@@ -137,16 +137,23 @@ class Database:
         self._pristine.close()
 
 
-class _Transaction:
+class Transaction:
+    """BEGIN ... COMMIT (ROLLBACK on error) on an autocommit connection. Inside an open transaction it
+    joins it, so shared helpers (e.g. placing an order) can be atomic alone and within a caller's."""
+
     def __init__(self, conn: sqlite3.Connection):
         self.conn = conn
+        self.owned = False
 
     def __enter__(self) -> sqlite3.Connection:
-        self.conn.execute("BEGIN")
+        if not self.conn.in_transaction:
+            self.conn.execute("BEGIN")
+            self.owned = True
         return self.conn
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+        if self.owned:
+            self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
 
 
 def content_checksum(conn: sqlite3.Connection) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from webrl.sites.embedded.platform import now
+from webrl.sites.embedded.platform import Transaction, now
 
 # ---------------------------------------------------------------------------------------------
 # Orders: statuses, as Magento labels them, and the state each status belongs to.
@@ -265,7 +265,7 @@ def place_order(
     """
     if shipping_method not in SHIPPING_METHODS:
         raise OrderError("The shipping method is missing. Select the shipping method and try again.")
-    with _transaction(conn):
+    with Transaction(conn):
         totals = cart_totals(conn, cart_id, shipping_method)
         if not totals.lines:
             raise OrderError("You have no items in your shopping cart.")
@@ -334,21 +334,3 @@ def load_order(conn: sqlite3.Connection, order_id: int) -> dict[str, Any] | None
         dict(r) for r in conn.execute("SELECT * FROM shipments WHERE order_id = ? ORDER BY id", (order_id,))
     ]
     return order
-
-
-class _transaction:
-    """BEGIN/COMMIT unless the connection is already inside a transaction (then the caller's applies)."""
-
-    def __init__(self, conn: sqlite3.Connection):
-        self.conn = conn
-        self.owned = False
-
-    def __enter__(self) -> sqlite3.Connection:
-        if not self.conn.in_transaction:
-            self.conn.execute("BEGIN")
-            self.owned = True
-        return self.conn
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if self.owned:
-            self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
