@@ -76,17 +76,16 @@ def reset(
 ) -> None:
     """Restore the sites to their pristine snapshot and print the time each took."""
     results = make_backend(GLOBALS.config()).reset(sites or None, instance)
-    table = Table("site", "instance", "reset time")
+    table = compact_table("site", "inst", "reset time")
     for r in results:
         table.add_row(r.site, str(r.instance), f"{r.ms:.1f} ms")
     console.print(table)
 
 
 def _print_statuses(statuses: list[SiteStatus], state: str | None = None) -> None:
-    table = Table(title=f"sites {state}" if state else None, box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True, pad_edge=False,
-                  caption="writes: database changes since the last reset")
-    for column in ("site", "inst", "URL", "healthy", "writes", "last reset"):
-        table.add_column(column, no_wrap=True)
+    table = compact_table("site", "inst", "URL", "healthy", "writes", "last reset",
+                          title=f"sites {state}" if state else None,
+                          caption="writes: database changes since the last reset")
     for s in statuses:
         table.add_row(
             s.site, str(s.instance), s.url,
@@ -95,6 +94,14 @@ def _print_statuses(statuses: list[SiteStatus], state: str | None = None) -> Non
             s.last_reset.astimezone().strftime("%H:%M:%S") if s.last_reset else "–",
         )
     console.print(table)
+
+
+def compact_table(*columns: str, **options) -> Table:
+    """A borderless table whose cells never wrap, so a site table fits an 80-column terminal."""
+    table = Table(box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False, **options)
+    for column in columns:
+        table.add_column(column, no_wrap=True)
+    return table
 
 
 def register(app: typer.Typer) -> None:
