@@ -7,11 +7,13 @@ import json
 import os
 import secrets
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
+from contextlib import closing
 from datetime import datetime
 from pathlib import Path
 
@@ -150,6 +152,17 @@ class EmbeddedBackend:
 
     def is_dirty(self, site: str, instance: int) -> bool:
         return next(s.writes_since_reset for s in self.status() if (s.site, s.instance) == (site, instance)) > 0
+
+    def query(self, site: str, sql: str, params: tuple = (), instance: int = 0) -> list[sqlite3.Row]:
+        """Read a site's live data (read-only; the sites own every write), e.g. to check a task's outcome."""
+        db = site_spec(site).database
+        if db is None:
+            raise UsageError(f"site '{site}' keeps no data")
+        plan = self._running_or_fail()
+        path = db.snapshot_path(self.paths.snapshots, plan.seed) if db.read_only else self.paths.live_db(instance, db.name)
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+            conn.row_factory = sqlite3.Row
+            return conn.execute(sql, params).fetchall()
 
     def checksums(self, site: str, instance: int = 0) -> tuple[str, str]:
         """(current, pristine) content checksums of the site's database."""

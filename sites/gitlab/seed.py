@@ -356,7 +356,7 @@ class Seeder:
             self.events.append((mr["author"]["id"], pid, "opened", "MergeRequest", iid, title, fmt(created)))
             last = self.notes("MergeRequest", mid, pid, iid, title, people, created, max(created, end), rng.randint(0, 4))
             if mr["state"] == "merged":
-                self.system_note("MergeRequest", mid, mr["merger"], f"merged", end)
+                self.system_note("MergeRequest", mid, mr["merger"], "merged", end)
                 self.events.append((mr["merger"]["id"], pid, "accepted", "MergeRequest", iid, title, fmt(end)))
             elif mr["state"] == "closed":
                 end = between(rng, last, END)

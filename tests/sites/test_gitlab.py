@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 import sqlite3
 import time
-from contextlib import closing
 from pathlib import Path
 
 import httpx
@@ -40,10 +39,7 @@ def client(base):
 
 
 def query(backend, sql: str, params=()) -> list[sqlite3.Row]:
-    path = backend.paths.live_db(0, "gitlab")
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
-        conn.row_factory = sqlite3.Row
-        return conn.execute(sql, params).fetchall()
+    return backend.query("gitlab", sql, params)
 
 
 def sign_in(client: httpx.Client, back: str = "/") -> None:

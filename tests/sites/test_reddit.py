@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 import sqlite3
 import time
-from contextlib import closing
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -41,11 +40,7 @@ def client(base):
 
 
 def query(backend, sql: str, params=()) -> list[sqlite3.Row]:
-    """Read the instance's live forum database (the site owns all writes)."""
-    path = backend.paths.live_db(0, "reddit")
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
-        conn.row_factory = sqlite3.Row
-        return conn.execute(sql, params).fetchall()
+    return backend.query("reddit", sql, params)
 
 
 def login_http(client: httpx.Client) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from contextlib import closing
 
 import httpx
 import pytest
@@ -26,11 +25,7 @@ def client(shop):
 
 
 def query(backend, sql: str, params=()) -> list[sqlite3.Row]:
-    """Read the instance's live store database (to pick test data; the sites own all writes)."""
-    path = backend.paths.live_db(0, "store")
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
-        conn.row_factory = sqlite3.Row
-        return conn.execute(sql, params).fetchall()
+    return backend.query("shopping", sql, params)
 
 
 def prices(html: str) -> list[float]:

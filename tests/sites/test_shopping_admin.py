@@ -33,14 +33,7 @@ def client(admin_url):
 @pytest.fixture
 def sql(pristine_store):
     """Run a query on the live store database (read-only) and return all rows."""
-    path = pristine_store.paths.live_db(0, "store")
-
-    def run(query: str, params=()):
-        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
-            conn.row_factory = sqlite3.Row
-            return conn.execute(query, params).fetchall()
-
-    return run
+    return lambda query, params=(): pristine_store.query("shopping", query, params)
 
 
 def records(html: str) -> int:
