@@ -21,6 +21,7 @@ from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import Any
 
+from starlette.responses import RedirectResponse
 from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -238,6 +239,34 @@ def _header(scope: Scope, name: bytes) -> str:
         if key == name:
             return value.decode("latin-1")
     return ""
+
+
+def here(request) -> str:
+    """The path and query of the current request (where to come back to)."""
+    return request.url.path + (f"?{request.url.query}" if request.url.query else "")
+
+
+def redirect(url: str, message: str | None = None, kind: str = "success", request=None) -> RedirectResponse:
+    """303 See Other (the answer to a form POST), optionally with a message for the next page."""
+    if message and request is not None:
+        flash(request, message, kind)
+    return RedirectResponse(url, status_code=303)
+
+
+def login_redirect(request, login_url: str, back: str | None = None) -> RedirectResponse:
+    """Send a guest to the login page and, after signing in, back to `back` (default: this page if
+    it can be fetched again, i.e. a GET), as every site here does."""
+    if back or request.method == "GET":
+        request.session["after_login"] = back or here(request)
+    return RedirectResponse(login_url, status_code=303 if request.method == "POST" else 302)
+
+
+def int_param(value: Any, default: int, lo: int = 1, hi: int = 10**9) -> int:
+    """An integer from a query or form value, clamped to [lo, hi]; `default` when it is not a number."""
+    try:
+        return min(max(int(value), lo), hi)
+    except (TypeError, ValueError):
+        return default
 
 
 def flash(request, message: str, kind: str = "success") -> None:

@@ -16,7 +16,15 @@ from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
 from webrl.sites.embedded.platform import DatabaseSpec, SiteContext, SiteSpec
-from webrl.sites.gitlab import issues, members, merge_requests, project_admin, projects, repository, users
+from webrl.sites.gitlab import (
+    issues,
+    members,
+    merge_requests,
+    project_admin,
+    projects,
+    repository,
+    users,
+)
 from webrl.sites.gitlab.seed import seed
 from webrl.sites.gitlab.web import Gitlab
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
-from webrl.sites.gitlab.web import int_param
+from webrl.sites.embedded.platform import int_param
 
 PER_PAGE = 20
 SORTS = {

@@ -7,11 +7,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from webrl.sites.embedded.platform import flash, now
+from webrl.sites.embedded.platform import flash, now, redirect
 from webrl.sites.gitlab import issuables as iss
 from webrl.sites.gitlab.issuables import ISSUE
 from webrl.sites.gitlab.projects import breadcrumbs
-from webrl.sites.gitlab.web import Gitlab, redirect
+from webrl.sites.gitlab.web import Gitlab
 
 
 def routes(gl: Gitlab) -> list[Route]:

@@ -11,10 +11,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from webrl.sites.embedded.platform import flash, now
+from webrl.sites.embedded.platform import flash, now, redirect
 from webrl.sites.gitlab.issuables import add_event
 from webrl.sites.gitlab.projects import breadcrumbs
-from webrl.sites.gitlab.web import ROLE_LEVELS, ROLES, Gitlab, redirect
+from webrl.sites.gitlab.web import ROLE_LEVELS, ROLES, Gitlab
 
 
 def parse_level(value) -> int | None:

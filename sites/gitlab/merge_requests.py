@@ -10,13 +10,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from webrl.sites.embedded.platform import flash, now
+from webrl.sites.embedded.platform import flash, now, redirect
 from webrl.sites.gitlab import issuables as iss
 from webrl.sites.gitlab import repo
 from webrl.sites.gitlab.issuables import MR
 from webrl.sites.gitlab.projects import breadcrumbs
 from webrl.sites.gitlab.repository import diff_rows
-from webrl.sites.gitlab.web import Gitlab, redirect
+from webrl.sites.gitlab.web import Gitlab
 
 
 def routes(gl: Gitlab) -> list[Route]:

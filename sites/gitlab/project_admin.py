@@ -10,11 +10,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from webrl.sites.embedded.platform import flash, now
+from webrl.sites.embedded.platform import flash, now, redirect
 from webrl.sites.gitlab import repo
 from webrl.sites.gitlab.issuables import add_event
 from webrl.sites.gitlab.projects import breadcrumbs
-from webrl.sites.gitlab.web import NAME_RE, PATH_RE, VISIBILITIES, Gitlab, redirect
+from webrl.sites.gitlab.web import NAME_RE, PATH_RE, VISIBILITIES, Gitlab
 
 LEVEL_TO_VISIBILITY = {"0": "private", "10": "internal", "20": "public"}
 VISIBILITY_TO_LEVEL = {v: k for k, v in LEVEL_TO_VISIBILITY.items()}

@@ -9,9 +9,9 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from webrl.sites.embedded.platform import flash, now
+from webrl.sites.embedded.platform import flash, int_param, now, redirect
 from webrl.sites.gitlab import markdown, repo
-from webrl.sites.gitlab.web import Gitlab, int_param, redirect
+from webrl.sites.gitlab.web import Gitlab
 
 PROJECT_SORTS = {
     "latest_activity_desc": ("Last updated", "p.last_activity_at DESC"),

@@ -10,11 +10,11 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from webrl.sites.embedded.platform import flash, now
+from webrl.sites.embedded.platform import flash, int_param, now, redirect
 from webrl.sites.gitlab import markdown, repo
 from webrl.sites.gitlab.issuables import add_event
 from webrl.sites.gitlab.projects import breadcrumbs
-from webrl.sites.gitlab.web import Gitlab, int_param, redirect
+from webrl.sites.gitlab.web import Gitlab
 
 COMMITS_PER_PAGE = 40
 BRANCH_RE = re.compile(r"(?!/)(?!.*//)(?!.*\.\.)(?!.*\.lock$)[A-Za-z0-9._/\-]+(?<!/)(?<!\.)\Z")

@@ -13,9 +13,14 @@ from urllib.parse import urlencode
 
 from markupsafe import Markup
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, Response
 
-from webrl.sites.embedded.platform import SiteContext, flash, make_templates
+from webrl.sites.embedded.platform import (
+    SiteContext,
+    flash,
+    login_redirect,
+    make_templates,
+)
 from webrl.sites.gitlab import markdown
 
 TEMPLATES_DIR = Path(__file__).with_name("templates")
@@ -106,15 +111,8 @@ def query_with(request: Request, **changes: Any) -> str:
     return "?" + urlencode(items) if items else request.url.path
 
 
-def int_param(value: Any, default: int, lo: int = 1, hi: int = 10**9) -> int:
-    try:
-        return min(max(int(value), lo), hi)
-    except (TypeError, ValueError):
-        return default
 
 
-def redirect(url: str) -> RedirectResponse:
-    return RedirectResponse(url, status_code=303)
 
 
 class Gitlab:
@@ -148,11 +146,8 @@ class Gitlab:
         return self.conn.execute("SELECT * FROM users WHERE username = ?", (username.lstrip("@"),)).fetchone()
 
     def login_redirect(self, request: Request) -> Response:
-        here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-        if request.method == "GET":
-            request.session["after_login"] = here
         flash(request, "You need to sign in or sign up before continuing.", "alert")
-        return RedirectResponse("/users/sign_in", status_code=303 if request.method == "POST" else 302)
+        return login_redirect(request, "/users/sign_in")
 
     def login_required(self, endpoint):
         @functools.wraps(endpoint)

@@ -17,7 +17,12 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from webrl.sites.embedded.platform import DatabaseSpec, SiteContext, SiteSpec, make_templates
+from webrl.sites.embedded.platform import (
+    DatabaseSpec,
+    SiteContext,
+    SiteSpec,
+    make_templates,
+)
 from webrl.sites.map import browse
 from webrl.sites.map.geo import ENGINE_LABELS, ENGINES, RoadNetwork
 from webrl.sites.map.render import REGION_VIEW, MapRenderer, View, fit_view

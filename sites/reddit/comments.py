@@ -7,9 +7,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from webrl.sites.embedded.platform import flash, now
+from webrl.sites.embedded.platform import flash, now, redirect
 from webrl.sites.reddit.submissions import comment_tree
-from webrl.sites.reddit.web import Postmill, length_error, redirect, safe_next, submission_path
+from webrl.sites.reddit.web import Postmill, length_error, safe_next, submission_path
 
 MAX_COMMENT = 10000
 

@@ -7,8 +7,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from webrl.sites.embedded.platform import flash, now
-from webrl.sites.reddit.web import NAME_RE, SORTS, Postmill, length_error, redirect, safe_next
+from webrl.sites.embedded.platform import flash, now, redirect
+from webrl.sites.reddit.web import NAME_RE, SORTS, Postmill, length_error, safe_next
 
 FORUM_SORTS = {"by_name": "f.name COLLATE NOCASE", "by_title": "f.title COLLATE NOCASE",
                "by_subscribers": "subscribers DESC, f.name COLLATE NOCASE",

@@ -9,9 +9,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from webrl.sites.embedded.platform import flash, now
+from webrl.sites.embedded.platform import flash, now, redirect
 from webrl.sites.reddit.web import (
-    Postmill, length_error, redirect, safe_next, slugify, submission_path, update_ranking,
+    Postmill,
+    length_error,
+    safe_next,
+    slugify,
+    submission_path,
+    update_ranking,
 )
 
 FIELDS = ("url", "title", "body")

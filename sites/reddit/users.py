@@ -7,8 +7,21 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from webrl.sites.embedded.platform import check_password, flash, hash_password, now
-from webrl.sites.reddit.web import NAME_RE, PER_PAGE, SUBMISSION_SELECT, Postmill, int_param, length_error, redirect
+from webrl.sites.embedded.platform import (
+    check_password,
+    flash,
+    hash_password,
+    int_param,
+    now,
+    redirect,
+)
+from webrl.sites.reddit.web import (
+    NAME_RE,
+    PER_PAGE,
+    SUBMISSION_SELECT,
+    Postmill,
+    length_error,
+)
 
 COMMENT_SELECT = (
     "SELECT c.*, u.username, s.title AS submission_title, f.name AS forum_name, v.choice AS my_vote"

@@ -13,9 +13,16 @@ from urllib.parse import urlencode, urlsplit
 
 from markupsafe import Markup, escape
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, Response
 
-from webrl.sites.embedded.platform import SiteContext, make_templates, now
+from webrl.sites.embedded.platform import (
+    SiteContext,
+    here,
+    int_param,
+    login_redirect,
+    make_templates,
+    now,
+)
 from webrl.sites.reddit.seed import HOT_BONUS
 
 TEMPLATES_DIR = Path(__file__).with_name("templates")
@@ -120,10 +127,7 @@ class Postmill:
         return row
 
     def login_redirect(self, request: Request, back: str | None = None) -> Response:
-        """Send a guest to the login page, and back to `back` (default: this page) afterwards."""
-        here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-        request.session["after_login"] = back or here
-        return RedirectResponse("/login", status_code=303 if request.method == "POST" else 302)
+        return login_redirect(request, "/login", back)
 
     # -- rendering -----------------------------------------------------------------------------
 
@@ -220,8 +224,6 @@ def submission_path(s) -> str:
     return f"/f/{forum}/{s['id']}/{slugify(s['title'])}"
 
 
-def here(request: Request) -> str:
-    return request.url.path + (f"?{request.url.query}" if request.url.query else "")
 
 
 def page_url(request: Request, page: int) -> str:
@@ -239,15 +241,8 @@ def safe_next(value: str | None, default: str = "/") -> str:
     return default
 
 
-def redirect(url: str) -> RedirectResponse:
-    return RedirectResponse(url, status_code=303)
 
 
-def int_param(value: Any, default: int, lo: int = 1, hi: int = 10**6) -> int:
-    try:
-        return min(max(int(value), lo), hi)
-    except (TypeError, ValueError):
-        return default
 
 
 def length_error(value: str, lo: int, hi: int) -> str | None:

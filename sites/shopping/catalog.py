@@ -5,14 +5,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
-from starlette.convertors import Convertor, register_url_convertor
 from starlette.routing import Route
 
-from webrl.sites.embedded.platform import flash, now
-from webrl.sites.shopping.web import Shop, int_param, redirect
+from webrl.sites.embedded.platform import flash, int_param, now, redirect
+from webrl.sites.shopping.web import Shop
 from webrl.sites.store import store
+
 
 class HtmlPathConvertor(Convertor):
     """A path ending in .html, e.g. 'home-kitchen/bedding.html'."""

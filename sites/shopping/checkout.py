@@ -9,8 +9,8 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from webrl.sites.embedded.platform import flash
-from webrl.sites.shopping.web import ADDRESS_LABELS, Shop, redirect
+from webrl.sites.embedded.platform import flash, redirect
+from webrl.sites.shopping.web import ADDRESS_LABELS, Shop
 from webrl.sites.store import store
 
 NOT_AVAILABLE = "The requested qty is not available"

@@ -10,8 +10,15 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from webrl.sites.embedded.platform import check_password, flash, hash_password, now
-from webrl.sites.shopping.web import ADDRESS_LABELS, Shop, int_param, redirect
+from webrl.sites.embedded.platform import (
+    check_password,
+    flash,
+    hash_password,
+    int_param,
+    now,
+    redirect,
+)
+from webrl.sites.shopping.web import ADDRESS_LABELS, Shop
 from webrl.sites.store import store
 
 SIGN_IN_FAILED = ("The account sign-in was incorrect or your account is disabled temporarily. "

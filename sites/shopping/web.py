@@ -12,7 +12,13 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from webrl.sites.embedded.platform import SiteContext, flash, make_templates, now
+from webrl.sites.embedded.platform import (
+    SiteContext,
+    flash,
+    login_redirect,
+    make_templates,
+    now,
+)
 from webrl.sites.store import store
 
 TEMPLATES_DIR = Path(__file__).with_name("templates")
@@ -77,10 +83,7 @@ class Shop:
         return row
 
     def login_redirect(self, request: Request, back: str | None = None) -> Response:
-        """Send a guest to the login page, and back to `back` (default: this page) afterwards."""
-        here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-        request.session["after_login"] = back or here
-        return RedirectResponse("/customer/account/login/", status_code=303 if request.method == "POST" else 302)
+        return login_redirect(request, "/customer/account/login/", back)
 
     def sign_in(self, request: Request, customer_id: int) -> None:
         """Sign the customer in and merge the guest cart into the customer's cart, as Magento does."""
@@ -172,16 +175,3 @@ def query_with(request: Request, **changes: Any) -> str:
             params[key] = str(value)
     return "?" + urlencode(params) if params else request.url.path
 
-
-def redirect(url: str, message: str | None = None, kind: str = "success",
-             request: Request | None = None) -> RedirectResponse:
-    if message and request is not None:
-        flash(request, message, kind)
-    return RedirectResponse(url, status_code=303)
-
-
-def int_param(value: Any, default: int, lo: int = 1, hi: int = 10**9) -> int:
-    try:
-        return min(max(int(value), lo), hi)
-    except (TypeError, ValueError):
-        return default

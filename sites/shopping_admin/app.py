@@ -18,7 +18,15 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from webrl.sites.embedded.platform import SiteContext, SiteSpec, check_password, flash, make_templates
+from webrl.sites.embedded.platform import (
+    SiteContext,
+    SiteSpec,
+    check_password,
+    flash,
+    here,
+    make_templates,
+    redirect,
+)
 from webrl.sites.shopping_admin import grid as gridlib
 from webrl.sites.store import STORE
 
@@ -117,8 +125,6 @@ class Admin:
         return self.render(request, "404.html", status_code=404, title="404 Error")
 
 
-def redirect(path: str) -> RedirectResponse:
-    return RedirectResponse(path, status_code=303)
 
 
 def parse_path(rest: str) -> tuple[tuple[str, str, str], dict[str, str]] | None:
@@ -160,8 +166,7 @@ def make_app(ctx: SiteContext) -> Starlette:
         handler, methods, section = entry
         if section != "__public__" and admin.current_user(request) is None:
             if request.method == "GET":
-                request.session["after_login"] = str(request.url.path) + (
-                    "?" + request.url.query if request.url.query else "")
+                request.session["after_login"] = here(request)
             return redirect(url())
         if request.method not in methods:
             return admin.not_found(request)

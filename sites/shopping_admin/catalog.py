@@ -8,8 +8,16 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import Response
 
-from webrl.sites.embedded.platform import flash, now
-from webrl.sites.shopping_admin.grid import Column, Filter, Grid, link, parse_number, slugify, view
+from webrl.sites.embedded.platform import flash, now, redirect
+from webrl.sites.shopping_admin.grid import (
+    Column,
+    Filter,
+    Grid,
+    link,
+    parse_number,
+    slugify,
+    view,
+)
 from webrl.sites.store.store import category_tree
 
 STATUS = (("1", "Enabled"), ("2", "Disabled"))
@@ -65,7 +73,6 @@ def category_options(conn) -> list[tuple[str, list[tuple[int, str]]]]:
 
 
 def register(admin) -> None:
-    from webrl.sites.shopping_admin.app import redirect
 
     db = lambda: admin.db  # noqa: E731
 

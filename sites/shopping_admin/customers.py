@@ -9,8 +9,17 @@ import secrets
 from starlette.requests import Request
 from starlette.responses import Response
 
-from webrl.sites.embedded.platform import flash, hash_password, now
-from webrl.sites.shopping_admin.grid import Column, Filter, Grid, fmt_date, fmt_datetime, link, parse_date, view
+from webrl.sites.embedded.platform import flash, hash_password, now, redirect
+from webrl.sites.shopping_admin.grid import (
+    Column,
+    Filter,
+    Grid,
+    fmt_date,
+    fmt_datetime,
+    link,
+    parse_date,
+    view,
+)
 from webrl.sites.shopping_admin.sales import ORDERS
 from webrl.sites.store.store import ADDRESS_FIELDS
 
@@ -78,7 +87,6 @@ SUBSCRIBERS = Grid(
 
 
 def register(admin) -> None:
-    from webrl.sites.shopping_admin.app import redirect
 
     db = lambda: admin.db  # noqa: E731
 

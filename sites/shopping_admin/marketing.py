@@ -7,8 +7,18 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.responses import Response
 
-from webrl.sites.embedded.platform import flash, now
-from webrl.sites.shopping_admin.grid import Column, Filter, Grid, fmt_date, fmt_datetime, link, parse_date, parse_number, view
+from webrl.sites.embedded.platform import flash, now, redirect
+from webrl.sites.shopping_admin.grid import (
+    Column,
+    Filter,
+    Grid,
+    fmt_date,
+    fmt_datetime,
+    link,
+    parse_date,
+    parse_number,
+    view,
+)
 
 REVIEW_STATUSES = (("Approved", "Approved"), ("Pending", "Pending"), ("Not Approved", "Not Approved"))
 ACTIONS = (("by_percent", "Percent of product price discount"), ("by_fixed", "Fixed amount discount for whole cart"))
@@ -112,7 +122,6 @@ SEARCH_REPORT = search_terms_grid(True)
 
 
 def register(admin) -> None:
-    from webrl.sites.shopping_admin.app import redirect
 
     db = lambda: admin.db  # noqa: E731
     review_mass = {"action": _url("review/product/massUpdateStatus/"),

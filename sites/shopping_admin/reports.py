@@ -15,7 +15,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from webrl.sites.embedded.platform import flash
-from webrl.sites.shopping_admin.grid import Column, Filter, Grid, fmt_datetime, link, parse_date, view
+from webrl.sites.shopping_admin.grid import (
+    Column,
+    Filter,
+    Grid,
+    fmt_datetime,
+    link,
+    parse_date,
+    view,
+)
 from webrl.sites.store.store import ORDER_STATUS_LABELS
 
 PERIODS = (("day", "Day"), ("month", "Month"), ("year", "Year"))

@@ -7,8 +7,15 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import Response
 
-from webrl.sites.embedded.platform import flash, now
-from webrl.sites.shopping_admin.grid import Column, Filter, Grid, fmt_datetime, link, view
+from webrl.sites.embedded.platform import flash, now, redirect
+from webrl.sites.shopping_admin.grid import (
+    Column,
+    Filter,
+    Grid,
+    fmt_datetime,
+    link,
+    view,
+)
 from webrl.sites.store.store import ORDER_STATUS_LABELS, load_order
 
 STATUS_OPTIONS = tuple(ORDER_STATUS_LABELS.items())
@@ -221,8 +228,6 @@ def register(admin) -> None:
         )
 
     def admin_redirect(path: str):
-        from webrl.sites.shopping_admin.app import redirect
-
         return redirect(_url(path))
 
     @admin.route("sales/order/addComment", methods=("POST",), section="sales")
