@@ -35,3 +35,12 @@ class SiteBackend(Protocol):
     def reset(self, sites: list[str] | None = None, instance: int | None = None) -> list[ResetResult]: ...
 
     def is_dirty(self, site: str, instance: int) -> bool: ...
+
+
+# WebArena's accounts (reference/webarena-env.md §3), the same on every backend.
+ACCOUNTS: dict[str, tuple[str, str]] = {
+    "shopping": ("emma.lopez@gmail.com", "Password.123"),
+    "shopping_admin": ("admin", "admin1234"),
+    "reddit": ("MarvelsGrantMan136", "test1234"),
+    "gitlab": ("byteblaze", "hello1234"),
+}

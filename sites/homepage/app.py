@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from webrl.sites.base import ACCOUNTS
 from webrl.sites.embedded.platform import SiteContext, SiteSpec, make_templates
 
 HERE = Path(__file__).parent
@@ -22,12 +23,6 @@ CARDS = [
     ("reddit", "Reddit", "A social news aggregation and discussion website", "/forums/all"),
     ("gitlab", "Gitlab", "A source code management platform", "/explore"),
     ("map", "OpenStreetMap", "An online map of the world", "/"),
-]
-ACCOUNTS = [
-    ("shopping", "OneStopShop", "emma.lopez@gmail.com", "Password.123"),
-    ("shopping_admin", "Merchant Admin Portal", "admin", "admin1234"),
-    ("reddit", "Reddit", "MarvelsGrantMan136", "test1234"),
-    ("gitlab", "Gitlab", "byteblaze", "hello1234"),
 ]
 
 
@@ -46,7 +41,9 @@ def make_app(ctx: SiteContext) -> Starlette:
         return templates.TemplateResponse(request, "calculator.html", {})
 
     async def password(request: Request):
-        return templates.TemplateResponse(request, "password.html", {"accounts": running(ACCOUNTS)})
+        accounts = [(ctx.urls[site], title, *ACCOUNTS[site]) for site, title, _, _ in CARDS
+                    if site in ACCOUNTS and site in ctx.urls]
+        return templates.TemplateResponse(request, "password.html", {"accounts": accounts})
 
     return Starlette(routes=[
         Route("/", index),
