@@ -55,9 +55,10 @@ def main(
 
 
 def _register() -> None:
-    from webrl.cli import doctor, sites
+    from webrl.cli import doctor, evaluation, sites
 
     sites.register(app)
+    evaluation.register(app)
     doctor.register(app)
 
 

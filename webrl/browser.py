@@ -30,6 +30,7 @@ def chromium_executable(playwright) -> str | None:
 
 
 def launch_chromium(playwright, headless: bool = True):
+    """A Browser from a sync Playwright; with an async Playwright, an awaitable of one."""
     return playwright.chromium.launch(
         executable_path=chromium_executable(playwright), headless=headless, args=CHROMIUM_ARGS
     )

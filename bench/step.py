@@ -1,0 +1,104 @@
+"""How much does one environment step cost? Goal (DESIGN.md): median <= 150 ms on the embedded sites.
+
+A step is: execute the action in Chromium, wait until the page is stable (load, network quiet, DOM
+quiet), and build the next observation. VAB-WebArena-Lite instead sleeps a fixed 3 s after every
+action. The benchmark replays a scripted browsing session on the embedded shop (menu clicks,
+searches, scrolling, going back) through the real `BrowserEnv`, several episodes, and prints the
+median and p90 of each part.
+
+    .venv/bin/python bench/step.py [--episodes 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+from pathlib import Path
+
+from playwright.async_api import async_playwright
+from rich.console import Console
+from rich.table import Table
+
+from webrl.browser import launch_chromium
+from webrl.config import load_config, on_free_ports
+from webrl.env.browser_env import BrowserEnv, Limits
+from webrl.policy.base import PolicyInput, Sampling
+from webrl.policy.oracle import OraclePolicy
+from webrl.sites.embedded.backend import EmbeddedBackend
+from webrl.tasks.model import Task
+
+VAB_SLEEP_MS = 3000
+SESSION = [
+    'do(action="Click", element="{Home & Kitchen}")',
+    'do(action="Scroll Down")',
+    'do(action="Click", element="{Bedding}")',
+    'do(action="Go Backward")',
+    'do(action="Search", argument="yoga mat", element="{placeholder=Search entire store here...}")',
+    'do(action="Scroll Down")',
+    'do(action="Scroll Up")',
+    'do(action="Click", element="{Electronics}")',
+    'do(action="Click", element="{Sports & Outdoors}")',
+    'do(action="Go Backward")',
+    'do(action="Type", argument="headlamp", element="{placeholder=Search entire store here...}")',
+    'do(action="Press Enter")',
+]
+
+
+def session_task() -> Task:
+    return Task.model_validate({
+        "task_id": 0, "sites": ["shopping"], "start_url": "__SHOPPING__", "require_login": False,
+        "storage_state": None, "intent": "Browse the shop.",
+        "eval": {"eval_types": ["string_match"], "reference_answers": {"must_include": ["x"]}},
+        "cheat": SESSION,
+    })
+
+
+async def measure(backend: EmbeddedBackend, episodes: int) -> list[dict[str, float]]:
+    steps = []
+    oracle = OraclePolicy()
+    async with async_playwright() as playwright:
+        browser = await launch_chromium(playwright)
+        env = BrowserEnv(browser, backend, 0, limits=Limits(max_steps=len(SESSION) + 1))
+        for _ in range(episodes):
+            obs, _ = await env.reset(session_task())
+            for _ in SESSION:
+                [response] = oracle.act([PolicyInput(env.task, env.history, obs)], Sampling())
+                obs, _, _, _, info = await env.step(response.text)
+                steps.append(info["timings_ms"])
+        await env.close()
+        await browser.close()
+    return steps
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=3)
+    args = parser.parse_args()
+    console = Console()
+    with tempfile.TemporaryDirectory() as state:
+        config = on_free_ports(load_config(flags={"state_dir": Path(state), "sites.sites": ["shopping"]}, environ={}))
+        backend = EmbeddedBackend(config)
+        backend.up()
+        try:
+            with console.status(f"{args.episodes} scripted episodes of {len(SESSION)} steps"):
+                steps = asyncio.run(measure(backend, args.episodes))
+        finally:
+            backend.down()
+    table = Table(title=f"BrowserEnv step on the embedded shop, {len(steps)} steps")
+    for column in ("part", "median", "p90", "max"):
+        table.add_column(column, justify="left" if column == "part" else "right")
+    parts = ["act", "wait_load", "wait_network", "wait_dom", "settle", "observe", "total"]
+    for part in parts:
+        values = [s.get(part, 0.0) for s in steps]
+        table.add_row(part, f"{statistics.median(values):.0f} ms", f"{statistics.quantiles(values, n=10)[-1]:.0f} ms",
+                      f"{max(values):.0f} ms")
+    console.print(table)
+    median = statistics.median(s["total"] for s in steps)
+    console.print(f"median step overhead {median:.0f} ms: goal ≤ 150 ms {'✓' if median <= 150 else '✗'}; "
+                  f"VAB's fixed sleep alone is {VAB_SLEEP_MS} ms ({VAB_SLEEP_MS / median:.0f}× longer)")
+
+
+if __name__ == "__main__":
+    main()

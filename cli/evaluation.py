@@ -1,0 +1,85 @@
+"""`webrl eval`: leaderboard numbers for a policy on a task set."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from webrl.cli.main import GLOBALS
+from webrl.cli.sites import compact_table
+from webrl.errors import UsageError
+from webrl.policy.base import POLICY_FORMS, make_policy
+from webrl.sites.backends import make_backend
+
+console = Console()
+
+
+def eval_command(
+    tasks: Annotated[str, typer.Option(help="A task set (webarena-lite, webarena) or a task file/folder.")],
+    policy: Annotated[str, typer.Option(help="Who acts: " + "; ".join(f.split("  ")[0] for f in POLICY_FORMS)
+                                        + ".")] = "oracle",
+    backend: Annotated[str | None, typer.Option(help="embedded or docker [default: embedded].")] = None,
+    parallel: Annotated[int, typer.Option(help="Episodes at once; worker k uses site instance k.")] = 1,
+    repeats: Annotated[int, typer.Option(help="Runs of every task (mean ± std over repeats).")] = 1,
+    max_steps: Annotated[int, typer.Option(help="Step limit per episode (WebRL: 30).")] = 30,
+    mode: Annotated[str, typer.Option(help="Evaluator semantics: webarena (original), vab (WebRL's numbers) "
+                                           "or browsergym.")] = "webarena",
+    judge: Annotated[str, typer.Option(help="LLM judge for fuzzy and N/A answers: none, or openai:MODEL@URL. "
+                                            "Without one those tasks are reported unjudged.")] = "none",
+    observation: Annotated[str, typer.Option(help="webrl (simplified HTML) or axtree.")] = "webrl",
+    actions: Annotated[str, typer.Option(help="Action syntax: webrl or webarena.")] = "webrl",
+    temperature: Annotated[float, typer.Option(help="Sampling temperature (WebRL evaluates at 0).")] = 0.0,
+    out: Annotated[Path | None, typer.Option(help="Run folder [default: runs/eval-<time>].")] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue the run in --out, skipping finished "
+                                                          "episodes.")] = False,
+) -> None:
+    """Run a policy over a task set in real browsers; write episodes.jsonl, summary.json and report.html."""
+    from webrl.evaluators.judge import parse_judge_spec  # Playwright & co. only when evaluating
+    from webrl.runs.eval import SITE_COLUMNS, EvalSettings, run_eval
+    from webrl.tasks.load import resolve_task_set
+
+    if resume and out is None:
+        raise UsageError("--resume needs the --out folder of the run to continue")
+    config = GLOBALS.config(**{"sites.backend": backend})
+    try:
+        settings = EvalSettings(
+            tasks=tasks, policy=policy, backend=config.sites.backend, parallel=parallel, repeats=repeats,
+            max_steps=max_steps, mode=mode, judge=judge, observation=observation, action_space=actions,
+            temperature=temperature, resume=resume,
+            out=out or Path("runs") / f"eval-{datetime.now():%Y%m%d-%H%M%S}",
+        )
+    except ValidationError as err:
+        first = err.errors()[0]
+        option = {"action_space": "actions"}.get(str(first["loc"][0]), str(first["loc"][0])).replace("_", "-")
+        raise UsageError(f"--{option}: {first['msg']}") from None
+    agent = make_policy(policy)
+    judge_model = parse_judge_spec(judge)
+    task_list = resolve_task_set(tasks, config.state_dir)
+    site_backend = make_backend(config)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.fields[rate]}"), console=console) as progress:
+        bar = progress.add_task("episodes", total=len(task_list) * repeats, rate="")
+        successes = []
+
+        def on_episode(row: dict) -> None:
+            successes.append(row["score"] == 1.0)
+            progress.update(bar, advance=1, rate=f"{sum(successes)}/{len(successes)} succeeded")
+
+        summary = asyncio.run(run_eval(settings, task_list, site_backend, agent, judge_model, on_episode))
+    table = compact_table(*SITE_COLUMNS, "Other", "Average", title=f"success rate (%), {summary['policy']}")
+    rates = summary["success_rate"]
+    table.add_row(*(f"{rates[c]['mean']} ± {rates[c]['std']}" if c in rates else "–"
+                    for c in [*SITE_COLUMNS, "Other", "Average"]))
+    console.print(table)
+    console.print(f"episodes: {summary['episodes']}  ·  report: {settings.out / 'report.html'}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("eval")(eval_command)

@@ -1,0 +1,91 @@
+"""``evaluate``: one evaluator per ``eval_type``, in list order, scores multiplied (reference §5.1).
+
+Order matters because ``program_html`` navigates the page; ``url_match`` reads ``page.url`` when its turn comes.
+
+Combining: any error -> status 'error' (score None; the original harness would have crashed on that task);
+else a 0 from any evaluator -> scored 0; else an unjudged part -> 'unjudged' (score None); else the product.
+
+Modes (``MODES``): ``webarena`` = the original evaluator (§5.1-5.4), ``vab`` = VAB-WebArena-Lite's, used for the
+WebRL numbers (§5.5), ``browsergym`` = BrowserGym's WebArena-Lite hybrid (§5.6). BrowserGym's safeguard is applied
+in that mode: any open tab outside the site URLs (``urls``) scores 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from playwright.async_api import Error as PlaywrightError
+
+from webrl.evaluators.judge import Judge
+from webrl.evaluators.program_html import program_html
+from webrl.evaluators.result import MODES, EvalResult, EvaluationError
+from webrl.evaluators.string_match import string_match
+from webrl.evaluators.url_match import url_match
+from webrl.tasks.load import PLACEHOLDER, substitute
+
+
+def _has_placeholder(task) -> bool:
+    return bool(PLACEHOLDER.search(task.model_dump_json()))
+
+
+async def _foreign_tabs(page, urls: dict[str, str]) -> list[str]:
+    """BrowserGym (§5.6): open tabs whose URL starts with none of the site URLs (about:blank allowed)."""
+    allowed = [u.rstrip("/") for u in urls.values() if u]
+    foreign = []
+    context = getattr(page, "context", None)  # a PseudoPage or a stand-in may have none
+    for other in (context.pages if context is not None else [page]):
+        if other.url != "about:blank" and not any(other.url.startswith(a) for a in allowed):
+            foreign.append(other.url)
+    return foreign
+
+
+async def evaluate(task, answer: str | None, page, *, mode: str = "webarena", judge: Judge | None = None,
+                   urls: dict[str, str] | None = None) -> EvalResult:
+    """Score one finished episode.
+
+    ``answer``: the text of the agent's final ``stop [...]`` (None: the agent gave none). ``page``: the active
+    Playwright **async** Page at the end (may be None for a string_match-only task). ``urls``: site name -> base
+    URL; used for the ``__SITE__`` placeholders still in the task, the shopping helpers, and BrowserGym's
+    open-tab check."""
+    if mode not in MODES:
+        raise ValueError(f"unknown evaluation mode {mode!r} (one of {', '.join(MODES)})")
+    judge_name = getattr(judge, "name", None) if judge is not None else None
+    if urls and _has_placeholder(task):
+        task = substitute(task, urls)
+    details: list[dict[str, Any]] = [{"type": "warning", "text": w} for w in task.warnings]
+    parts: list[float | None] = []
+    try:
+        if mode == "browsergym" and urls and page is not None:
+            foreign = await _foreign_tabs(page, urls)
+            if foreign:
+                details.append({"type": "open_tabs", "score": 0.0, "foreign": foreign})
+                parts.append(0.0)
+        for eval_type in task.eval.eval_types:
+            if eval_type == "string_match":
+                part = await string_match(task, answer, mode=mode, judge=judge)
+            elif eval_type == "url_match":
+                if page is None:
+                    raise EvaluationError("url_match needs the page")
+                part = url_match(task, page.url, mode=mode)
+            else:
+                if page is None:
+                    raise EvaluationError("program_html needs the page")
+                part = await program_html(task, page, mode=mode, judge=judge, urls=urls)
+            details.append(part)
+            parts.append(part["score"])
+    except EvaluationError as err:
+        details.append({"type": "error", "error": str(err)})
+        return EvalResult(score=None, status="error", mode=mode, judge=judge_name, details=details)
+    except (PlaywrightError, httpx.HTTPError, OSError) as err:  # navigation, closed page, a helper's network
+        # failure: the original would crash on the task too
+        details.append({"type": "error", "error": f"{type(err).__name__}: {err}"})
+        return EvalResult(score=None, status="error", mode=mode, judge=judge_name, details=details)
+    if any(p == 0.0 for p in parts):
+        return EvalResult(score=0.0, status="scored", mode=mode, judge=judge_name, details=details)
+    if any(p is None for p in parts):
+        return EvalResult(score=None, status="unjudged", mode=mode, judge=judge_name, details=details)
+    score = 1.0
+    for p in parts:
+        score *= p
+    return EvalResult(score=score, status="scored", mode=mode, judge=judge_name, details=details)

@@ -1,0 +1,254 @@
+"""Observations in real Chromium (async Playwright): the VAB/WebRL simplified HTML on the embedded shop and
+on a local page of edge cases, the serialiser on its own, and WebArena's accessibility tree."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+
+from webrl.env.actions import Action, execute
+from webrl.env.observation import KEPT_ATTRIBUTES, Observation, observe, simplify_html, viewport_ratio
+
+VIEWPORT = {"width": 1280, "height": 720}
+
+
+def with_page(body, url: str | None = None, html: str | None = None):
+    """asyncio.run(body(page)) on a fresh page of a fresh Chromium, at `url` or showing `html`."""
+
+    async def main():
+        from playwright.async_api import async_playwright
+
+        from webrl.browser import launch_chromium
+
+        async with async_playwright() as p:
+            browser = await launch_chromium(p)
+            try:
+                page = await (await browser.new_context(viewport=VIEWPORT)).new_page()
+                page.set_default_timeout(15_000)
+                if url is not None:
+                    await page.goto(url)
+                if html is not None:
+                    await page.set_content(html)
+                return await body(page)
+            finally:
+                await browser.close()
+
+    return asyncio.run(main())
+
+
+@pytest.fixture(scope="module")
+def shop(site_servers) -> str:
+    return site_servers("shopping", "shopping_admin").urls(0)["shopping"]
+
+
+def element_id(obs: Observation, text: str) -> int:
+    """The id of the labelled element whose printed text is `text`."""
+    match = re.search(rf'<\w+ id="(\d+)"[^>]*> {re.escape(text)} <', obs.text)
+    assert match, f"no labelled element with text {text!r} in {obs.text[:2000]}"
+    return int(match.group(1))
+
+
+# -- the shop ----------------------------------------------------------------------------------------
+
+
+def test_shop_home_page(shop):
+    async def body(page):
+        first = await observe(page)
+        second = await observe(page)
+        return first, second
+
+    first, second = with_page(body, url=shop)
+    assert first.kind == "webrl" and first.url.rstrip("/") == shop.rstrip("/") and first.title == "One Stop Market"
+    # Stable: the same page state gives the same text and ids.
+    assert second.text == first.text and second.ids == first.ids and second.boxes == first.boxes
+    # Labels are 0..n-1 in document order, all printed, each with a box inside the viewport.
+    assert first.ids == list(range(len(first.ids))) and len(first.ids) > 20
+    assert [int(i) for i in re.findall(r' id="(\d+)"', first.text)] == first.ids
+    for i in first.ids:
+        x, y, w, h = first.boxes[i]
+        assert w > 0 and h > 0 and 0 <= x + w / 2 <= 1280 and 0 <= y + h / 2 <= 720
+    # Only the whitelisted attributes (plus the label id) are printed; class/href/style/name never.
+    names = set(re.findall(r' ([\w-]+)="', first.text))
+    assert names <= set(KEPT_ATTRIBUTES) | {"id"}, names - set(KEPT_ATTRIBUTES)
+    assert "data-bbox" in names and "placeholder" in names
+    assert first.text.startswith("<html data-bbox=") and first.text.endswith("</html>")
+    assert '<input id="' in first.text and 'placeholder="Search entire store here..."' in first.text
+    assert "<script" not in first.text and "<style" not in first.text
+    assert first.elapsed_ms > 0 and set(first.timings_ms) == {"mark", "serialise"}
+
+
+def test_clicking_an_id_follows_the_link(shop):
+    async def body(page):
+        obs = await observe(page)
+        await execute(Action("click", element=element_id(obs, "Sports & Outdoors"), text="x"), page, obs)
+        await page.wait_for_load_state("load")
+        after = await observe(page)
+        return page.url, after
+
+    url, after = with_page(body, url=shop)
+    assert url.endswith("/sports-outdoors.html")
+    assert "Sort By" in after.text and after.url == url
+
+
+def test_offscreen_elements_are_not_labelled_until_scrolled_into_view(shop):
+    async def body(page):
+        top = await observe(page)
+        await page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+        bottom = await observe(page)
+        return top, bottom
+
+    top, bottom = with_page(body, url=shop)
+    assert "Sign In" in top.text and "Sign In" not in bottom.text  # the header is out of view at the bottom
+    assert bottom.ids == list(range(len(bottom.ids)))  # ids restart: they number what is visible now
+    assert bottom.text != top.text
+
+
+# -- a local page of edge cases ------------------------------------------------------------------------
+
+EDGE_CASES = """<!doctype html>
+<html><head><title>Edge cases</title>
+<style>body { margin: 0; font: 14px sans-serif } .far { position: absolute; top: 2000px }</style>
+<script>var ignored = "script text";</script></head>
+<body>
+<!-- a comment -->
+<div onclick="void 0" style="cursor: pointer; width: 300px"><span>Outer card</span> <a href="#inner">Inner link</a></div>
+<p>Keep <b>bold</b> tail text</p>
+<select id="size"><option value="s">Small</option><option value="m" selected>Medium</option><option value="l">Large</option></select>
+<input type="checkbox" id="agree" checked><label for="agree">I agree</label>
+<input type="checkbox" id="news">
+<input type="text" id="name" value="Ann" placeholder="Your name">
+<input type="hidden" name="token" value="secret">
+<span aria-hidden="true" class="icon">ICON</span>
+<button style="display: none">Hidden button</button>
+<button style="visibility: hidden">Invisible button</button>
+<a class="far" href="#far">Far away link</a>
+<div class="my-button-like">Fake button</div>
+<p id="long">""" + "word " * 150 + """</p>
+</body></html>"""
+
+# The expected observation of EDGE_CASES without its data-bbox attributes (they depend on font metrics).
+EDGE_CASES_TEXT = (
+    '<html> <body> <div> <span id="0" data-text="Outer card"> Outer card </span>'
+    ' <a id="1" data-text="Inner link"> Inner link </a> </div>'
+    ' <p data-text="Keep,tail text"> Keep <b data-text="bold"> bold </b> </p>'
+    ' <select id="2" data-value="m" data-text="Medium">'
+    ' <option value="s" data-text="Small"> Small </option>'
+    ' <option value="m" data-text="Medium" data-status="selected"> Medium </option>'
+    ' <option value="l" data-text="Large"> Large </option> </select>'
+    ' <input id="3" type="checkbox" data-value="on" data-status="checked"> </input>'
+    ' <label id="4" data-text="I agree"> I agree </label>'
+    ' <input id="5" type="checkbox" data-value="on" data-status="not-checked"> </input>'
+    ' <input id="6" value="Ann" type="text" placeholder="Your name"> </input>'
+    ' <button data-text="Invisible button"> Invisible button </button>'
+    ' <div id="7" data-text="Fake button"> Fake button </div>'
+    f' <p data-text="{("word " * 100)}"> {("word " * 100)} </p> </body> </html>'
+)
+
+
+def without_boxes(text: str) -> str:
+    return re.sub(r' data-bbox="[^"]*"', "", text)
+
+
+def test_edge_cases_page():
+    async def body(page):
+        obs = await observe(page)
+        await page.fill("#name", "Bob")
+        await page.select_option("#size", "l")
+        await page.uncheck("#agree")
+        changed = await observe(page)
+        labelled = await page.eval_on_selector_all("[data-label-id]", "els => els.map(e => e.textContent.trim())")
+        return obs, changed, labelled
+
+    obs, changed, labelled = with_page(body, html=EDGE_CASES)
+    assert without_boxes(obs.text) == EDGE_CASES_TEXT
+    assert obs.ids == list(range(8)) and set(obs.boxes) == set(obs.ids)
+    # Nested clickables: the clickable card holding a link is dropped, its clickable children stay.
+    # Not labelled and not printed: offscreen, display:none, aria-hidden, type=hidden, script, style, comment.
+    for absent in ("Far away link", "Hidden button", "ICON", "secret", "script text", "margin", "a comment"):
+        assert absent not in obs.text
+    # visibility:hidden is printed (it has a box, as in VAB) but cannot be clicked, so it has no id.
+    assert "<button data-text=\"Invisible button\"" in obs.text
+    assert labelled == ["Outer card", "Inner link", "SmallMediumLarge", "", "I agree", "", "", "Fake button"]
+    # Live form state shows up: typed value, chosen option, unchecked box.
+    assert '<input id="6" value="Ann" type="text" placeholder="Your name" data-value="Bob"' in changed.text
+    assert '<select id="2" data-value="l" data-text="Large"' in changed.text
+    assert '<option value="l" data-text="Large" data-status="selected">' in changed.text
+    assert '<input id="3" type="checkbox" data-value="on"' in changed.text and 'data-status="not-checked"' in changed.text
+
+
+# -- the serialiser alone ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("marked", "expected"),
+    [
+        # Repeated values print once (data-value equal to value), empty values and type=hidden are dropped.
+        ('<html><body data-bbox="0,0,10,10"><input data-label-id="0" value="7" data-value="7" title="" '
+         'type="hidden" data-bbox="1,2,3,4"></body></html>',
+         '<input id="0" value="7" data-bbox="1,2,3,4"> </input>'),
+        # Whitespace collapses; text and values are cut to 500 characters.
+        ('<html><body><p data-bbox="0,0,5,5" title="a\n\n  b">  x \t y  </p></body></html>',
+         '<p title="a b" data-bbox="0,0,5,5"> x y </p>'),
+        ('<html><body><p data-bbox="0,0,5,5">' + "z" * 600 + '</p></body></html>',
+         '<p data-bbox="0,0,5,5"> ' + "z" * 500 + ' </p>'),
+        # A visible wrapper without text or attributes is printed only when more than one child has content.
+        ('<html><body><div data-bbox="0,0,9,9"><div data-bbox="0,0,9,9"><i data-bbox="0,0,1,1">a</i></div>'
+         '</div></body></html>',
+         '<i data-bbox="0,0,1,1"> a </i>'),
+        ('<html><body><div data-bbox="0,0,9,9"><i data-bbox="0,0,1,1">a</i><i data-bbox="0,0,1,1">b</i>'
+         '</div></body></html>',
+         '<div data-bbox="0,0,9,9"> <i data-bbox="0,0,1,1"> a </i> <i data-bbox="0,0,1,1"> b </i> </div>'),
+        # Outside the viewport, or aria-hidden: the element goes, visible children stay.
+        ('<html><body><p data-bbox="0,900,5,5">below</p><span aria-hidden="true" data-bbox="0,0,5,5">icon'
+         '<b data-bbox="0,0,5,5">kept</b></span></body></html>',
+         '<b data-bbox="0,0,5,5"> kept </b>'),
+        # Options of a printed select are kept although they have no box; quotes and brackets are escaped.
+        ('<html><body><select data-label-id="3" data-bbox="0,0,50,20" data-text="A"><option data-text="A">A'
+         '</option><option data-text="&lt;b&gt; &quot;q&quot;">&lt;b&gt; "q"</option></select></body></html>',
+         '<select id="3" data-text="A" data-bbox="0,0,50,20"> <option data-text="A"> A </option>'
+         ' <option data-text="&lt;b&gt; &quot;q&quot;"> &lt;b&gt; "q" </option> </select>'),
+        ("", ""),
+    ],
+)
+def test_simplify_html(marked, expected):
+    assert simplify_html(marked, (1280, 720)) == expected
+
+
+# -- WebArena accessibility tree -----------------------------------------------------------------------
+
+
+def test_axtree_on_the_shop(shop):
+    async def body(page):
+        first = await observe(page, "axtree")
+        second = await observe(page, "axtree")
+        link = next(line for line in first.text.splitlines() if "link 'Sports & Outdoors'" in line)
+        element = int(re.search(r"\[(\d+)\]", link).group(1))
+        await execute(Action("click", element=element, text="x", space="webarena"), page, first)
+        await page.wait_for_load_state("load")
+        return first, second, page.url
+
+    obs, again, url = with_page(body, url=shop)
+    lines = obs.text.split("\n")
+    assert lines[0] == "Tab 0 (current): One Stop Market" and lines[1] == ""
+    assert obs.kind == "axtree" and obs.text == again.text and obs.ids == again.ids
+    assert re.fullmatch(r"\[\d+\] RootWebArea 'One Stop Market' focused: True url: .*", lines[2])
+    for line in lines[3:]:
+        assert re.fullmatch(r"\t+\[\d+\] [\w]+ (?:'.*'|\".*\")(?: .+)?", line), line
+    assert any(re.fullmatch(r"\t+\[\d+\] link 'Sign In' url: .*/customer/account/login/", line) for line in lines)
+    assert not any(p in obs.text for p in ("focusable:", "editable:", "settable:", "level:"))
+    assert set(obs.ids) == set(obs.boxes) and len(obs.ids) > 20
+    assert url.endswith("/sports-outdoors.html")
+
+
+def test_axtree_viewport_filter_and_quirk():
+    async def body(page):
+        return await observe(page, "axtree")
+
+    obs = with_page(body, html=EDGE_CASES)
+    assert "Far away link" not in obs.text and "Hidden button" not in obs.text and "ICON" not in obs.text
+    assert "link 'Inner link'" in obs.text and "checkbox 'I agree' checked: true" in obs.text
+    # WebArena's ratio is (overlap area / width) * height, not overlap / area.
+    assert viewport_ratio((0, 700, 100, 40), 1280, 720) == pytest.approx(100 * 20 / 100 * 40)
+    assert viewport_ratio((0, 800, 100, 40), 1280, 720) == 0

@@ -1,0 +1,1 @@
+"""The browser environment: observation, actions, episode loop."""

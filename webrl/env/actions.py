@@ -1,0 +1,439 @@
+"""Parsing model output into actions, and executing actions in the page.
+
+Two action spaces:
+
+`webrl` (VAB/WebRL, reference/webarena-env.md §7.4, webrl-method.md §11): optional `#` comment lines, then
+one Python-style call, e.g. `do(action="Click", element="2")` or `exit(message="42")`. The parser looks
+for `exit(`, `do(` and `go_backward(` in that order; for the first one present it keeps the text from its
+last occurrence on (otherwise it drops leading `#` lines) and parses that with `ast.parse(mode="eval")`.
+Keyword arguments only; the action name is case-insensitive. Actions the VAB parser does not handle
+(Right Click, Switch Tab, Wait, bare go_backward()/go_forward(), element=find_element_by_instruction(...))
+become a `none` action carrying the reason, as does anything that does not parse. Parsing never raises.
+
+`webarena` (WebArena id-based syntax, §7.2): `click [id]`, `type [id] [text] [0|1]` (a missing flag means
+1: Enter is pressed, written as a trailing "\\n" in the argument), `hover [id]`, `press [keys]`,
+`scroll [down|up]`, `new_tab`, `tab_focus [i]`, `close_tab`, `goto [url]`, `go_back`, `go_forward`,
+`stop [answer]`. When the response holds "In summary, the next action I will perform is", the action is
+the first ```fenced``` block after it; otherwise the first fenced block, otherwise the whole text.
+
+`execute` acts through the mouse at the centre of the element's box from the observation, as VAB does.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import contextlib
+import re
+from dataclasses import dataclass
+
+from playwright.async_api import Error as PlaywrightError
+
+WEBRL_KINDS = (
+    "click", "type", "search", "hover", "select", "scroll_up", "scroll_down", "press_enter",
+    "go_forward", "go_backward", "exit",
+)
+WEBARENA_KINDS = (
+    "click", "type", "hover", "press", "scroll_up", "scroll_down", "new_tab", "tab_focus", "close_tab",
+    "goto", "go_backward", "go_forward", "stop",
+)
+# do(action=...) names, lower-cased, to kinds.
+WEBRL_ACTIONS = {
+    "click": "click",
+    "type": "type",
+    "search": "search",
+    "hover": "hover",
+    "select dropdown option": "select",
+    "scroll up": "scroll_up",
+    "scroll down": "scroll_down",
+    "press enter": "press_enter",
+    "go forward": "go_forward",
+    "go backward": "go_backward",
+}
+UNSUPPORTED_WEBRL_ACTIONS = ("right click", "switch tab", "wait")
+NEEDS_ELEMENT = {"click", "type", "search", "hover", "select"}
+NEEDS_ARGUMENT = {"type", "search", "select"}
+ANSWER_PHRASE = "In summary, the next action I will perform is"
+
+NAVIGATION_TIMEOUT_MS = 10_000  # the longest wait for a navigation an action started
+
+
+@dataclass(frozen=True)
+class Action:
+    kind: str  # one of WEBRL_KINDS / WEBARENA_KINDS, or "none" when the text did not parse
+    element: int | None = None
+    argument: str | None = None
+    text: str = ""  # the exact substring the action was parsed from (for identical-action detection)
+    error: str | None = None  # why parsing failed (kind == "none")
+    space: str = "webrl"
+
+
+class ActionError(Exception):
+    """A parsed action that cannot be carried out on this page (a failed step, not a crash)."""
+
+
+def parse_action(text: str, space: str = "webrl") -> Action:
+    """Parse one raw model response. Never raises: anything unusable is Action("none", error=...)."""
+    try:
+        if space == "webrl":
+            return _parse_webrl(text if isinstance(text, str) else str(text))
+        if space == "webarena":
+            return _parse_webarena(text if isinstance(text, str) else str(text))
+        return _none(str(text), f"unknown action space {space!r}", space)
+    except Exception as err:  # noqa: BLE001 - the parser must never take the episode down
+        return _none(str(text), f"unparseable: {type(err).__name__}: {err}", space)
+
+
+def _none(text: str, error: str, space: str = "webrl") -> Action:
+    return Action("none", text=text, error=error, space=space)
+
+
+# -- webrl ------------------------------------------------------------------------------------------
+
+
+def _parse_webrl(text: str) -> Action:
+    for key in ("exit(", "do(", "go_backward("):
+        if key in text:
+            code = text[text.rindex(key):]
+            break
+    else:
+        lines = text.splitlines()
+        while lines and lines[0].lstrip().startswith("#"):
+            lines.pop(0)
+        code = "\n".join(lines)
+    code = code.strip()
+    if not code:
+        return _none(code, "no action: expected do(...) or exit(...)")
+    try:
+        tree = ast.parse(code, mode="eval")
+    except (SyntaxError, ValueError) as err:
+        return _none(code, f"not a single Python call: {getattr(err, 'msg', err)}")
+    call = tree.body
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+        return _none(code, "expected a call such as do(action=...) or exit(message=...)")
+    name = call.func.id
+    if call.args:
+        return _none(code, f"{name}() takes keyword arguments only")
+    kwargs: dict[str, object] = {}
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            return _none(code, f"{name}() does not accept **kwargs")
+        if isinstance(keyword.value, ast.Call) and isinstance(keyword.value.func, ast.Name) \
+                and keyword.value.func.id == "find_element_by_instruction":
+            return _none(code, "element=find_element_by_instruction(...) is not supported; give an element id")
+        if not isinstance(keyword.value, ast.Constant):
+            return _none(code, f"argument {keyword.arg}= must be a literal string or number")
+        kwargs[keyword.arg] = keyword.value.value
+
+    if name == "exit":
+        message = kwargs.get("message")
+        return Action("exit", argument="" if message is None else str(message), text=code)
+    if name in ("go_backward", "go_forward"):
+        direction = "Backward" if name == "go_backward" else "Forward"
+        return _none(code, f'bare {name}() is not supported; use do(action="Go {direction}")')
+    if name != "do":
+        return _none(code, f"unknown function {name}(); expected do(...) or exit(...)")
+
+    if "action" not in kwargs:
+        return _none(code, "do() needs action=...")
+    action_name = str(kwargs["action"]).strip().lower()
+    if action_name in UNSUPPORTED_WEBRL_ACTIONS:
+        return _none(code, f'action "{kwargs["action"]}" is not supported')
+    kind = WEBRL_ACTIONS.get(action_name)
+    if kind is None:
+        return _none(code, f'unknown action "{kwargs["action"]}"')
+
+    element = None
+    if kind in NEEDS_ELEMENT:
+        if "element" not in kwargs:
+            return _none(code, f'"{kwargs["action"]}" needs element=...')
+        element = _element_id(kwargs["element"])
+        if element is None:
+            return _none(code, f"element={kwargs['element']!r} is not an element id")
+    argument = None
+    if kind in NEEDS_ARGUMENT:
+        if "argument" not in kwargs or kwargs["argument"] is None:
+            return _none(code, f'"{kwargs["action"]}" needs argument=...')
+        argument = str(kwargs["argument"])
+    return Action(kind, element=element, argument=argument, text=code)
+
+
+def _element_id(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 0 else None
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+# -- webarena ---------------------------------------------------------------------------------------
+
+
+def _extract_webarena(text: str) -> str:
+    fence = re.compile(r"```((?:.|\n)*?)```")
+    if ANSWER_PHRASE in text:
+        match = fence.search(text, text.rindex(ANSWER_PHRASE))
+        if match:
+            return match.group(1).strip()
+    match = fence.search(text)
+    if match:
+        return match.group(1).strip()
+    return text.strip()
+
+
+def _parse_webarena(text: str) -> Action:
+    code = _extract_webarena(text)
+    if not code:
+        return _none(code, "no action", "webarena")
+    name = code.split("[")[0].strip() if "[" in code else code.split()[0].strip()
+
+    def fail(reason: str) -> Action:
+        return _none(code, reason, "webarena")
+
+    def act(kind: str, element: int | None = None, argument: str | None = None) -> Action:
+        return Action(kind, element=element, argument=argument, text=code, space="webarena")
+
+    if name in ("click", "hover"):
+        match = re.search(r"\[(\d+)\]", code)
+        return act(name, int(match.group(1))) if match else fail(f"{name} needs [id]")
+    if name == "type":
+        if not code.endswith(("[0]", "[1]")):
+            code_full = code + " [1]"
+        else:
+            code_full = code
+        match = re.search(r"\[(\d+)\] \[(.+)\] \[(\d+)\]", code_full, re.DOTALL)
+        if not match:
+            return fail("type needs [id] [text] [0|1]")
+        typed = match.group(2) + ("\n" if match.group(3) == "1" else "")
+        return act("type", int(match.group(1)), typed)
+    if name == "press":
+        match = re.search(r"\[(.+)\]", code)
+        return act("press", argument=match.group(1)) if match else fail("press needs [key_comb]")
+    if name == "scroll":
+        match = re.search(r"\[(down|up)\]", code)
+        return act(f"scroll_{match.group(1)}") if match else fail("scroll needs [down] or [up]")
+    if name == "goto":
+        match = re.search(r"\[(.+)\]", code)
+        return act("goto", argument=match.group(1)) if match else fail("goto needs [url]")
+    if name == "tab_focus":
+        match = re.search(r"\[(\d+)\]", code)
+        return act("tab_focus", argument=match.group(1)) if match else fail("tab_focus needs [index]")
+    if name in ("new_tab", "close_tab", "go_forward"):
+        return act(name)
+    if name == "go_back":
+        return act("go_backward")
+    if name == "stop":
+        match = re.search(r"\[(.*)\]", code, re.DOTALL)
+        return act("stop", argument=match.group(1) if match else "")
+    return fail(f"unknown action {name!r}")
+
+
+# -- execution --------------------------------------------------------------------------------------
+
+_KEY_NAMES = {
+    "ctrl": "Control", "control": "Control", "cmd": "Meta", "meta": "Meta", "command": "Meta", "alt": "Alt",
+    "option": "Alt", "shift": "Shift", "enter": "Enter", "return": "Enter", "tab": "Tab", "esc": "Escape",
+    "escape": "Escape", "backspace": "Backspace", "delete": "Delete", "space": "Space", "up": "ArrowUp",
+    "down": "ArrowDown", "left": "ArrowLeft", "right": "ArrowRight", "pageup": "PageUp", "pagedown": "PageDown",
+    "home": "Home", "end": "End", "arrowup": "ArrowUp", "arrowdown": "ArrowDown", "arrowleft": "ArrowLeft",
+    "arrowright": "ArrowRight",
+}
+
+_SELECT_JS = """([label, x, y, wanted]) => {
+  const near = (el) => !el ? null : (el.localName === "select" ? el : (el.querySelector("select") || el.closest("select")));
+  let select = near(document.querySelector(`[data-label-id="${label}"]`));
+  if (!select) select = near(document.elementFromPoint(x, y));
+  if (!select) return {error: "no <select> at this element"};
+  const options = Array.from(select.options);
+  const index = options.findIndex((o) => o.text.toLowerCase().includes(wanted.toLowerCase()));
+  if (index < 0) return {error: "no option contains " + JSON.stringify(wanted), options: options.map((o) => o.text.trim())};
+  select.focus();
+  select.selectedIndex = index;
+  select.dispatchEvent(new Event("input", {bubbles: true}));
+  select.dispatchEvent(new Event("change", {bubbles: true}));
+  return {index: index, text: options[index].text.trim()};
+}"""
+
+_SCROLL_WINDOW_JS = """(sign) => {
+  const el = document.scrollingElement || document.body;
+  el.scrollTop = el.scrollTop + sign * window.innerHeight;
+}"""
+
+_FRAME_JS = "() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))"
+
+
+async def execute(action: Action, page, obs):
+    """Carry out `action` in `page` (observed as `obs`). Raises ActionError when it cannot be done
+    (unknown element id, no matching option, ...). Returns the page that is current afterwards when a
+    tab action changed it (new_tab, tab_focus, close_tab), else None."""
+    kind = action.kind
+    if kind in ("none", "exit", "stop"):
+        return None
+    webarena = action.space == "webarena"
+
+    if kind == "click":
+        x, y = _centre(action, obs)
+        await _navigating(page, lambda: page.mouse.click(x, y))
+    elif kind == "hover":
+        x, y = _centre(action, obs)
+        await page.mouse.move(x, y)
+    elif kind == "type" and webarena:  # click and type, no clearing; a trailing "\n" presses Enter
+        x, y = _centre(action, obs)
+        await page.mouse.click(x, y)
+        text = action.argument or ""
+        if text.endswith("\n"):
+            await page.keyboard.type(text[:-1])
+            await _navigating(page, lambda: page.keyboard.press("Enter"))
+        else:
+            await page.keyboard.type(text)
+    elif kind in ("type", "search"):
+        x, y = _centre(action, obs)
+        await page.mouse.click(x, y)
+        await page.keyboard.press("Control+A")
+        await page.keyboard.press("Backspace")
+        await page.keyboard.type(action.argument or "")
+        if kind == "search":  # VAB waits a fixed 2 s here; waiting for the page to render is enough
+            await _quiet(page)
+            await _navigating(page, lambda: page.keyboard.press("Enter"))
+    elif kind == "select":
+        x, y = _centre(action, obs)
+        try:
+            result = await _navigating(page, lambda: page.evaluate(_SELECT_JS, [action.element, x, y, action.argument]))
+        except PlaywrightError as err:  # the change handler navigated away while the call returned: done
+            if "context was destroyed" not in str(err) and "navigat" not in str(err):
+                raise
+            result = None
+        if result and result.get("error"):
+            options = result.get("options")
+            raise ActionError(result["error"] + (f" (options: {options})" if options else ""))
+    elif kind in ("scroll_up", "scroll_down"):
+        sign = -1 if kind == "scroll_up" else 1
+        if webarena:  # one window height, by setting scrollTop
+            await page.evaluate(_SCROLL_WINDOW_JS, sign)
+        else:  # VAB: mouse wheel by 2/3 of the viewport height
+            height = (page.viewport_size or {}).get("height") or await page.evaluate("() => window.innerHeight")
+            await page.mouse.wheel(0, sign * height * 2 / 3)
+            await _quiet(page)
+    elif kind == "press_enter":
+        await _navigating(page, lambda: page.keyboard.press("Enter"))
+    elif kind == "press":
+        await _navigating(page, lambda: page.keyboard.press(_key_combination(action.argument or "")))
+    elif kind in ("go_backward", "go_forward"):
+        go = page.go_back if kind == "go_backward" else page.go_forward
+        try:
+            await go(wait_until="load", timeout=NAVIGATION_TIMEOUT_MS)  # no history entry: a no-op
+        except PlaywrightError as err:
+            raise ActionError(f"{kind} failed: {str(err).splitlines()[0]}") from err
+    elif kind == "goto":
+        try:
+            await page.goto(action.argument or "", wait_until="load", timeout=NAVIGATION_TIMEOUT_MS)
+        except PlaywrightError as err:
+            raise ActionError(f"goto {action.argument!r} failed: {str(err).splitlines()[0]}") from err
+    elif kind == "new_tab":
+        new = await page.context.new_page()
+        return new
+    elif kind == "tab_focus":
+        pages = page.context.pages
+        index = int(action.argument or 0)
+        if not 0 <= index < len(pages):
+            raise ActionError(f"no tab {index} (there are {len(pages)})")
+        await pages[index].bring_to_front()
+        return pages[index]
+    elif kind == "close_tab":
+        context = page.context
+        await page.close()
+        pages = context.pages
+        current = pages[-1] if pages else await context.new_page()
+        await current.bring_to_front()
+        return current
+    else:
+        raise ActionError(f"action {kind!r} cannot be executed")
+    return None
+
+
+def _centre(action: Action, obs) -> tuple[float, float]:
+    box = obs.boxes.get(action.element) if action.element is not None else None
+    if box is None:
+        known = sorted(obs.boxes)
+        hint = f"ids on this page: {known[0]}-{known[-1]}" if known else "this page has no element ids"
+        raise ActionError(f"element {action.element} is not on the page ({hint})")
+    x, y, w, h = box
+    return x + w / 2, y + h / 2
+
+
+def _key_combination(keys: str) -> str:
+    parts = [p.strip() for p in keys.split("+")]
+    return "+".join(_KEY_NAMES.get(p.lower(), p) for p in parts if p)
+
+
+async def _quiet(page) -> None:
+    """Wait two animation frames (the page has reacted to the input)."""
+    with contextlib.suppress(PlaywrightError, TimeoutError):  # a navigation replaced the page: nothing to wait for
+        await asyncio.wait_for(page.evaluate(_FRAME_JS), 1.0)
+
+
+# Before an input that may navigate: a flag the page raises when a navigation of this document begins
+# (Navigation API `navigate` event, or beforeunload).
+_ARM_JS = """() => {
+  window.__webrl_navigating = false;
+  if (window.__webrl_armed) return;
+  window.__webrl_armed = true;
+  const raise = () => { window.__webrl_navigating = true; };
+  if (window.navigation) window.navigation.addEventListener("navigate", raise);
+  window.addEventListener("beforeunload", raise);
+}"""
+# After the input: one task later (a scheduled form submission has run by then), is a navigation pending?
+_PENDING_JS = "() => new Promise((resolve) => setTimeout(() => resolve(window.__webrl_navigating === true), 0))"
+
+
+async def _navigating(page, trigger):
+    """Run `trigger`; if it navigates the page, wait until the new document has loaded its DOM, so the next
+    observation sees the new page rather than a dying one. Whether a navigation began is asked of the page
+    (one round trip), not guessed from a fixed delay."""
+    started, committed, failed = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+    def on_request(request) -> None:
+        if request.is_navigation_request() and request.frame == page.main_frame:
+            started.set()
+
+    def on_failed(request) -> None:
+        if request.is_navigation_request() and request.frame == page.main_frame:
+            failed.set()
+
+    def on_navigated(frame) -> None:
+        if frame == page.main_frame:
+            committed.set()
+
+    page.on("request", on_request)
+    page.on("requestfailed", on_failed)
+    page.on("framenavigated", on_navigated)
+    try:
+        with contextlib.suppress(PlaywrightError):
+            await page.evaluate(_ARM_JS)
+        result = await trigger()
+        pending = started.is_set() or committed.is_set()
+        if not pending:
+            try:
+                pending = bool(await page.evaluate(_PENDING_JS))
+            except PlaywrightError:  # the document went away meanwhile: that was a navigation
+                pending = True
+        if not pending and not (started.is_set() or committed.is_set()):
+            return result
+        # Wait for the commit (or the navigation's failure, e.g. a blocked origin), then for the new DOM.
+        # A navigation that never commits (a download) ends the wait at the cap; the env's settle step follows.
+        waiters = [asyncio.ensure_future(committed.wait()), asyncio.ensure_future(failed.wait())]
+        try:
+            await asyncio.wait(waiters, timeout=NAVIGATION_TIMEOUT_MS / 1000, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in waiters:
+                waiter.cancel()
+        if committed.is_set():
+            with contextlib.suppress(PlaywrightError):
+                await page.wait_for_load_state("domcontentloaded", timeout=NAVIGATION_TIMEOUT_MS)
+        return result
+    finally:
+        page.remove_listener("request", on_request)
+        page.remove_listener("requestfailed", on_failed)
+        page.remove_listener("framenavigated", on_navigated)

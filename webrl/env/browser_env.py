@@ -1,0 +1,229 @@
+"""The browser environment: one episode of one task in a fresh Playwright context, Gymnasium style.
+
+    env = BrowserEnv(browser, backend, instance=0)
+    obs, info = await env.reset(task)
+    obs, reward, terminated, truncated, info = await env.step(response_text)
+    await env.close()
+
+Limits follow WebRL's evaluation scripts: 30 steps, 5 consecutive unparseable responses, 5 identical
+actions in a row. There are no fixed sleeps: after each action the env waits until the page is
+stable (load, network quiet, DOM quiet, each capped) and records how long each part took.
+The context reaches only the task's sites and the homepage; other requests are blocked and recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from webrl.env.actions import Action, ActionError, execute, parse_action
+from webrl.env.auth import AuthCache
+from webrl.env.observation import Observation, observe
+from webrl.evaluators.result import EvalResult
+from webrl.evaluators.router import evaluate
+from webrl.tasks.load import substitute
+from webrl.tasks.model import Task
+
+VIEWPORT = {"width": 1280, "height": 720}
+LOAD_CAP_MS = 5000
+NETWORK_QUIET_MS, NETWORK_QUIET_CAP_MS = 30, 500  # (Playwright's "networkidle" always costs 500 ms)
+DOM_QUIET_MS, DOM_QUIET_CAP_MS = 30, 1000
+
+# Resolves once the DOM has had no mutation for `quiet` ms, or after `cap` ms.
+DOM_QUIET_JS = """([quiet, cap]) => new Promise(resolve => {
+  let timer = setTimeout(done, quiet);
+  const observer = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(done, quiet); });
+  const hardStop = setTimeout(done, cap);
+  function done() { observer.disconnect(); clearTimeout(hardStop); resolve(); }
+  observer.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+})"""
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_steps: int = 30
+    max_parse_failures: int = 5
+    max_repeats: int = 5
+
+
+@dataclass
+class Step:
+    """One step of a trajectory, as stored in the run's JSONL."""
+
+    index: int
+    url: str
+    response: str
+    action: dict
+    error: str | None = None
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+class BrowserEnv:
+    def __init__(self, browser, backend, instance: int = 0, *, observation: str = "webrl",
+                 action_space: str = "webrl", limits: Limits = Limits(), mode: str = "webarena", judge=None):
+        self.browser, self.backend, self.instance = browser, backend, instance
+        self.observation_kind, self.action_space, self.limits = observation, action_space, limits
+        self.mode, self.judge = mode, judge
+        self.auth = AuthCache(browser, backend, instance)
+        self.context = self.page = self.task = None
+
+    # -- episode ------------------------------------------------------------------------------
+
+    async def reset(self, task: Task) -> tuple[Observation, dict]:
+        await self.close()
+        urls = self.backend.urls(self.instance)
+        self.task = substitute(task, urls)
+        start = time.perf_counter()
+        dirty = [s for s in self.task.sites if s in urls and self.backend.is_dirty(s, self.instance)]
+        if dirty:  # clean sites are not reset
+            self.backend.reset(dirty, self.instance)
+            self.auth.forget(dirty)
+        reset_ms = (time.perf_counter() - start) * 1000
+        # Tasks that need an account name a storage state (WebArena's convention); map tasks have none.
+        login = [s for s in self.task.sites if s in urls] if self.task.storage_state else []
+        storage = await self.auth.storage_state(login)
+        self.context = await self.browser.new_context(viewport=VIEWPORT, storage_state=storage)
+        self._inflight, self._last_network = 0, time.perf_counter()
+        self.context.on("request", lambda _: self._count_request(+1))
+        self.context.on("requestfinished", lambda _: self._count_request(-1))
+        self.context.on("requestfailed", lambda _: self._count_request(-1))
+        self.blocked: list[str] = []
+        allowed = {_origin(u) for site, u in urls.items() if site in self.task.sites or site == "homepage"}
+        await self.context.route("**/*", self._guard(allowed))
+        for i, url in enumerate(self.task.start_urls):
+            page = await self.context.new_page()
+            self.page = self.page or page
+            await page.goto(url)
+            if i == 0:
+                await self._settle(page)
+        self.steps: list[Step] = []
+        self.history: list[str] = []
+        self.answer: str | None = None
+        self._parse_failures = 0
+        self.obs = await observe(self.page, self.observation_kind)
+        return self.obs, {"reset_sites": dirty, "reset_ms": round(reset_ms, 1)}
+
+    async def step(self, text: str):
+        """Apply one raw model response. Returns (obs, reward, terminated, truncated, info); the
+        reward is the evaluator's score on the last step and 0 before."""
+        timings: dict[str, float] = {}
+        start = time.perf_counter()
+        action = parse_action(text, self.action_space)
+        error = None
+        if action.kind == "none":
+            self._parse_failures += 1
+            error = f"unparseable response: {action.error}"
+        else:
+            self._parse_failures = 0
+            if action.kind in ("exit", "stop"):
+                self.answer = action.argument or ""
+            else:
+                try:
+                    # Tab actions (webarena space) return the page that is now current.
+                    self.page = await execute(action, self.page, self.obs) or self.page
+                except ActionError as err:
+                    error = str(err)
+        timings["act"] = _ms(start)
+        mark = time.perf_counter()
+        if action.kind not in ("exit", "stop", "none"):
+            await self._settle(self.page, timings)
+        timings["settle"] = _ms(mark)
+        self.steps.append(Step(len(self.steps), self.page.url, text, _action_dict(action), error, timings))
+        self.history.append(text)
+
+        terminated = self.answer is not None
+        truncated = not terminated and self._limit_reached()
+        mark = time.perf_counter()
+        self.obs = obs = await observe(self.page, self.observation_kind)
+        timings["observe"] = _ms(mark)
+        timings["total"] = _ms(start)
+        reward, result = 0.0, None
+        if terminated or truncated:
+            result = await self.evaluate()
+            reward = result.score or 0.0
+        info = {"error": error, "timings_ms": timings, "eval": result, "truncated_by": self._why_truncated()}
+        return obs, reward, terminated, truncated, info
+
+    async def evaluate(self) -> EvalResult:
+        await self.context.unroute("**/*")  # the evaluator is the harness, not the agent: it may go anywhere
+        answer = self.answer if self.answer is not None else ""
+        return await evaluate(self.task, answer, self.page, mode=self.mode, judge=self.judge,
+                              urls=self.backend.urls(self.instance))
+
+    async def close(self) -> None:
+        if self.context is not None:
+            await self.context.close()
+        self.context = self.page = None
+
+    # -- limits, waiting, guarding -----------------------------------------------------------------
+
+    def _limit_reached(self) -> bool:
+        return self._why_truncated() is not None
+
+    def _why_truncated(self) -> str | None:
+        if self.answer is not None:
+            return None
+        if len(self.steps) >= self.limits.max_steps:
+            return f"max steps ({self.limits.max_steps})"
+        if self._parse_failures >= self.limits.max_parse_failures:
+            return f"{self.limits.max_parse_failures} consecutive unparseable responses"
+        last = [s.action.get("text") for s in self.steps[-self.limits.max_repeats:]]
+        if len(last) == self.limits.max_repeats and last[0] and len(set(last)) == 1:
+            return f"{self.limits.max_repeats} identical actions"
+        return None
+
+    async def _settle(self, page, timings: dict[str, float] | None = None) -> None:
+        """Wait until the page is stable: loaded, then network quiet and DOM quiet (watched together,
+        each capped). A cap that is hit, or a navigation meanwhile, ends that wait: the page is then as
+        stable as it gets."""
+        timings = {} if timings is None else timings
+
+        async def timed(name: str, wait) -> None:
+            mark = time.perf_counter()
+            try:
+                await wait
+            except Exception:
+                pass
+            timings[f"wait_{name}"] = _ms(mark)
+
+        await timed("load", page.wait_for_load_state("load", timeout=LOAD_CAP_MS))
+        await asyncio.gather(timed("network", self._network_quiet()),
+                             timed("dom", page.evaluate(DOM_QUIET_JS, [DOM_QUIET_MS, DOM_QUIET_CAP_MS])))
+
+    def _count_request(self, change: int) -> None:
+        self._inflight += change
+        self._last_network = time.perf_counter()
+
+    async def _network_quiet(self) -> None:
+        """No request in flight for NETWORK_QUIET_MS (capped at NETWORK_QUIET_CAP_MS)."""
+        deadline = time.perf_counter() + NETWORK_QUIET_CAP_MS / 1000
+        while time.perf_counter() < deadline:
+            if self._inflight <= 0 and time.perf_counter() - self._last_network >= NETWORK_QUIET_MS / 1000:
+                return
+            await asyncio.sleep(0.005)
+
+    def _guard(self, allowed: set[str]):
+        async def handle(route) -> None:
+            url = route.request.url
+            if _origin(url) in allowed or url.startswith(("data:", "blob:", "about:")):
+                await route.continue_()
+            else:
+                self.blocked.append(url)
+                await route.abort("blockedbyclient")
+
+        return handle
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 1)
+
+
+def _action_dict(action: Action) -> dict:
+    return {"kind": action.kind, "element": action.element, "argument": action.argument, "text": action.text}

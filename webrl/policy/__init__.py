@@ -1,0 +1,1 @@
+"""Policies and the prompt formats they use."""

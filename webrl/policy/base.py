@@ -1,0 +1,77 @@
+"""The `Policy` protocol: what every agent (a model server, a random baseline, a scripted oracle)
+offers the environment loop, and the spec strings that name one on the command line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from webrl.errors import UsageError
+
+if TYPE_CHECKING:
+    from webrl.env.observation import Observation
+    from webrl.tasks.model import Task
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Decoding settings; the defaults are WebRL's evaluation settings (greedy, 2048 new tokens)."""
+
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_tokens: int = 2048
+    stop: tuple[str, ...] = ("<|eot_id|>",)
+
+
+@dataclass
+class PolicyInput:
+    """One decision: the task, the agent's own past raw responses, and the current observation."""
+
+    task: Task
+    history: list[str]
+    observation: Observation
+
+
+@dataclass
+class Response:
+    text: str
+    token_logprobs: list[float] | None = None
+    meta: dict = field(default_factory=dict)  # e.g. token counts, latency
+
+
+class Policy(Protocol):
+    name: str
+
+    def act(self, inputs: list[PolicyInput], sampling: Sampling) -> list[Response]: ...
+
+
+POLICY_FORMS = (
+    "oracle                       run each task's scripted solution",
+    "random[:SEED]                uniformly random valid actions over the page's element ids",
+    "openai:MODEL@BASE_URL        an OpenAI-compatible server (vLLM or an API); add ?chat for the chat "
+    "form; key from $OPENAI_API_KEY",
+)
+
+
+def make_policy(spec: str) -> Policy:
+    """Build a policy from its command-line spec (see POLICY_FORMS)."""
+    kind, _, rest = spec.partition(":")
+    if kind == "oracle" and not rest:
+        from webrl.policy.oracle import OraclePolicy
+
+        return OraclePolicy()
+    if kind == "random":
+        from webrl.policy.random import RandomPolicy
+
+        if rest and not rest.isdigit():
+            raise UsageError(f"--policy {spec}: the random seed must be a number")
+        return RandomPolicy(int(rest or 0))
+    if kind == "openai" and "@" in rest:
+        from webrl.policy.openai import OpenAIPolicy
+
+        model, _, url = rest.partition("@")
+        url, _, option = url.partition("?")
+        if model and url and option in ("", "chat", "completion"):
+            return OpenAIPolicy(model=model, base_url=url, chat=option == "chat")
+    forms = "\n  ".join(POLICY_FORMS)
+    raise UsageError(f"unknown policy spec '{spec}'; valid forms:\n  {forms}")

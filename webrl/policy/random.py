@@ -1,0 +1,33 @@
+"""A random baseline: uniformly random valid actions over the current page's element ids."""
+
+from __future__ import annotations
+
+import random
+
+from webrl.policy.base import PolicyInput, Response, Sampling
+
+WORDS = ("test", "order", "shoes", "2023", "review", "blue")
+
+
+class RandomPolicy:
+    def __init__(self, seed: int = 0):
+        self.name = f"random:{seed}"
+        self.rng = random.Random(seed)
+
+    def act(self, inputs: list[PolicyInput], sampling: Sampling) -> list[Response]:
+        return [Response(self._one(x)) for x in inputs]
+
+    def _one(self, x: PolicyInput) -> str:
+        ids = x.observation.ids
+        choices = ["scroll", "back", "exit"] + (["click", "click", "click", "type"] if ids else [])
+        match self.rng.choice(choices):
+            case "click":
+                return f'do(action="Click", element="{self.rng.choice(ids)}")'
+            case "type":
+                return f'do(action="Type", argument="{self.rng.choice(WORDS)}", element="{self.rng.choice(ids)}")'
+            case "scroll":
+                return f'do(action="{self.rng.choice(["Scroll Down", "Scroll Up"])}")'
+            case "back":
+                return 'do(action="Go Backward")'
+            case _:
+                return 'exit(message="N/A")'

@@ -1,0 +1,261 @@
+"""The WebArena task configuration as pydantic models (schema: shared reference webarena-env.md §4).
+
+Every field of the original JSON is modelled; fields we do not know are kept (``extra="allow"``) so that a task
+written back out loses nothing. Known data quirks (reference §5.8 and a few more found in the two real task files)
+are tolerated: the task is normalised where the evaluators need one shape, and a human-readable note is appended to
+``Task.warnings`` so that nothing is fixed silently.
+
+Quirks recorded (one warning each):
+- ``reference_answers.must_include`` (or ``required_contents.must_include``) given as a bare string (WebArena-Lite
+  task 81): wrapped into a one-item list. The original and VAB evaluators assert a list and would crash.
+- ``fuzzy_match: ["N/A"]`` (a *list*, WebArena-Lite tasks 51, 91): kept as a list and flagged, because only the
+  *string* ``"N/A"`` triggers the unachievable-task rule; the list is graded by the LLM like any reference.
+- ``fuzzy_match`` given as a string other than ``"N/A"``: wrapped into a list (the originals assert a list).
+- ``fuzzy_match: "N/A"`` with an empty ``string_note``: the unachievable-reason judge gets an empty reference.
+- ``string_match`` ``must_include`` items containing ``" |OR| "`` (WebArena 386 = Lite 94): the webarena and
+  browsergym modes do not split them (effectively unpassable), vab does.
+- Answers that embed the GitLab clone host (``ssh://git@…:2222``; WebArena 293–297, Lite 71).
+- ``url_match`` without ``url_note`` (Lite 45): vab applies EXACT there, the other modes GOLD in PRED.
+- ``required_contents`` keys that only VAB/BrowserGym know (``fuzzy_match``, ``must_exclude``,
+  ``required_values``) and ``lambda:`` locators: the webarena mode cannot score them (error).
+- A top-level ``string_note`` (WebArena task 723) next to ``eval.string_note``: kept, but the evaluators read
+  ``eval.string_note``.
+- Evaluation data present without its ``eval_type`` (ignored), or an ``eval_type`` without its data.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_serializer, model_validator
+
+EvalType = Literal["string_match", "url_match", "program_html"]
+SITES = ("shopping", "shopping_admin", "reddit", "gitlab", "map", "wikipedia", "homepage")
+AND_SEPARATOR = " |AND| "
+OR_SEPARATOR = " |OR| "
+GITLAB_CLONE_HOST = re.compile(r"ssh://git@[^/\s]+:2222/")
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+class ReferenceAnswers(_Open):
+    """``eval.reference_answers``. The evaluators iterate the keys **in the order of the file** (the unachievable
+    rule replaces the running score, so order matters): use ``items()``, not the attributes."""
+
+    exact_match: str | None = None
+    must_include: list[str] | None = None
+    fuzzy_match: str | list[str] | None = None  # the string "N/A" and the list ["N/A"] mean different things
+    # VAB-WebArena-Lite additions (reference §5.5)
+    must_exclude: list[str] | None = None
+    one_of: list[str] | None = None
+    required_values: list[str] | None = None
+
+    _order: list[str] = PrivateAttr(default_factory=list)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _keep_order(cls, data: Any, handler):
+        obj = handler(data)
+        if isinstance(data, dict):
+            obj._order = [k for k in data if data[k] is not None]
+        elif isinstance(data, ReferenceAnswers):
+            obj._order = list(data._order)
+        return obj
+
+    def items(self) -> list[tuple[str, Any]]:
+        """(approach, value) pairs in file order, including unknown approaches (which the evaluators ignore)."""
+        values = self.model_dump()
+        order = [k for k in self._order if values.get(k) is not None]
+        order += [k for k, v in values.items() if v is not None and k not in order]
+        return [(k, values[k]) for k in order]
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler):
+        data = handler(self)
+        order = [k for k in self._order if k in data] + [k for k in data if k not in self._order]
+        return {k: data[k] for k in order if data[k] is not None}
+
+
+class RequiredContents(_Open):
+    """``program_html[].required_contents``: exactly one rule is used, in this precedence (the originals' if/elif
+    chain): exact_match, must_include, must_exclude, required_values, fuzzy_match."""
+
+    exact_match: str | None = None
+    must_include: list[str] | None = None
+    # VAB / BrowserGym additions (reference §5.5, §5.6)
+    fuzzy_match: list[str] | None = None
+    must_exclude: list[str] | None = None
+    required_values: list[str] | None = None
+
+    @model_validator(mode="after")
+    def _one_rule(self):
+        if self.rule is None:
+            raise ValueError("needs one of exact_match, must_include, must_exclude, required_values, fuzzy_match")
+        return self
+
+    @property
+    def rule(self) -> str | None:
+        for key in ("exact_match", "must_include", "must_exclude", "required_values", "fuzzy_match"):
+            if getattr(self, key) is not None:
+                return key
+        return None
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler):
+        return {k: v for k, v in handler(self).items() if v is not None}
+
+
+class ProgramHtml(_Open):
+    url: str
+    locator: str
+    required_contents: RequiredContents
+    prep_actions: list[str] | None = None
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler):
+        data = handler(self)
+        if data.get("prep_actions") is None:
+            data.pop("prep_actions", None)
+        return data
+
+
+class EvalSpec(_Open):
+    eval_types: list[EvalType] = Field(min_length=1)
+    reference_answers: ReferenceAnswers | None = None
+    reference_url: str | None = None
+    url_note: Literal["GOLD in PRED", "EXACT"] | None = None
+    string_note: str | None = None
+    program_html: list[ProgramHtml] = Field(default_factory=list)
+    reference_answer_raw_annotation: str | None = None
+    annotation_note: str | None = None
+
+    @field_validator("program_html", mode="before")
+    @classmethod
+    def _null_is_empty(cls, value):
+        return [] if value is None else value
+
+    @model_validator(mode="after")
+    def _types_have_data(self):
+        if "string_match" in self.eval_types and self.reference_answers is None:
+            raise ValueError("eval_types has string_match but reference_answers is null")
+        if "url_match" in self.eval_types and self.reference_url is None:
+            raise ValueError("eval_types has url_match but reference_url is null")
+        return self
+
+    @property
+    def reference_urls(self) -> list[str]:
+        """The ``" |OR| "`` alternatives of ``reference_url`` (empty when there is none)."""
+        return self.reference_url.split(OR_SEPARATOR) if self.reference_url else []
+
+
+class Task(_Open):
+    task_id: int | str
+    sites: list[str] = Field(default_factory=list)
+    start_url: str
+    require_login: bool = True
+    storage_state: str | None = None
+    geolocation: Any = None
+    intent_template: str = ""
+    instantiation_dict: dict[str, Any] = Field(default_factory=dict)
+    intent: str
+    intent_template_id: int | None = None
+    require_reset: bool = False
+    eval: EvalSpec
+    old_task_id: int | None = None
+    # Our extras
+    cheat: list[str] | None = None  # a scripted solution: action strings in the webrl action syntax
+    split: str | None = None
+    tier: int | str | None = None
+    warnings: list[str] = Field(default_factory=list)  # data quirks found while loading (see module docstring)
+
+    def to_config(self) -> dict[str, Any]:
+        """The task as a JSON-ready dict in the original shape: only the fields the source had (plus any we set),
+        without ``warnings``."""
+        return self.model_dump(mode="json", exclude_unset=True, exclude={"warnings"})
+
+    @property
+    def start_urls(self) -> list[str]:
+        """One URL per tab (``" |AND| "`` separated); the first tab is the active page."""
+        return self.start_url.split(AND_SEPARATOR)
+
+    @property
+    def reference_urls(self) -> list[str]:
+        return self.eval.reference_urls
+
+    @model_validator(mode="before")
+    @classmethod
+    def _quirks(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or not isinstance(data.get("eval"), dict):
+            return data
+        data = copy.deepcopy(data)
+        notes: list[str] = list(data.get("warnings") or [])
+
+        def warn(text: str) -> None:
+            if text not in notes:
+                notes.append(text)
+
+        spec = data["eval"]
+        types = spec.get("eval_types") if isinstance(spec.get("eval_types"), list) else []
+        answers = spec.get("reference_answers")
+        if isinstance(answers, dict):
+            include = answers.get("must_include")
+            if isinstance(include, str):
+                answers["must_include"] = [include]
+                warn(f"reference_answers.must_include is a bare string ({include!r}); read as [{include!r}] "
+                     "(the original and VAB evaluators assert a list and cannot score this task as it is)")
+                include = answers["must_include"]
+            if isinstance(include, list) and any(isinstance(v, str) and OR_SEPARATOR in v for v in include):
+                warn("string_match must_include has ' |OR| ' alternatives: vab splits them; webarena and "
+                     "browsergym match the literal text (lower-cased) and so practically never pass")
+            fuzzy = answers.get("fuzzy_match")
+            if fuzzy == ["N/A"]:
+                warn("fuzzy_match is the list ['N/A'], not the string 'N/A': the unachievable-task rule does not "
+                     "apply; the LLM judge grades the answer against the reference 'N/A'")
+            elif isinstance(fuzzy, str) and fuzzy != "N/A":
+                answers["fuzzy_match"] = [fuzzy]
+                warn(f"fuzzy_match is the string {fuzzy!r}; read as [{fuzzy!r}] (only 'N/A' may be a string)")
+            if fuzzy == "N/A" and not spec.get("string_note"):
+                warn("fuzzy_match 'N/A' with an empty eval.string_note: the unachievable-reason judge gets no "
+                     "reference reason")
+            if any(isinstance(v, str) and GITLAB_CLONE_HOST.search(v)
+                   for v in [answers.get("exact_match"), *(answers.get("must_include") or [])]):
+                warn("the reference answer embeds the GitLab clone host (ssh://git@HOST:2222/...): it only "
+                     "matches where GitLab reports that same host")
+            if "string_match" not in types:
+                warn("reference_answers is set but eval_types has no string_match: it is ignored")
+        if "url_match" in types:
+            if not spec.get("url_note"):
+                warn("url_match without url_note: the webarena and browsergym modes apply GOLD in PRED, "
+                     "vab applies EXACT")
+            if spec.get("reference_url") == "":
+                warn("url_match with an empty reference_url: webarena/browsergym pass any URL, vab none")
+        programs = spec.get("program_html")
+        if "program_html" in types and not programs:
+            warn("eval_types has program_html but program_html is empty: it scores 1")
+        if "program_html" not in types and programs:
+            warn("program_html targets are set but eval_types has no program_html: they are ignored")
+        for i, target in enumerate(programs or []):
+            if not isinstance(target, dict):
+                continue
+            contents = target.get("required_contents")
+            if isinstance(contents, dict):
+                include = contents.get("must_include")
+                if isinstance(include, str):
+                    contents["must_include"] = [include]
+                    warn(f"program_html[{i}].required_contents.must_include is a bare string; read as a list")
+                extra = [k for k in ("fuzzy_match", "must_exclude", "required_values") if k in contents]
+                if extra:
+                    warn(f"program_html[{i}].required_contents uses {', '.join(extra)} (VAB addition): "
+                         "the webarena mode cannot score it")
+            locator = target.get("locator")
+            if isinstance(locator, str) and locator.startswith("lambda:"):
+                warn(f"program_html[{i}].locator is a 'lambda:' locator: only vab/browsergym accept it, and "
+                     "they strip the prefix as a set of characters (lstrip)")
+        if "string_note" in data and data["string_note"] != spec.get("string_note"):
+            warn("a top-level string_note differs from eval.string_note; the evaluators read eval.string_note")
+        data["warnings"] = notes
+        return data
