@@ -1,0 +1,138 @@
+"""`webrl eval` end to end on the embedded shop: the oracle solves the smoke tasks, random does not,
+records and the report are written, --resume skips finished episodes, bad input is a usage error."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from webrl.errors import UsageError
+from webrl.policy.base import make_policy
+from webrl.runs.eval import EvalSettings, run_eval
+from webrl.tasks.load import load_tasks
+
+SMOKE = Path(__file__).parents[2] / "sites" / "embedded" / "tasks" / "smoke.json"
+
+
+@pytest.fixture
+def store(site_servers):
+    backend = site_servers("shopping", "shopping_admin")
+    backend.reset()
+    return backend
+
+
+def evaluate(store, out: Path, policy: str, **settings):
+    config = EvalSettings(tasks=str(SMOKE), policy=policy, out=out, **settings)
+    return asyncio.run(run_eval(config, load_tasks(SMOKE), store, make_policy(policy)))
+
+
+def test_oracle_solves_every_smoke_task(store, tmp_path):
+    summary = evaluate(store, tmp_path, "oracle")
+    rows = [json.loads(line) for line in (tmp_path / "episodes.jsonl").read_text().splitlines()]
+    assert [r["score"] for r in rows] == [1.0] * len(rows), [(r["task_id"], r["eval"]) for r in rows]
+    assert summary["success_rate"]["Average"]["mean"] == 100.0
+    assert summary["success_rate"]["OSS"]["episodes"] == 4 and summary["success_rate"]["CMS"]["episodes"] == 1
+    assert summary["settings"]["mode"] == "webarena" and summary["policy"] == "oracle"
+    report = (tmp_path / "report.html").read_text()
+    assert "What is the price of the Spokewise Gel Bike Saddle?" in report and "success" in report
+    shots = [s["screenshot"] for r in rows for s in r["steps"] if s["screenshot"]]
+    assert shots and all((tmp_path / s).stat().st_size > 1000 for s in shots)
+    # The admin task changed a price: the next episode that needs the store finds it reset.
+    assert store.is_dirty("shopping", 0)
+
+
+def test_random_policy_scores_near_zero(store, tmp_path):
+    summary = evaluate(store, tmp_path, "random:3", max_steps=8)
+    assert summary["success_rate"]["Average"]["mean"] <= 40.0
+
+
+def test_resume_skips_finished_episodes(store, tmp_path):
+    evaluate(store, tmp_path, "oracle")
+    lines = (tmp_path / "episodes.jsonl").read_text().splitlines()
+    (tmp_path / "episodes.jsonl").write_text("\n".join(lines[:2]) + "\n" + lines[2][:30])  # a crash mid-write
+    evaluate(store, tmp_path, "oracle", resume=True)
+    rows = [json.loads(line) for line in (tmp_path / "episodes.jsonl").read_text().splitlines()
+            if line.startswith("{") and line.endswith("}")]
+    assert sorted(r["task_id"] for r in rows) == [0, 1, 2, 3, 4]
+    with pytest.raises(UsageError, match="--resume"):
+        evaluate(store, tmp_path, "oracle")  # an existing run is never overwritten
+
+
+def test_parallel_needs_instances(store, tmp_path):
+    with pytest.raises(UsageError, match="--instances 2"):
+        evaluate(store, tmp_path, "oracle", parallel=2)
+
+
+def test_cli_rejects_bad_policy_and_mode(tmp_path):
+    env = dict(os.environ, WEBRL_STATE_DIR=str(tmp_path))
+    bad_policy = subprocess.run([sys.executable, "-m", "webrl", "eval", "--tasks", str(SMOKE), "--policy", "gpt"],
+                                capture_output=True, text=True, env=env)
+    assert bad_policy.returncode == 2 and "valid forms" in bad_policy.stderr and "random[:SEED]" in bad_policy.stderr
+    bad_mode = subprocess.run([sys.executable, "-m", "webrl", "eval", "--tasks", str(SMOKE), "--mode", "x"],
+                              capture_output=True, text=True, env=env)
+    assert bad_mode.returncode == 2 and "--mode" in bad_mode.stderr
+
+
+class SiteDown:
+    """The real backend, except that the shop's URL points at a closed port: a site that went down
+    (fault injection; everything else is real)."""
+
+    def __init__(self, backend, dead_port: int):
+        self.backend, self.dead = backend, f"http://127.0.0.1:{dead_port}"
+
+    def urls(self, instance):
+        return {**self.backend.urls(instance), "shopping": self.dead}
+
+    def __getattr__(self, name):
+        return getattr(self.backend, name)
+
+
+class BrokenPolicy:
+    name = "broken"
+
+    def act(self, inputs, sampling):
+        raise ConnectionError("model server unreachable")
+
+
+def episode(env_backend, tmp_path, policy, crash_browser=False):
+    from playwright.async_api import async_playwright
+
+    from webrl.env.browser_env import BrowserEnv
+    from webrl.runs.eval import Browsers, run_episode
+
+    async def go():
+        async with async_playwright() as playwright:
+            browsers = Browsers(playwright)
+            if crash_browser:
+                await (await browsers.get()).close()  # the shared browser is gone before the episode
+            env = BrowserEnv(None, env_backend, 0)
+            try:
+                return await run_episode(env, browsers, policy, load_tasks(SMOKE)[0], 0,
+                                         EvalSettings(tasks="smoke", out=tmp_path))
+            finally:
+                await browsers.close()
+
+    return asyncio.run(go())
+
+
+def test_site_down_is_env_error_not_failure(store, tmp_path):
+    from webrl.netutil import free_port
+
+    row = episode(SiteDown(store, free_port()), tmp_path, make_policy("oracle"))
+    assert row["status"] == "env_error" and row["score"] is None and "ERR_CONNECTION_REFUSED" in row["error"]
+
+
+def test_crashed_browser_is_relaunched(store, tmp_path):
+    row = episode(store, tmp_path, make_policy("oracle"), crash_browser=True)
+    assert row["status"] == "done" and row["score"] == 1.0
+
+
+def test_policy_failure_is_recorded(store, tmp_path):
+    row = episode(store, tmp_path, BrokenPolicy())
+    assert row["status"] == "policy_error" and "model server unreachable" in row["error"]

@@ -1,0 +1,1 @@
+"""Runs: evaluation runs, their episode records, summaries and reports."""
