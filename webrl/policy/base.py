@@ -60,11 +60,9 @@ def make_policy(spec: str) -> Policy:
         from webrl.policy.oracle import OraclePolicy
 
         return OraclePolicy()
-    if kind == "random":
+    if kind == "random" and (not rest or rest.isdigit()):
         from webrl.policy.random import RandomPolicy
 
-        if rest and not rest.isdigit():
-            raise UsageError(f"--policy {spec}: the random seed must be a number")
         return RandomPolicy(int(rest or 0))
     if kind == "openai" and "@" in rest:
         from webrl.policy.openai import OpenAIPolicy

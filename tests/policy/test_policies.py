@@ -1,0 +1,103 @@
+"""The policies: spec parsing, the random baseline, the oracle's element lookup, and the OpenAI-compatible
+client against a local stand-in server (an external model API cannot run here)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+
+from webrl.env.actions import parse_action
+from webrl.env.observation import Observation
+from webrl.errors import UsageError, WebrlError
+from webrl.policy.base import PolicyInput, Sampling, make_policy
+from webrl.policy.oracle import find_element
+from webrl.policy.prompt import webrl_prompt
+from webrl.tasks.model import Task
+
+TASK = Task.model_validate({"task_id": 1, "sites": ["shopping"], "start_url": "__SHOPPING__", "intent": "Buy socks.",
+                            "eval": {"eval_types": ["string_match"], "reference_answers": {"must_include": ["x"]}},
+                            "cheat": ['do(action="Click", element="{Sign In}")', 'exit(message="done")']})
+HTML = ('<html> <a id="0" data-text="Sign In"> Sign In </a> <input id="1" type="text" '
+        'placeholder="Search entire store here..."> </input> <button id="2" title="Search"> Search </button> </html>')
+OBS = Observation(text=HTML, url="http://x/", title="t", ids=[0, 1, 2], boxes={})
+
+
+@pytest.mark.parametrize("spec", ["gpt", "random:x", "openai:model", "oracle:1", "openai:@http://x"])
+def test_bad_specs_list_the_valid_forms(spec):
+    with pytest.raises(UsageError, match="valid forms"):
+        make_policy(spec)
+
+
+def test_random_policy_acts_validly_and_is_seeded():
+    first = [r.text for r in make_policy("random:7").act([PolicyInput(TASK, [], OBS)] * 30, Sampling())]
+    again = [r.text for r in make_policy("random:7").act([PolicyInput(TASK, [], OBS)] * 30, Sampling())]
+    assert first == again
+    actions = [parse_action(t) for t in first]
+    assert all(a.kind != "none" for a in actions)
+    assert {a.element for a in actions if a.element is not None} <= {0, 1, 2}
+
+
+def test_oracle_finds_elements_by_what_a_person_sees():
+    assert find_element("Sign In", HTML) == 0
+    assert find_element("placeholder=Search entire store here...", HTML) == 1
+    assert find_element("title=Search", HTML) == 2
+    oracle = make_policy("oracle")
+    assert oracle.act([PolicyInput(TASK, [], OBS)], Sampling())[0].text == 'do(action="Click", element="0")'
+    assert oracle.act([PolicyInput(TASK, ["x"], OBS)], Sampling())[0].text == 'exit(message="done")'
+    missing = Task.model_validate({**TASK.model_dump(), "cheat": ['do(action="Click", element="{Nope}")']})
+    reply = oracle.act([PolicyInput(missing, [], OBS)], Sampling())[0].text
+    assert parse_action(reply).kind == "none" and "Nope" in reply  # a counted no-op, not a crash
+
+
+@pytest.fixture
+def model_server():
+    """A stand-in for an OpenAI-compatible server: records requests, answers with a fixed action."""
+    seen = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            seen.append((self.path, dict(self.headers), body))
+            if body["model"] == "down":
+                self.send_response(503)
+                self.end_headers()
+                return
+            action = 'do(action="Click", element="0")'
+            choice = {"message": {"content": action}} if self.path.endswith("chat/completions") else {"text": action}
+            payload = json.dumps({"choices": [choice], "usage": {"completion_tokens": 9}}).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/v1", seen
+    server.shutdown()
+
+
+def test_openai_policy_completion_and_chat(model_server, monkeypatch):
+    url, seen = model_server
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-123")
+    completion = make_policy(f"openai:webrl-8b@{url}")
+    [reply] = completion.act([PolicyInput(TASK, [], OBS)], Sampling())
+    path, headers, body = seen[-1]
+    assert path == "/v1/completions" and body["prompt"] == webrl_prompt("Buy socks.", [], HTML)
+    assert body["temperature"] == 0.0 and body["stop"] == ["<|eot_id|>"]
+    assert headers["Authorization"] == "Bearer sk-secret-123"
+    assert reply.text == 'do(action="Click", element="0")' and reply.meta["usage"]["completion_tokens"] == 9
+
+    chat = make_policy(f"openai:gpt-4o@{url}?chat")
+    chat.act([PolicyInput(TASK, ["exit(message=1)"], OBS)], Sampling())
+    path, _, body = seen[-1]
+    assert path == "/v1/chat/completions" and body["messages"][0]["role"] == "system"
+
+    with pytest.raises(WebrlError) as err:
+        make_policy(f"openai:down@{url}").act([PolicyInput(TASK, [], OBS)], Sampling())
+    assert "503" in str(err.value) and "sk-secret" not in str(err.value)
