@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 
 import pytest
+from envsupport import with_page  # noqa: E402  (tests/env is on sys.path)
 
 from webrl.env.actions import Action, ActionError, execute, parse_action
 from webrl.env.observation import Observation, observe
-
-VIEWPORT = {"width": 1280, "height": 720}
 
 # -- webrl syntax ------------------------------------------------------------------------------------
 
@@ -152,31 +150,6 @@ def test_parse_webarena_failures(output):
 
 
 # -- execution on the shop ---------------------------------------------------------------------------
-
-
-def with_page(body, url: str | None = None):
-    async def main():
-        from playwright.async_api import async_playwright
-
-        from webrl.browser import launch_chromium
-
-        async with async_playwright() as p:
-            browser = await launch_chromium(p)
-            try:
-                page = await (await browser.new_context(viewport=VIEWPORT)).new_page()
-                page.set_default_timeout(15_000)
-                if url is not None:
-                    await page.goto(url)
-                return await body(page)
-            finally:
-                await browser.close()
-
-    return asyncio.run(main())
-
-
-@pytest.fixture(scope="module")
-def shop(site_servers) -> str:
-    return site_servers("shopping", "shopping_admin").urls(0)["shopping"]
 
 
 def labelled(obs: Observation, pattern: str) -> int:
