@@ -72,7 +72,12 @@ def eval_command(
             successes.append(row["score"] == 1.0)
             progress.update(bar, advance=1, rate=f"{sum(successes)}/{len(successes)} succeeded")
 
-        summary = asyncio.run(run_eval(settings, task_list, site_backend, agent, judge_model, on_episode))
+        try:
+            summary = asyncio.run(run_eval(settings, task_list, site_backend, agent, judge_model, on_episode))
+        except KeyboardInterrupt:
+            console.print(f"interrupted: {len(successes)} episodes are recorded in {settings.out}; continue with "
+                          f"--resume --out {settings.out}")
+            raise typer.Exit(130) from None
     table = compact_table(*SITE_COLUMNS, "Other", "Average", title=f"success rate (%), {summary['policy']}")
     rates = summary["success_rate"]
     table.add_row(*(f"{rates[c]['mean']} ± {rates[c]['std']}" if c in rates else "–"

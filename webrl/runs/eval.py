@@ -94,29 +94,37 @@ async def run_eval(settings: EvalSettings, tasks: list[Task], backend, policy: P
             if (task.task_id, repeat) not in done:
                 queue.put_nowait((task, repeat))
 
-    async with async_playwright() as playwright:
-        browsers = Browsers(playwright)
-        try:
-            with episodes_path.open("a") as sink:
-                async def worker(instance: int) -> None:
-                    env = BrowserEnv(None, backend, instance, observation=settings.observation,
-                                     action_space=settings.action_space, limits=Limits(settings.max_steps),
-                                     mode=settings.mode, judge=judge)
-                    try:
-                        while not queue.empty():
-                            task, repeat = queue.get_nowait()
-                            row = await run_episode(env, browsers, policy, task, repeat, settings)
-                            sink.write(json.dumps(row) + "\n")
-                            sink.flush()
-                            on_episode(row)
-                    finally:
-                        await env.close()
+    try:
+        async with async_playwright() as playwright:
+            browsers = Browsers(playwright)
+            try:
+                with episodes_path.open("a") as sink:
+                    async def worker(instance: int) -> None:
+                        env = BrowserEnv(None, backend, instance, observation=settings.observation,
+                                         action_space=settings.action_space, limits=Limits(settings.max_steps),
+                                         mode=settings.mode, judge=judge)
+                        try:
+                            while not queue.empty():
+                                task, repeat = queue.get_nowait()
+                                row = await run_episode(env, browsers, policy, task, repeat, settings)
+                                sink.write(json.dumps(row) + "\n")
+                                sink.flush()
+                                on_episode(row)
+                        finally:
+                            await env.close()
 
-                await asyncio.gather(*(worker(k) for k in range(settings.parallel)))
-        finally:
-            await browsers.close()
+                    await asyncio.gather(*(worker(k) for k in range(settings.parallel)))
+            finally:
+                await browsers.close()
+    finally:  # also on Ctrl-C: what finished is summarised and reported, the rest runs with --resume
+        summary = write_summary(settings, policy)
+    return summary
 
-    rows = [json.loads(line) for line in episodes_path.read_text().splitlines() if line.strip()]
+
+def write_summary(settings: EvalSettings, policy: Policy) -> dict:
+    """summary.json and report.html from the episodes recorded so far."""
+    path = settings.out / "episodes.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
     summary = summarize(rows, settings, policy)
     (settings.out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     write_report(settings.out, rows, summary)

@@ -1,0 +1,91 @@
+"""BrowserEnv on the real embedded shop: dirty sites reset before an episode, the origin guard,
+WebRL's limits, and per-step timings."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+
+from webrl.env.browser_env import BrowserEnv, Limits
+from webrl.tasks.model import Task
+
+
+def task(**extra) -> Task:
+    return Task.model_validate({
+        "task_id": 7, "sites": ["shopping"], "start_url": "__SHOPPING__", "storage_state": None,
+        "intent": "Look around.",
+        "eval": {"eval_types": ["string_match"], "reference_answers": {"must_include": ["socks"]}}, **extra})
+
+
+def run(backend, body, limits=Limits()):
+    async def main():
+        from playwright.async_api import async_playwright
+
+        from webrl.browser import launch_chromium
+
+        async with async_playwright() as p:
+            browser = await launch_chromium(p)
+            env = BrowserEnv(browser, backend, 0, limits=limits)
+            try:
+                return await body(env)
+            finally:
+                await env.close()
+                await browser.close()
+
+    return asyncio.run(main())
+
+
+def test_dirty_sites_are_reset_and_clean_ones_are_not(site_servers):
+    backend = site_servers("shopping", "shopping_admin")
+    backend.reset()
+    httpx.get(backend.urls(0)["shopping"] + "/catalogsearch/result/", params={"q": "dirty"})
+    assert backend.is_dirty("shopping", 0)
+
+    async def body(env):
+        _, first = await env.reset(task())
+        _, second = await env.reset(task())
+        return first, second
+
+    first, second = run(backend, body)
+    assert first["reset_sites"] == ["shopping"] and not backend.is_dirty("shopping", 0)
+    assert second["reset_sites"] == []  # clean: not reset again
+
+
+def test_only_the_task_sites_and_homepage_are_reachable(site_servers):
+    backend = site_servers("shopping", "shopping_admin", "homepage")
+    urls = backend.urls(0)
+
+    async def body(env):
+        await env.reset(task())
+        # no-cors: an allowed cross-origin request resolves (opaque, status 0); a blocked one rejects.
+        fetch = "url => fetch(url, {mode: 'no-cors'}).then(r => r.status, () => 'blocked')"
+        targets = (urls["shopping"] + "/", urls["homepage"] + "/", urls["shopping_admin"] + "/", "http://127.0.0.1:9/")
+        return [await env.page.evaluate(fetch, u) for u in targets], list(env.blocked)
+
+    statuses, blocked = run(backend, body)
+    assert statuses == [200, 0, "blocked", "blocked"]
+    assert blocked == [urls["shopping_admin"] + "/", "http://127.0.0.1:9/"]  # recorded for the trajectory
+
+
+def test_limits_and_timings(site_servers):
+    backend = site_servers("shopping", "shopping_admin")
+
+    async def body(env):
+        await env.reset(task())
+        results = [await env.step("I think I should look for socks.") for _ in range(3)]
+        blocked = env.blocked
+        await env.reset(task())
+        repeats = [await env.step('do(action="Scroll Down")') for _ in range(3)]
+        return results, repeats, blocked
+
+    results, repeats, blocked = run(backend, body, Limits(max_steps=10, max_parse_failures=3, max_repeats=3))
+    *_, (obs, reward, terminated, truncated, info) = results
+    assert truncated and not terminated and reward == 0.0
+    assert info["truncated_by"] == "3 consecutive unparseable responses"
+    assert info["eval"].score == 0.0  # evaluated like any other ending
+    assert results[0][4]["error"].startswith("unparseable response")
+    *_, (_, _, _, truncated, info) = repeats
+    assert truncated and info["truncated_by"] == "3 identical actions"
+    assert {"act", "settle", "observe", "total"} <= set(info["timings_ms"])
+    assert blocked == []
