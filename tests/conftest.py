@@ -65,3 +65,23 @@ def page(browser):
 def make_config():
     """`make_config(state_dir, **sites_settings)`: a Config on free ports."""
     return free_ports_config
+
+
+@pytest.fixture
+def run_oracle(tmp_path):
+    """`run_oracle(backend, tasks)`: run the oracle policy over tasks with the real harness (`webrl eval`'s
+    runner) and return {task_id: episode record}."""
+    import asyncio
+    import json
+
+    from webrl.policy.base import make_policy
+    from webrl.runs.eval import EvalSettings, run_eval
+
+    def run(backend, tasks, **settings):
+        out = tmp_path / f"oracle-{len(list(tmp_path.iterdir()))}"
+        config = EvalSettings(tasks="in-memory", policy="oracle", out=out, screenshots=False, **settings)
+        asyncio.run(run_eval(config, tasks, backend, make_policy("oracle")))
+        rows = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+        return {row["task_id"]: row for row in rows}
+
+    return run
