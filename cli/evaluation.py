@@ -61,8 +61,10 @@ def eval_command(
         raise UsageError(f"--{option}: {first['msg']}") from None
     agent = make_policy(policy)
     judge_model = parse_judge_spec(judge)
-    task_list = resolve_task_set(tasks, config.state_dir)
     site_backend = make_backend(config)
+    plan = site_backend.running() if config.sites.backend == "embedded" else None
+    task_list = resolve_task_set(tasks, config.state_dir, plan.seed if plan else config.sites.seed)
+    settings.task_suite = getattr(task_list[0], "suite_version", None) if task_list else None
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.fields[rate]}"), console=console) as progress:
         bar = progress.add_task("episodes", total=len(task_list) * repeats, rate="")

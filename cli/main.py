@@ -55,10 +55,11 @@ def main(
 
 
 def _register() -> None:
-    from webrl.cli import doctor, evaluation, sites
+    from webrl.cli import doctor, evaluation, sites, tasks
 
     sites.register(app)
     evaluation.register(app)
+    tasks.register(app)
     doctor.register(app)
 
 

@@ -41,6 +41,7 @@ class EvalSettings(BaseModel):
     """The whole harness configuration; written into summary.json."""
 
     tasks: str = Field(description="Task set name or path.")
+    task_suite: str | None = None  # the embedded suite's version, when the tasks come from it
     policy: str = "oracle"
     backend: str = "embedded"
     parallel: int = Field(1, ge=1)

@@ -196,16 +196,26 @@ def _fetch(source: TaskSetSource, target: Path) -> None:
         raise
 
 
-def resolve_task_set(name_or_path: str | Path, cache_dir: str | Path) -> list[Task]:
-    """A path (file or folder) loads directly; a name of ``TASK_SETS`` loads ``<cache_dir>/tasks/<file>``,
-    fetching it from upstream into the cache first when it is not there."""
+EMBEDDED_SETS = ("embedded", "embedded:train", "embedded:test")
+
+
+def resolve_task_set(name_or_path: str | Path, cache_dir: str | Path, seed: int = 0) -> list[Task]:
+    """A path (file or folder) loads directly; ``embedded[:train|:test]`` is the embedded suite built from the
+    sites' data for `seed`; a name of ``TASK_SETS`` loads ``<cache_dir>/tasks/<file>``, fetching it from
+    upstream into the cache first when it is not there."""
     name = str(name_or_path)
+    if name in EMBEDDED_SETS:
+        from webrl.tasks.suite import build_suite
+
+        tasks = build_suite(Path(cache_dir) / "snapshots", seed)
+        split = name.partition(":")[2]
+        return [t for t in tasks if not split or t.split == split]
     if name not in TASK_SETS:
         path = Path(name_or_path)
         if path.exists():
             return load_tasks(path)
         raise UsageError(f"unknown task set {name!r}: not a file or folder, and not one of the named sets "
-                         f"({', '.join(TASK_SETS)})")
+                         f"({', '.join([*EMBEDDED_SETS, *TASK_SETS])})")
     source = TASK_SETS[name]
     target = Path(cache_dir) / "tasks" / source.file
     if not target.exists():

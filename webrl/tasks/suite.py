@@ -153,4 +153,4 @@ def _split(tasks: list[Task]) -> None:
         ranked = sorted(members, key=lambda t: hashlib.sha256(
             f"{t.template}|{json.dumps(t.instantiation_dict, sort_keys=True)}".encode()).hexdigest())
         for rank, task in enumerate(ranked):
-            task.split = "test" if rank < min(quota, len(members) // 3) else "train"
+            task.split = "test" if rank < min(quota, len(members) // 2) else "train"  # keep half for train

@@ -1,0 +1,100 @@
+"""`webrl tasks`: the embedded task suite — list, show, export, and demonstrations for SFT."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from webrl.cli.main import GLOBALS
+from webrl.cli.sites import compact_table
+from webrl.errors import UsageError
+
+console = Console()
+app = typer.Typer(help="The embedded task suite: list, show, export, demonstrations.", no_args_is_help=True)
+
+SplitOption = Annotated[str | None, typer.Option("--split", help="train or test [default: both].")]
+
+
+def _suite(split: str | None = None, site: str | None = None):
+    from webrl.tasks.suite import build_suite
+
+    if split not in (None, "train", "test"):
+        raise UsageError(f"--split {split}: choose train or test")
+    config = GLOBALS.config()
+    tasks = build_suite(config.state_dir / "snapshots", config.sites.seed)
+    return [t for t in tasks if (split is None or t.split == split) and (site is None or site in t.sites)]
+
+
+@app.command("list")
+def list_tasks(split: SplitOption = None,
+               site: Annotated[str | None, typer.Option(help="Only tasks on this site.")] = None) -> None:
+    """One line per task (id, split, tier, sites, eval types, intent), then counts."""
+    tasks = _suite(split, site)
+    table = compact_table("id", "split", "tier", "sites", "eval", "intent")
+    table.columns[-1].no_wrap = False  # the intent wraps; the rest stays on one line
+    for t in tasks:
+        table.add_row(str(t.task_id), t.split, t.tier, ",".join(t.sites), ",".join(t.eval.eval_types),
+                      t.intent)
+    console.print(table)
+    by = Counter((t.split, ",".join(t.sites)) for t in tasks)
+    console.print(f"{len(tasks)} tasks, suite {tasks[0].suite_version if tasks else '–'}: "
+                  + ", ".join(f"{split} {sites} {n}" for (split, sites), n in sorted(by.items())))
+
+
+@app.command("show")
+def show(task_id: Annotated[int, typer.Argument(help="The task id.")]) -> None:
+    """The whole task in WebArena's JSON format, with its scripted solution."""
+    match = [t for t in _suite() if t.task_id == task_id]
+    if not match:
+        raise UsageError(f"no task {task_id} in the embedded suite (see `webrl tasks list`)")
+    console.print_json(json.dumps(match[0].to_config()))
+
+
+@app.command("export")
+def export(out: Annotated[Path, typer.Option(help="JSON file to write (WebArena's format, one list).")],
+           split: SplitOption = None) -> None:
+    """Write the suite (or one split) as a WebArena task file, usable with `webrl eval --tasks FILE`."""
+    tasks = _suite(split)
+    out.write_text(json.dumps([t.to_config() for t in tasks], indent=2))
+    console.print(f"wrote {len(tasks)} tasks to {out}")
+
+
+@app.command("demos")
+def demos(out: Annotated[Path, typer.Option(help="JSONL file: one record per step, {prompt, response}.")],
+          split: Annotated[str, typer.Option(help="train or test.")] = "train") -> None:
+    """Run every task's scripted solution in the browser and write the steps of the successful episodes as
+    SFT records in the exact WebRL prompt format. Needs the sites running (`webrl up`)."""
+    import asyncio
+
+    from rich.progress import Progress
+
+    from webrl.sites.backends import make_backend
+    from webrl.tasks.demos import write_demos
+
+    tasks = _suite(split)
+    backend = make_backend(GLOBALS.config())
+    if backend.running() is None:
+        raise UsageError("the sites are not running; start them with `webrl up`")
+    failed = []
+    with Progress(console=console) as progress:
+        bar = progress.add_task("demonstrations", total=len(tasks))
+
+        def on_task(task, ok):
+            progress.advance(bar)
+            if not ok:
+                failed.append(task.task_id)
+
+        kept, written = asyncio.run(write_demos(tasks, backend, out, on_task))
+    console.print(f"{kept}/{len(tasks)} episodes succeeded; {written} records in {out}"
+                  + (f"; failed: {failed}" if failed else ""))
+    if failed:
+        raise typer.Exit(1)
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="tasks")

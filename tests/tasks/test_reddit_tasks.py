@@ -1,0 +1,77 @@
+"""The forum's task templates (webrl.sites.reddit.tasks): their structure over the whole suite, and the oracle
+solving one instance of every template with the real harness (the forum alone, and the forum with the forge for
+the multi-site templates)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from webrl.sites.reddit.tasks import TEMPLATES
+from webrl.tasks.suite import build_suite
+
+KEYS = {t.key for t in TEMPLATES}
+
+
+@pytest.fixture(scope="module")
+def tasks(tmp_path_factory):
+    return [t for t in build_suite(tmp_path_factory.mktemp("snapshots")) if t.template in KEYS]
+
+
+def one_per_template(tasks, sites):
+    chosen = {}
+    for task in tasks:
+        if tuple(task.sites) == sites:
+            chosen.setdefault(task.template, task)
+    return list(chosen.values())
+
+
+def unachievable(task) -> bool:
+    answers = task.eval.reference_answers
+    return bool(answers) and answers.fuzzy_match == "N/A"
+
+
+def test_templates_and_tasks(tasks):
+    forum_only = [t for t in TEMPLATES if t.sites == ("reddit",)]
+    multi = [t for t in TEMPLATES if t.sites != ("reddit",)]
+    assert len(forum_only) >= 15
+    assert 2 <= len(multi) <= 3 and all(set(t.sites) == {"gitlab", "reddit"} for t in multi)
+    made = Counter(t.template for t in tasks)
+    assert set(made) == KEYS, KEYS - set(made)  # every template has instances
+    assert sum(1 for t in tasks if t.sites == ["reddit"]) >= 120
+    eval_types = {kind for t in tasks for kind in t.eval.eval_types}
+    assert {"string_match", "url_match", "program_html"} <= eval_types
+    assert any(unachievable(t) for t in tasks)
+    fuzzy = {t.template for t in tasks if t.eval.reference_answers
+             and isinstance(t.eval.reference_answers.fuzzy_match, list)}
+    assert len(fuzzy) <= 1
+    for task in tasks:
+        assert task.cheat and task.cheat[-1].splitlines()[-1].startswith("exit(message="), task.task_id
+        if unachievable(task):
+            assert task.cheat == ['exit(message="N/A")'] and task.eval.string_note, task.task_id
+    intents = [t.intent for t in tasks]
+    assert len(intents) == len(set(intents))  # no instance asked twice
+    assert {t.tier for t in tasks} == {"easy", "medium", "hard"}
+
+
+def assert_solved(rows, tasks):
+    for task in tasks:
+        row = rows[task.task_id]
+        assert row["score"] == 1.0, (
+            f"{task.template} (task {task.task_id}): {task.intent}\nstatus {row['status']}, eval "
+            f"{json.dumps(row.get('eval'), default=str)}\nsteps:\n"
+            + "\n".join(f"  {s['url']}  {s['response']!r}  error={s['error']}" for s in row["steps"]))
+
+
+def test_oracle_solves_one_forum_task_per_template(tasks, site_servers, run_oracle):
+    chosen = one_per_template(tasks, ("reddit",))
+    assert len(chosen) >= 15
+    assert_solved(run_oracle(site_servers("reddit"), chosen), chosen)
+
+
+def test_oracle_solves_one_forum_and_forge_task_per_template(tasks, site_servers, run_oracle):
+    chosen = one_per_template(tasks, ("gitlab", "reddit"))
+    assert len(chosen) >= 2
+    assert_solved(run_oracle(site_servers("gitlab", "reddit"), chosen), chosen)

@@ -1,0 +1,61 @@
+"""The admin panel's task templates (webrl.sites.shopping_admin.tasks): their structure over the whole suite, and
+the oracle solving one instance of every template with the real harness."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from webrl.sites.shopping_admin.tasks import TEMPLATES
+from webrl.tasks.suite import build_suite
+
+KEYS = {t.key for t in TEMPLATES}
+
+
+@pytest.fixture(scope="module")
+def tasks(tmp_path_factory):
+    return [t for t in build_suite(tmp_path_factory.mktemp("snapshots")) if t.template in KEYS]
+
+
+def unachievable(task) -> bool:
+    answers = task.eval.reference_answers
+    return bool(answers) and answers.fuzzy_match == "N/A"
+
+
+def test_templates_and_tasks(tasks):
+    assert len(TEMPLATES) >= 15
+    assert all(t.sites == ("shopping_admin",) for t in TEMPLATES)
+    made = Counter(t.template for t in tasks)
+    assert set(made) == KEYS, KEYS - set(made)  # every template has instances
+    assert len(tasks) >= 120
+    eval_types = {kind for t in tasks for kind in t.eval.eval_types}
+    assert {"string_match", "url_match", "program_html"} <= eval_types
+    assert 1 <= len({t.template for t in tasks if unachievable(t)}) <= 2
+    fuzzy = {t.template for t in tasks if t.eval.reference_answers
+             and isinstance(t.eval.reference_answers.fuzzy_match, list)}
+    assert len(fuzzy) <= 1
+    for task in tasks:
+        assert task.cheat and task.cheat[-1].splitlines()[-1].startswith("exit(message="), task.task_id
+        if unachievable(task):
+            assert task.cheat[-1] == 'exit(message="N/A")' and task.eval.string_note, task.task_id
+    intents = [t.intent for t in tasks]
+    assert len(intents) == len(set(intents))  # no instance asked twice
+    assert {t.tier for t in tasks} == {"easy", "medium", "hard"}
+    # navigation is part of most tasks: they start on the dashboard or on a list page, not on the answer
+    assert sum(t.start_url.rstrip("/") == "__SHOPPING_ADMIN__" for t in tasks) >= len(tasks) / 2
+
+
+def test_oracle_solves_one_task_per_template(tasks, site_servers, run_oracle):
+    chosen = {}
+    for task in tasks:
+        chosen.setdefault(task.template, task)
+    assert len(chosen) == len(KEYS)
+    rows = run_oracle(site_servers("shopping", "shopping_admin"), list(chosen.values()))
+    for task in chosen.values():
+        row = rows[task.task_id]
+        assert row["score"] == 1.0, (
+            f"{task.template} (task {task.task_id}): {task.intent}\nstatus {row['status']}, eval "
+            f"{json.dumps(row.get('eval'), default=str)}\nsteps:\n"
+            + "\n".join(f"  {s['url']}  {s['response']!r}  error={s['error']}" for s in row["steps"]))
