@@ -40,8 +40,10 @@ def pristine_store(site_servers):
     return backend
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    """A sync-API Chromium for one test module. Not session-wide: sync Playwright runs an event loop in
+    this thread while it lives, and the async tests (asyncio.run) of later modules need the thread free."""
     from playwright.sync_api import sync_playwright
 
     from webrl.browser import launch_chromium
