@@ -1,0 +1,1 @@
+"""Helpers for the storefront's task templates (webrl.sites.shopping.tasks)."""

@@ -1,0 +1,63 @@
+"""The map's task templates (webrl.sites.map.tasks): their structure over the whole suite, and the oracle
+solving one instance of every template with the real harness against the real map server."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from webrl.sites.map.tasks import TEMPLATES
+from webrl.tasks.suite import build_suite
+
+KEYS = {t.key for t in TEMPLATES}
+
+
+@pytest.fixture(scope="module")
+def backend(site_servers):
+    return site_servers("map")
+
+
+@pytest.fixture(scope="module")
+def tasks(backend):
+    return [t for t in build_suite(Path(backend.paths.snapshots)) if t.template in KEYS]
+
+
+def unachievable(task) -> bool:
+    answers = task.eval.reference_answers
+    return bool(answers) and answers.fuzzy_match == "N/A"
+
+
+def test_templates_and_tasks(tasks):
+    assert len(TEMPLATES) >= 15 and all(t.sites == ("map",) for t in TEMPLATES)
+    made = Counter(t.template for t in tasks)
+    assert set(made) == KEYS, KEYS - set(made)  # every template has instances
+    assert len(tasks) >= 120
+    eval_types = {kind for t in tasks for kind in t.eval.eval_types}
+    assert {"string_match", "url_match", "program_html"} <= eval_types
+    assert 1 <= len({t.template for t in tasks if unachievable(t)}) <= 2
+    assert not any(t.eval.reference_answers and isinstance(t.eval.reference_answers.fuzzy_match, list)
+                   for t in tasks)  # no LLM-judged answers
+    for task in tasks:
+        assert not task.require_login and task.storage_state is None, task.task_id  # as WebArena's map tasks
+        assert task.cheat and task.cheat[-1].splitlines()[-1].startswith("exit(message="), task.task_id
+        if unachievable(task):
+            assert task.cheat[-1] == 'exit(message="N/A")' and task.eval.string_note, task.task_id
+    intents = [t.intent for t in tasks]
+    assert len(intents) == len(set(intents))  # no instance asked twice
+    assert {t.tier for t in tasks} == {"easy", "medium", "hard"}
+    assert sum(1 for t in tasks if t.start_url.rstrip("/") == "__MAP__") >= len(tasks) / 2
+
+
+def test_oracle_solves_one_instance_of_every_template(tasks, backend, run_oracle):
+    chosen = list({t.template: t for t in reversed(tasks)}.values())  # the first instance of each
+    assert len(chosen) == len(KEYS)
+    rows = run_oracle(backend, chosen)
+    failures = [
+        f"{task.template} (task {task.task_id}): {task.intent}\n  status={rows[task.task_id]['status']} "
+        f"eval={json.dumps(rows[task.task_id]['eval'])[:1500]}\n  steps={json.dumps(rows[task.task_id]['steps'])[:2500]}"
+        for task in chosen if rows[task.task_id]["score"] != 1.0
+    ]
+    assert not failures, "\n\n".join(failures)
