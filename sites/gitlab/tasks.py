@@ -14,7 +14,7 @@ from webrl.sites.gitlab import repo
 from webrl.sites.gitlab import seed_data as sd
 from webrl.sites.gitlab.project_admin import slugify
 from webrl.sites.gitlab.web import ROLES
-from webrl.tasks.suite import Data, Instance, TaskTemplate
+from webrl.tasks.suite import Data, Instance, TaskTemplate, html_eval, string_eval, unachievable_eval, url_eval
 
 DB = "gitlab"
 ME = "byteblaze"
@@ -56,28 +56,6 @@ def answer(note: str, message: str) -> str:
 
 
 # -- evaluation objects ----------------------------------------------------------------------------------
-
-
-def string_eval(rule: str, value) -> dict:
-    return {"eval_types": ["string_match"], "reference_answers": {rule: value}, "reference_url": "",
-            "program_html": [], "string_note": ""}
-
-
-def url_eval(url: str) -> dict:
-    return {"eval_types": ["url_match"], "reference_answers": None, "reference_url": url,
-            "url_note": "GOLD in PRED", "program_html": [], "string_note": ""}
-
-
-def html_eval(*targets: tuple[str, str, str, object]) -> dict:
-    """program_html targets as (url, locator, rule, value)."""
-    return {"eval_types": ["program_html"], "reference_answers": None, "reference_url": "", "program_html": [
-        {"url": url, "locator": locator, "required_contents": {rule: value}} for url, locator, rule, value in targets
-    ], "string_note": ""}
-
-
-def unachievable_eval(note: str) -> dict:
-    return {"eval_types": ["string_match"], "reference_answers": {"fuzzy_match": "N/A"}, "reference_url": "",
-            "program_html": [], "string_note": note}
 
 
 def testid_text(testid: str) -> str:
