@@ -5,7 +5,6 @@ a `random.Random` seeded by the template key. The signed-in account is byteblaze
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from urllib.parse import urlencode
@@ -14,46 +13,12 @@ from webrl.sites.gitlab import repo
 from webrl.sites.gitlab import seed_data as sd
 from webrl.sites.gitlab.project_admin import slugify
 from webrl.sites.gitlab.web import ROLES
+from webrl.tasks.script import click, done, scroll_down, search, select, type_
 from webrl.tasks.suite import Data, Instance, TaskTemplate, html_eval, string_eval, unachievable_eval, url_eval
 
 DB = "gitlab"
 ME = "byteblaze"
 G = "__GITLAB__"
-
-# -- scripted-solution steps (WebRL action syntax; elements named by what a person sees) ------------------
-
-
-def _lit(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
-
-
-def click(target: str) -> str:
-    return f'do(action="Click", element="{{{target}}}")'
-
-
-def type_(target: str, text: str) -> str:
-    return f'do(action="Type", element="{{{target}}}", argument={_lit(text)})'
-
-
-def search(target: str, text: str) -> str:
-    return f'do(action="Search", element="{{{target}}}", argument={_lit(text)})'
-
-
-def select(target: str, option: str) -> str:
-    return f'do(action="Select Dropdown Option", element="{{{target}}}", argument={_lit(option)})'
-
-
-def scroll_down() -> str:
-    return 'do(action="Scroll Down")'
-
-
-def done(message: str = "") -> str:
-    return f"exit(message={_lit(message)})"
-
-
-def answer(note: str, message: str) -> str:
-    return f"# {note}\n{done(message)}"
-
 
 # -- evaluation objects ----------------------------------------------------------------------------------
 
@@ -180,7 +145,7 @@ def author_commit_count(data: Data) -> list[Instance]:
             start_url=f"{G}/{project['full_path']}",
             eval=string_eval("must_include", [str(c["commits"])]),
             cheat=[click("Repository"), click("Contributors"),
-                   answer(f"{c['name']}: {c['commits']} commits", str(c["commits"]))],
+                   done(str(c["commits"]), f"{c['name']}: {c['commits']} commits")],
         ))
     return _pick(rng, out, 10)
 
@@ -199,7 +164,7 @@ def top_contributor(data: Data) -> list[Instance]:
             start_url=f"{G}/explore/projects",
             eval=string_eval("must_include", [top["name"]]),
             cheat=[*_explore_steps(project), click("Repository"), click("Contributors"),
-                   answer(f"top: {top['commits']} commits", top["name"])],
+                   done(top["name"], f"top: {top['commits']} commits")],
         ))
     return _pick(rng, out, 8)
 
@@ -216,7 +181,7 @@ def branch_latest_commit(data: Data) -> list[Instance]:
         values={"branch": r["branch"], "project": r["full_path"]},
         start_url=f"{G}/{r['full_path']}",
         eval=string_eval("must_include", [r["title"]]),
-        cheat=[click("Repository"), click("Branches"), answer(f"{r['branch']} head commit", r["title"])],
+        cheat=[click("Repository"), click("Branches"), done(r["title"], f"{r['branch']} head commit")],
     ) for r in _pick(rng, rows, 8)]
 
 
@@ -226,8 +191,8 @@ def branch_count(data: Data) -> list[Instance]:
     return [Instance(
         values={"project": p["name"]},
         start_url=f"{G}/dashboard/projects",
-        eval=string_eval("must_include", [str(p["branch_count"])]),
-        cheat=[*_dashboard_steps(p), answer(f"{p['branch_count']} branches", str(p["branch_count"]))],
+        eval=string_eval("exact_match", str(p["branch_count"])),
+        cheat=[*_dashboard_steps(p), done(str(p["branch_count"]), f"{p['branch_count']} branches")],
     ) for p in _pick(rng, _managed(data, 10), 8)]
 
 
@@ -237,9 +202,9 @@ def star_count(data: Data) -> list[Instance]:
     return [Instance(
         values={"project": p["full_path"]},
         start_url=f"{G}/explore/projects",
-        eval=string_eval("must_include", [str(p["star_count"])]),
+        eval=string_eval("exact_match", str(p["star_count"])),
         cheat=[search("placeholder=Filter by name", p["full_path"]),
-               answer(f"{p['star_count']} stars", str(p["star_count"]))],
+               done(str(p["star_count"]), f"{p['star_count']} stars")],
     ) for p in _pick(rng, _others(data), 8)]
 
 
@@ -249,9 +214,9 @@ def open_mr_count(data: Data) -> list[Instance]:
     return [Instance(
         values={"project": p["full_path"]},
         start_url=f"{G}/explore/projects",
-        eval=string_eval("must_include", [str(p["open_mrs"])]),
+        eval=string_eval("exact_match", str(p["open_mrs"])),
         cheat=[search("placeholder=Filter by name", p["full_path"]), click(p["name"]),
-               answer(f"{p['open_mrs']} open merge requests", str(p["open_mrs"]))],
+               done(str(p["open_mrs"]), f"{p['open_mrs']} open merge requests")],
     ) for p in _pick(rng, _others(data), 8)]
 
 
@@ -271,7 +236,7 @@ def label_issue_count(data: Data) -> list[Instance]:
         values={"project": r["full_path"], "label": r["label"]},
         start_url=f"{G}/{r['full_path']}",
         eval=string_eval("must_include", [str(r["n"])]),
-        cheat=[click("Issues"), search("placeholder=Label", r["label"]), answer(f"Open: {r['n']}", str(r["n"]))],
+        cheat=[click("Issues"), search("placeholder=Label", r["label"]), done(str(r["n"]), f"Open: {r['n']}")],
     ) for r in _pick(rng, rows, 10)]
 
 
@@ -290,7 +255,7 @@ def my_latest_assigned_issue(data: Data) -> list[Instance]:
             start_url=f"{G}/{project['full_path']}",
             eval=string_eval("must_include", [rows[0]["title"]]),
             cheat=[click("Issues"), search("placeholder=Assignee username", ME),
-                   answer(f"newest: #{rows[0]['iid']}", rows[0]["title"])],
+                   done(rows[0]["title"], f"newest: #{rows[0]['iid']}")],
         ))
     return _pick(rng, out, 8)
 
@@ -307,7 +272,7 @@ def mr_source_branch(data: Data) -> list[Instance]:
         values={"project": project["full_path"], "title": mr["title"]},
         start_url=f"{G}/{project['full_path']}",
         eval=string_eval("must_include", [mr["source_branch"]]),
-        cheat=[click("Merge requests"), click(mr["title"]), answer(f"!{mr['iid']}", mr["source_branch"])],
+        cheat=[click("Merge requests"), click(mr["title"]), done(mr["source_branch"], f"!{mr['iid']}")],
     ) for project, mr in _pick(rng, out, 8)]
 
 
@@ -323,7 +288,7 @@ def issue_author(data: Data) -> list[Instance]:
         start_url=f"{G}/{project['full_path']}",
         eval=string_eval("must_include", [author]),
         cheat=[click("Issues"), search("placeholder=Search or filter results...", issue["title"]),
-               answer(f"#{issue['iid']}", author)],
+               done(author, f"#{issue['iid']}")],
     ) for project, issue in picked
         for author in [data.one(DB, "SELECT name FROM users WHERE id = ?", (issue["author_id"],))["name"]]]
 

@@ -13,7 +13,8 @@ from urllib.parse import urlencode
 from webrl.sites.map.app import route_param
 from webrl.sites.map.geo import ENGINE_LABELS, ENGINES, RoadNetwork, Route, format_time, haversine
 from webrl.sites.map.search import Gazetteer, Place, parse_coords
-from webrl.tasks.suite import Data, Instance, TaskTemplate
+from webrl.tasks.script import click, done, search, select, type_
+from webrl.tasks.suite import Data, Instance, TaskTemplate, html_eval, string_eval, unachievable_eval, url_eval
 
 N = 8  # instances per template
 HOME = "__MAP__/"
@@ -79,40 +80,25 @@ def _task(**fields) -> Instance:
     return Instance(login=False, **fields)
 
 
-def _string(must_include: list[str]) -> dict:
-    return {"eval_types": ["string_match"], "reference_answers": {"must_include": must_include},
-            "reference_url": "", "program_html": [], "string_note": ""}
-
-
-def _unachievable(note: str) -> dict:
-    return {"eval_types": ["string_match"], "reference_answers": {"fuzzy_match": "N/A"},
-            "reference_url": "", "program_html": [], "string_note": note}
-
-
-def _exit(message: str) -> str:
-    return f"exit(message={message!r})" if '"' in message else f'exit(message="{message}")'
-
-
 def _search(text: str) -> str:
-    return f'do(action="Search", element="{{placeholder=Search}}", argument="{text}")'
+    return search("placeholder=Search", text)
 
 
 def _open_result(p: Place) -> str:
-    return f'do(action="Click", element="{{{p.display_name}}}")'
+    return click(p.display_name)
 
 
-def _directions(a: Place, b: Place, engine: str, opener: str = 'do(action="Click", element="{directions}")') -> list[str]:
-    """From the home page: open the directions form, fill From and To, choose the engine, press Go."""
-    steps = [opener,
-             f'do(action="Type", element="{{placeholder=From}}", argument="{a.name}")',
-             f'do(action="Type", element="{{placeholder=To}}", argument="{b.name}")']
+def _directions(a: Place, b: Place, engine: str, opener: str = "directions") -> list[str]:
+    """From the home page: open the directions form (clicking `opener`), fill From and To, choose the engine,
+    press Go."""
+    steps = [click(opener), type_("placeholder=From", a.name), type_("placeholder=To", b.name)]
     if engine != CAR:
         steps.append(_engine(CAR, engine))
-    return steps + ['do(action="Click", element="{Go}")']
+    return steps + [click("Go")]
 
 
 def _engine(current: str, wanted: str) -> str:
-    return f'do(action="Select Dropdown Option", element="{{{ENGINE_LABELS[current]}}}", argument="{ENGINE_LABELS[wanted]}")'
+    return select(ENGINE_LABELS[current], ENGINE_LABELS[wanted])
 
 
 def _route(m: MapData, engine: str, a: Place, b: Place) -> Route | None:
@@ -164,8 +150,8 @@ def drive_time(data: Data) -> list[Instance]:
     """The driving time between two places, as the directions panel shows it (H:MM)."""
     m = _map(data)
     return [_task(
-        values={"start": a.name, "end": b.name}, start_url=HOME, eval=_string([r.time]),
-        cheat=[*_directions(a, b, CAR), _exit(r.time)],
+        values={"start": a.name, "end": b.name}, start_url=HOME, eval=string_eval("must_include", [r.time]),
+        cheat=[*_directions(a, b, CAR), done(r.time)],
     ) for a, b, r in _pairs(m, "map.drive_time", N, CAR)]
 
 
@@ -173,8 +159,8 @@ def walk_time(data: Data) -> list[Instance]:
     """The walking time between two places, as the directions panel shows it (H:MM)."""
     m = _map(data)
     return [_task(
-        values={"start": a.name, "end": b.name}, start_url="__MAP__/directions", eval=_string([r.time]),
-        cheat=[*_directions(a, b, FOOT)[1:], _exit(r.time)],
+        values={"start": a.name, "end": b.name}, start_url="__MAP__/directions",
+        eval=string_eval("must_include", [r.time]), cheat=[*_directions(a, b, FOOT)[1:], done(r.time)],
     ) for a, b, r in _pairs(m, "map.walk_time", N, FOOT, hi_m=5000)]
 
 
@@ -182,8 +168,8 @@ def bike_distance(data: Data) -> list[Instance]:
     """The cycling distance between two places, as the directions panel shows it."""
     m = _map(data)
     return [_task(
-        values={"start": a.name, "end": b.name}, start_url=HOME, eval=_string([r.distance]),
-        cheat=[*_directions(a, b, BIKE), _exit(r.distance)],
+        values={"start": a.name, "end": b.name}, start_url=HOME, eval=string_eval("must_include", [r.distance]),
+        cheat=[*_directions(a, b, BIKE), done(r.distance)],
     ) for a, b, r in _pairs(m, "map.bike_distance", N, BIKE, hi_m=9000)]
 
 
@@ -191,8 +177,8 @@ def drive_distance(data: Data) -> list[Instance]:
     """The driving distance between two places, as the directions panel shows it."""
     m = _map(data)
     return [_task(
-        values={"start": a.name, "end": b.name}, start_url=HOME, eval=_string([r.distance]),
-        cheat=[*_directions(a, b, CAR), _exit(r.distance)],
+        values={"start": a.name, "end": b.name}, start_url=HOME, eval=string_eval("must_include", [r.distance]),
+        cheat=[*_directions(a, b, CAR), done(r.distance)],
     ) for a, b, r in _pairs(m, "map.drive_distance", N, CAR, lo_m=3000)]
 
 
@@ -206,10 +192,10 @@ def compare_modes(data: Data) -> list[Instance]:
             continue
         out.append(_task(
             values={"start": a.name, "end": b.name}, start_url=HOME,
-            eval=_string([car.time, bike.time, walk.time]),
-            cheat=[*_directions(a, b, CAR), _engine(CAR, BIKE), 'do(action="Click", element="{Go}")',
-                   _engine(BIKE, FOOT), 'do(action="Click", element="{Go}")',
-                   _exit(f"By car {car.time}, by bicycle {bike.time}, on foot {walk.time}")],
+            eval=string_eval("must_include", [car.time, bike.time, walk.time]),
+            cheat=[*_directions(a, b, CAR), _engine(CAR, BIKE), click("Go"),
+                   _engine(BIKE, FOOT), click("Go"),
+                   done(f"By car {car.time}, by bicycle {bike.time}, on foot {walk.time}")],
         ))
     return out
 
@@ -229,12 +215,11 @@ def walk_then_drive(data: Data) -> list[Instance]:
             continue  # the sum of the two times shown must be the total
         answer = format_time(total)
         out.append(_task(
-            values={"a": a.name, "b": b.name, "c": c.name}, start_url=HOME, eval=_string([answer]),
-            cheat=[*_directions(a, b, FOOT),
-                   f'do(action="Type", element="{{placeholder=From}}", argument="{b.name}")',
-                   f'do(action="Type", element="{{placeholder=To}}", argument="{c.name}")',
-                   _engine(FOOT, CAR), 'do(action="Click", element="{Go}")',
-                   f"# walking {walk.time} + driving {car.time}\n{_exit(answer)}"],
+            values={"a": a.name, "b": b.name, "c": c.name}, start_url=HOME,
+            eval=string_eval("must_include", [answer]),
+            cheat=[*_directions(a, b, FOOT), type_("placeholder=From", b.name), type_("placeholder=To", c.name),
+                   _engine(FOOT, CAR), click("Go"),
+                   done(answer, f"walking {walk.time} + driving {car.time}")],
         ))
     return out
 
@@ -259,12 +244,11 @@ def closest_of_three(data: Data) -> list[Instance]:
         a, b, c = dests
         steps = [*_directions(o, a, CAR)]
         for d in (b, c):
-            steps += [f'do(action="Type", element="{{placeholder=To}}", argument="{d.name}")',
-                      'do(action="Click", element="{Go}")']
+            steps += [type_("placeholder=To", d.name), click("Go")]
         note = "; ".join(f"{d.name}: {r.distance} ({r.time})" for r, d in zip(routes, dests))
         out.append(_task(
             values={"origin": o.name, "a": a.name, "b": b.name, "c": c.name}, start_url=HOME,
-            eval=_string([best.name]), cheat=[*steps, f"# {note}\n{_exit(best.name)}"],
+            eval=string_eval("must_include", [best.name]), cheat=[*steps, done(best.name, note)],
         ))
     return out
 
@@ -277,8 +261,8 @@ def first_road(data: Data) -> list[Instance]:
         first = r.steps[0].instruction
         if len(out) < N and first.startswith("Start on "):
             road = first.removeprefix("Start on ")
-            out.append(_task(values={"start": a.name, "end": b.name}, start_url=HOME, eval=_string([road]),
-                                cheat=[*_directions(a, b, CAR), _exit(road)]))
+            out.append(_task(values={"start": a.name, "end": b.name}, start_url=HOME,
+                             eval=string_eval("must_include", [road]), cheat=[*_directions(a, b, CAR), done(road)]))
     return out
 
 
@@ -302,8 +286,9 @@ def nearest_category(data: Data) -> list[Instance]:
             continue
         word, typed = NEARBY[category]
         out.append(_task(
-            values={"category": word, "place": anchor.name}, start_url=HOME, eval=_string([best.name]),
-            cheat=[_search(f"{typed} near {anchor.name}"), _exit(best.name)],
+            values={"category": word, "place": anchor.name}, start_url=HOME,
+            eval=string_eval("must_include", [best.name]),
+            cheat=[_search(f"{typed} near {anchor.name}"), done(best.name)],
         ))
     return out
 
@@ -330,10 +315,10 @@ def nearest_walk_distance(data: Data) -> list[Instance]:
         word, typed = NEARBY[category]
         out.append(_task(
             values={"category": word, "place": anchor.name}, start_url=HOME,
-            eval=_string([best.name, walk.distance]),
+            eval=string_eval("must_include", [best.name, walk.distance]),
             cheat=[_search(f"{typed} near {anchor.name}"),
-                   *_directions(anchor, best, FOOT, 'do(action="Click", element="{title=Find directions between two points}")'),
-                   _exit(f"{best.name}, {walk.distance} on foot")],
+                   *_directions(anchor, best, FOOT, "title=Find directions between two points"),
+                   done(f"{best.name}, {walk.distance} on foot")],
         ))
     return out
 
@@ -343,23 +328,23 @@ def nearest_walk_distance(data: Data) -> list[Instance]:
 
 def postcode(data: Data) -> list[Instance]:
     """A place's zip code (in its search result's address)."""
-    return [_task(values={"place": p.name}, start_url=HOME, eval=_string([p.postcode]),
-                     cheat=[_search(p.name), _exit(p.postcode)])
+    return [_task(values={"place": p.name}, start_url=HOME, eval=string_eval("exact_match", p.postcode),
+                  cheat=[_search(p.name), done(p.postcode)])
             for p in _sample("map.postcode", _map(data).places)]
 
 
 def street_address(data: Data) -> list[Instance]:
     """A place's house number and street."""
     places = [p for p in _map(data).places if p.housenumber and p.street]
-    return [_task(values={"place": p.name}, start_url=HOME, eval=_string([p.housenumber, p.street]),
-                     cheat=[_search(p.name), _exit(f"{p.housenumber} {p.street}")])
+    return [_task(values={"place": p.name}, start_url=HOME, eval=string_eval("must_include", [p.housenumber, p.street]),
+                  cheat=[_search(p.name), done(f"{p.housenumber} {p.street}")])
             for p in _sample("map.street_address", places)]
 
 
 def neighbourhood(data: Data) -> list[Instance]:
     """The neighbourhood a place is in."""
-    return [_task(values={"place": p.name}, start_url=HOME, eval=_string([p.neighbourhood]),
-                     cheat=[_search(p.name), _exit(p.neighbourhood)])
+    return [_task(values={"place": p.name}, start_url=HOME, eval=string_eval("must_include", [p.neighbourhood]),
+                  cheat=[_search(p.name), done(p.neighbourhood)])
             for p in _sample("map.neighbourhood", _map(data).places)]
 
 
@@ -373,8 +358,8 @@ def _dd(value: float) -> str | None:
 def coordinates(data: Data) -> list[Instance]:
     """A place's latitude and longitude in decimal degrees."""
     places = [p for p in _map(data).places if _dd(p.lat) and _dd(p.lon)]
-    return [_task(values={"place": p.name}, start_url=HOME, eval=_string([_dd(p.lat), _dd(p.lon)]),
-                     cheat=[_search(p.name), _exit(f"{p.lat:.5f}, {p.lon:.5f}")])
+    return [_task(values={"place": p.name}, start_url=HOME, eval=string_eval("must_include", [_dd(p.lat), _dd(p.lon)]),
+                  cheat=[_search(p.name), done(f"{p.lat:.5f}, {p.lon:.5f}")])
             for p in _sample("map.coordinates", places)]
 
 
@@ -383,17 +368,17 @@ def last_editor(data: Data) -> list[Instance]:
     out = []
     for p in _sample("map.last_editor", _map(data).places):
         user = data.one("map", "SELECT user FROM nodes WHERE id = ?", (p.osm_id,))["user"]
-        out.append(_task(values={"place": p.name}, start_url=HOME, eval=_string([user]),
-                            cheat=[_search(p.name), _open_result(p), _exit(user)]))
+        out.append(_task(values={"place": p.name}, start_url=HOME, eval=string_eval("must_include", [user]),
+                         cheat=[_search(p.name), _open_result(p), done(user)]))
     return out
 
 
-def _tag_template(key: str, tag: str, answer=lambda v: v):
+def _tag_template(key: str, tag: str, answer=lambda v: v, rule: str = "must_include"):
     def instances(data: Data) -> list[Instance]:
         m = _map(data)
         tagged = [(p, _tag(data, p.osm_id, tag)) for p in m.places]
-        return [_task(values={"place": p.name}, start_url=HOME, eval=_string([answer(v)]),
-                         cheat=[_search(p.name), _open_result(p), _exit(answer(v))])
+        return [_task(values={"place": p.name}, start_url=HOME, eval=string_eval(rule, [answer(v)]),
+                      cheat=[_search(p.name), _open_result(p), done(answer(v))])
                 for p, v in _sample(key, [(p, v) for p, v in tagged if v])]
     instances.__doc__ = f"A place's {tag} tag, read on its page."
     return instances
@@ -407,8 +392,9 @@ def place_at_coordinates(data: Data) -> list[Instance]:
         lat, lon = f"{p.lat:.5f}", f"{p.lon:.5f}"
         hits = m.gazetteer.search(f"{lat}, {lon}").hits
         if len(out) < N and hits and hits[0].place is p and len(hits) > 1 and hits[1].distance_m > 60:
-            out.append(_task(values={"lat": lat, "lon": lon}, start_url=HOME, eval=_string([p.name]),
-                                cheat=[_search(f"{lat}, {lon}"), _exit(p.name)]))
+            out.append(_task(values={"lat": lat, "lon": lon}, start_url=HOME,
+                             eval=string_eval("must_include", [p.name]),
+                             cheat=[_search(f"{lat}, {lon}"), done(p.name)]))
     return out
 
 
@@ -419,10 +405,9 @@ def place_page(data: Data) -> list[Instance]:
     """The agent ends on the place's own page (its heading names it, with its node id)."""
     return [_task(
         values={"place": p.name}, start_url=HOME,
-        eval={"eval_types": ["program_html"], "reference_answers": None, "reference_url": "", "program_html": [{
-            "url": "last", "locator": "document.querySelector('#sidebar_content h2').outerText",
-            "required_contents": {"must_include": [f"{p.name} ({p.osm_id})"]}}]},
-        cheat=[_search(p.name), _open_result(p), _exit("")],
+        eval=html_eval(("last", "document.querySelector('#sidebar_content h2').outerText", "must_include",
+                        [f"{p.name} ({p.osm_id})"])),
+        cheat=[_search(p.name), _open_result(p), done("")],
     ) for p in _sample("map.place_page", _map(data).places)]
 
 
@@ -437,17 +422,15 @@ def directions_form(data: Data) -> list[Instance]:
         a, b, r = pairs[0]
         out.append(_task(
             values={"start": a.name, "end": b.name, "mode": MODE_WORDS[engine]}, start_url=HOME,
-            eval={"eval_types": ["program_html"], "reference_answers": None, "reference_url": "", "program_html": [
-                {"url": "last", "locator": 'document.querySelector("div#content select.routing_engines").selectedIndex',
-                 "required_contents": {"exact_match": str(ENGINE_KEYS.index(engine))}},
-                {"url": "last", "locator": "document.querySelector('[name=\"route_from\"]').value",
-                 "required_contents": {"must_include": [a.name]}},
-                {"url": "last", "locator": "document.querySelector('[name=\"route_to\"]').value",
-                 "required_contents": {"must_include": [b.name]}},
-                {"url": "last", "locator": "document.querySelector('#routing_summary').outerText",
-                 "required_contents": {"must_include": [f"Distance: {r.distance}"]}},
-            ]},
-            cheat=[*_directions(a, b, engine), _exit("")],
+            eval=html_eval(
+                ("last", 'document.querySelector("div#content select.routing_engines").selectedIndex', "exact_match",
+                 str(ENGINE_KEYS.index(engine))),
+                ("last", "document.querySelector('[name=\"route_from\"]').value", "must_include", [a.name]),
+                ("last", "document.querySelector('[name=\"route_to\"]').value", "must_include", [b.name]),
+                ("last", "document.querySelector('#routing_summary').outerText", "must_include",
+                 [f"Distance: {r.distance}"]),
+            ),
+            cheat=[*_directions(a, b, engine), done("")],
         ))
     return out
 
@@ -464,15 +447,13 @@ def directions_url(data: Data) -> list[Instance]:
         if len(out) == N or _route(m, engine, a, b) is None:
             continue
         url = f"__MAP__/directions?{urlencode({'engine': engine, 'route': route_param((a.lat, a.lon), (b.lat, b.lon))})}"
-        steps = ['do(action="Click", element="{Directions from here}")',
-                 f'do(action="Type", element="{{placeholder=To}}", argument="{b.name}")']
+        steps = [click("Directions from here"), type_("placeholder=To", b.name)]
         if engine != CAR:
             steps.append(_engine(CAR, engine))
         out.append(_task(
             values={"start": a.name, "end": b.name, "mode": MODE_WORDS[engine]}, start_url=f"__MAP__/node/{a.osm_id}",
-            eval={"eval_types": ["url_match"], "reference_answers": None, "reference_url": url, "program_html": [],
-                  "url_note": "GOLD in PRED"},
-            cheat=[*steps, 'do(action="Click", element="{Go}")', _exit("")],
+            eval=url_eval(url),
+            cheat=[*steps, click("Go"), done("")],
         ))
     return out
 
@@ -487,8 +468,8 @@ def far_route(data: Data) -> list[Instance]:
     starts = _sample("map.far_route", m.places, len(far))
     return [_task(
         values={"start": p.name, "end": f}, start_url=HOME,
-        eval=_unachievable(f"{f} is outside the mapped region: the map has no such place, so no route"),
-        cheat=[_search(f), _exit("N/A")],
+        eval=unachievable_eval(f"{f} is outside the mapped region: the map has no such place, so no route"),
+        cheat=[_search(f), done("N/A")],
     ) for p, f in zip(starts, far)]
 
 
@@ -501,8 +482,8 @@ def missing_place(data: Data) -> list[Instance]:
     fakes = [n for n in names if m.gazetteer.search(n).kind == "error"][:N]
     return [_task(
         values={"fact": FAKE_FACTS[k % len(FAKE_FACTS)], "place": name}, start_url=HOME,
-        eval=_unachievable(f"There is no {name} on the map"),
-        cheat=[_search(name), _exit("N/A")],
+        eval=unachievable_eval(f"There is no {name} on the map"),
+        cheat=[_search(name), done("N/A")],
     ) for k, name in enumerate(fakes)]
 
 
@@ -532,7 +513,7 @@ TEMPLATES = [
     TaskTemplate("map.phone", ("map",), "What is the phone number of {place}?",
                  _tag_template("map.phone", "phone", lambda v: v.removeprefix("+1 "))),
     TaskTemplate("map.opening_hours", ("map",), "What are the opening hours of {place}?",
-                 _tag_template("map.opening_hours", "opening_hours")),
+                 _tag_template("map.opening_hours", "opening_hours", rule="fuzzy_match")),
     TaskTemplate("map.cuisine", ("map",), "What kind of cuisine does {place} serve?",
                  _tag_template("map.cuisine", "cuisine", lambda v: v.replace("_", " "))),
     TaskTemplate("map.place_at_coordinates", ("map",), "What place is at latitude {lat}, longitude {lon}?",

@@ -13,11 +13,11 @@ Subscribe button (the button itself is not labelled in the observation: it conta
 
 from __future__ import annotations
 
-import json
 import random
 import sqlite3
 
 from webrl.sites.reddit.web import submission_path
+from webrl.tasks.script import click, done, go_back, scroll_down, search, select, type_
 from webrl.tasks.suite import Data, Instance, TaskTemplate, html_eval, string_eval, unachievable_eval, url_eval
 
 DB = "reddit"
@@ -25,49 +25,12 @@ ME = "MarvelsGrantMan136"
 R = "__REDDIT__"
 G = "__GITLAB__"
 
-# -- scripted-solution steps (WebRL action syntax; elements named by what a person sees) ------------------
+# -- scripted-solution steps (in the WebRL syntax of webrl.tasks.script) -----------------------------------
 
 
-def _lit(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
-
-
-def _target(target: str) -> str:
-    if '"' in target or "}" in target or "\\" in target:
-        raise ValueError(f"cannot name an element by {target!r}")
-    return "{" + target + "}"
-
-
-def click(target: str) -> str:
-    return f'do(action="Click", element="{_target(target)}")'
-
-
-def type_(target: str, text: str) -> str:
-    return f'do(action="Type", element="{_target(target)}", argument={_lit(text)})'
-
-
-def search(text: str) -> str:
-    return f'do(action="Search", element="{_target("placeholder=Search…")}", argument={_lit(text)})'
-
-
-def select(target: str, option: str) -> str:
-    return f'do(action="Select Dropdown Option", element="{_target(target)}", argument={_lit(option)})'
-
-
-def scroll_down() -> str:
-    return 'do(action="Scroll Down")'
-
-
-def go_back() -> str:
-    return 'do(action="Go Backward")'
-
-
-def done(message: str = "") -> str:
-    return f"exit(message={_lit(message)})"
-
-
-def answer(note: str, message: str) -> str:
-    return f"# {note}\n{done(message)}"
+def search_forum(text: str) -> str:
+    """The search box in every page's header."""
+    return search("placeholder=Search…", text)
 
 
 def to_forum(name: str, from_list: bool = False) -> list[str]:
@@ -83,7 +46,7 @@ def comments_label(n: int) -> str:
 def open_post(s) -> list[str]:
     """Search for the submission's title and open its page (a link post's title leads off-site: its
     comments link is taken instead)."""
-    return [search(s["title"]), click(f"data-text={s['title']}" if s["url"] is None else comments_label(s["comment_count"]))]
+    return [search_forum(s["title"]), click(f"data-text={s['title']}" if s["url"] is None else comments_label(s["comment_count"]))]
 
 
 # -- evaluation objects ----------------------------------------------------------------------------------
@@ -160,9 +123,9 @@ def forum_submission_count(data: Data) -> list[Instance]:
     return [Instance(
         values={"forum": f["name"]},
         start_url=f"{R}/",
-        eval=string_eval("must_include", [str(f["n_submissions"])]),
-        cheat=[click("Forums"), answer(f"the Submissions column of /f/{f['name']} reads {f['n_submissions']}",
-                                       str(f["n_submissions"]))],
+        eval=string_eval("exact_match", str(f["n_submissions"])),
+        cheat=[click("Forums"), done(str(f["n_submissions"]),
+                                     f"the Submissions column of /f/{f['name']} reads {f['n_submissions']}")],
     ) for f in pick(key, forums(data), 9)]
 
 
@@ -179,7 +142,7 @@ def forum_top_post_author(data: Data) -> list[Instance]:
         start_url=f"{R}/",
         eval=string_eval("must_include", [s["username"]]),
         cheat=[*to_forum(s["forum_name"]), click("Top"),
-               answer(f"the top post is {s['title']!r} ({s['net_score']} points)", s["username"])],
+               done(s["username"], f"the top post is {s['title']!r} ({s['net_score']} points)")],
     ) for s in pick("reddit.forum_top_post_author", unique, 9)]
 
 
@@ -196,7 +159,7 @@ def forum_most_commented_title(data: Data) -> list[Instance]:
         start_url=f"{R}/forums/all",
         eval=string_eval("must_include", [s["title"]]),
         cheat=[*to_forum(s["forum_name"], from_list=True), click("Most commented"),
-               answer(f"{s['comment_count']} comments", s["title"])],
+               done(s["title"], f"{s['comment_count']} comments")],
     ) for s in pick("reddit.forum_most_commented_title", unique, 9)]
 
 
@@ -207,7 +170,7 @@ def post_score(data: Data) -> list[Instance]:
         values={"title": s["title"]},
         start_url=f"{R}/",
         eval=string_eval("must_include", [str(s["net_score"])]),
-        cheat=[search(s["title"]), answer(f"{s['upvotes']} up, {s['downvotes']} down", str(s["net_score"]))],
+        cheat=[search_forum(s["title"]), done(str(s["net_score"]), f"{s['upvotes']} up, {s['downvotes']} down")],
     ) for s in pick("reddit.post_score", posts, 9)]
 
 
@@ -217,8 +180,8 @@ def post_comment_count(data: Data) -> list[Instance]:
     return [Instance(
         values={"title": s["title"], "forum": s["forum_name"]},
         start_url=f"{R}/",
-        eval=string_eval("must_include", [str(s["comment_count"])]),
-        cheat=[*open_post(s), answer(comments_label(s["comment_count"]), str(s["comment_count"]))],
+        eval=string_eval("exact_match", str(s["comment_count"])),
+        cheat=[*open_post(s), done(str(s["comment_count"]), comments_label(s["comment_count"]))],
     ) for s in pick("reddit.post_comment_count", posts, 8)]
 
 
@@ -229,9 +192,9 @@ def post_author_karma(data: Data) -> list[Instance]:
         values={"title": s["title"]},
         start_url=f"{R}/",
         eval=string_eval("must_include", [str(karma(data, s["user_id"]))]),
-        cheat=[search(s["title"]), click(s["username"]),
-               answer(f"{s['username']}'s profile lists a score of {karma(data, s['user_id'])}",
-                      str(karma(data, s["user_id"])))],
+        cheat=[search_forum(s["title"]), click(s["username"]),
+               done(str(karma(data, s["user_id"])),
+                    f"{s['username']}'s profile lists a score of {karma(data, s['user_id'])}")],
     ) for s in pick("reddit.post_author_karma", posts, 8)]
 
 
@@ -246,7 +209,7 @@ def forum_moderators(data: Data) -> list[Instance]:
             values={"forum": f["name"]},
             start_url=f"{R}/",
             eval=string_eval("must_include", names),
-            cheat=[*to_forum(f["name"]), answer("the sidebar's Moderators list", ", ".join(names))],
+            cheat=[*to_forum(f["name"]), done(", ".join(names), "the sidebar's Moderators list")],
         ))
     return out
 
@@ -265,7 +228,7 @@ def user_top_forum(data: Data) -> list[Instance]:
             values={"user": u["username"]},
             start_url=f"{R}/user/{u['username']}",
             eval=string_eval("must_include", [counts[0]["name"]]),
-            cheat=[click("Submissions"), answer(f"{counts[0]['n']} of {u['n']} submissions", counts[0]["name"])],
+            cheat=[click("Submissions"), done(counts[0]["name"], f"{counts[0]['n']} of {u['n']} submissions")],
         ))
     return pick("reddit.user_top_forum", out, 8)
 
@@ -277,7 +240,7 @@ def my_post_comment_count(data: Data) -> list[Instance]:
         values={"title": s["title"]},
         start_url=f"{R}/",
         eval=string_eval("must_include", [str(s["comment_count"])]),
-        cheat=[click(ME), click("Submissions"), answer(comments_label(s["comment_count"]), str(s["comment_count"]))],
+        cheat=[click(ME), click("Submissions"), done(str(s["comment_count"]), comments_label(s["comment_count"]))],
     ) for s in posts if _nameable(s["title"])]
 
 
@@ -316,7 +279,7 @@ def nav_author_comments(data: Data) -> list[Instance]:
         values={"title": s["title"]},
         start_url=f"{R}/",
         eval=url_eval(f"{R}/user/{s['username']}/comments"),
-        cheat=[search(s["title"]), click(s["username"]), click("Comments"), done()],
+        cheat=[search_forum(s["title"]), click(s["username"]), click("Comments"), done()],
     ) for s in pick("reddit.nav_author_comments", posts, 8)]
 
 
@@ -339,7 +302,7 @@ def nav_search(data: Data) -> list[Instance]:
             values={"query": f["name"]},
             start_url=f"{R}/",
             eval=url_eval(f"{R}/search?q={f['name']}"),
-            cheat=[search(f["name"]), done()],
+            cheat=[search_forum(f["name"]), done()],
         ))
     return out
 

@@ -15,13 +15,9 @@ from webrl.sites.shopping.task_templates.common import (
     DB,
     EMMA_EMAIL,
     ORDER_LINES_JS,
-    answer_eval,
     cart_line,
     categories,
-    click,
     emma_orders,
-    finish,
-    html_eval,
     open_category,
     open_my_orders,
     open_product,
@@ -29,19 +25,14 @@ from webrl.sites.shopping.task_templates.common import (
     price,
     products,
     sample,
-    scroll_down,
-    search,
     search_results,
+    search_store,
     searchable,
-    select,
-    target,
-    type_in,
-    unachievable_eval,
-    url_eval,
 )
 from webrl.sites.shopping.web import US_STATES
 from webrl.sites.store import store
-from webrl.tasks.suite import Data, Instance, TaskTemplate
+from webrl.tasks.script import click, done, scroll_down, select, type_
+from webrl.tasks.suite import Data, Instance, TaskTemplate, html_eval, string_eval, unachievable_eval, url_eval
 
 HOME = "__SHOPPING__/"
 SHOP = "__SHOPPING__"
@@ -54,16 +45,16 @@ def product_price(data: Data) -> list[Instance]:
     """The price shown on a product's page, found by searching for it from the home page."""
     return [Instance(
         values={"product": p["name"]}, start_url=HOME,
-        eval=answer_eval(must_include=[price(p["price"])[1:]]),
-        cheat=[*open_product(p["name"]), finish(price(p["price"]))],
+        eval=string_eval("must_include", [price(p["price"])[1:]]),
+        cheat=[*open_product(p["name"]), done(price(p["price"]))],
     ) for p in sample(searchable(products(data)), 10, "shopping.product_price")]
 
 
 def product_sku(data: Data) -> list[Instance]:
     """The SKU printed on a product's page."""
     return [Instance(
-        values={"product": p["name"]}, start_url=HOME, eval=answer_eval(must_include=[p["sku"]]),
-        cheat=[*open_product(p["name"]), finish(p["sku"])],
+        values={"product": p["name"]}, start_url=HOME, eval=string_eval("must_include", [p["sku"]]),
+        cheat=[*open_product(p["name"]), done(p["sku"])],
     ) for p in sample(searchable(products(data)), 8, "shopping.product_sku")]
 
 
@@ -71,9 +62,9 @@ def product_review_count(data: Data) -> list[Instance]:
     """The number of (approved) reviews a product has, as the search results show it."""
     rated = [p for p in searchable(products(data)) if p["reviews"] > 0]
     return [Instance(
-        values={"product": p["name"]}, start_url=HOME, eval=answer_eval(must_include=[str(p["reviews"])]),
-        cheat=[search(p["name"]), finish(str(p["reviews"]))],
-    ) for p in sample(rated, 8, "shopping.product_review_count")]
+        values={"product": p["name"]}, start_url=HOME, eval=string_eval("exact_match", count),
+        cheat=[search_store(p["name"]), done(count)],
+    ) for p in sample(rated, 8, "shopping.product_review_count") for count in [str(p["reviews"])]]
 
 
 def _approved_reviews(data: Data, product_id: int) -> list:
@@ -88,8 +79,8 @@ def latest_review_author(data: Data) -> list[Instance]:
     for p in sample([p for p in searchable(products(data)) if p["reviews"] >= 2], 8, "shopping.latest_review_author"):
         nickname = _approved_reviews(data, p["id"])[0]["nickname"]
         out.append(Instance(
-            values={"product": p["name"]}, start_url=HOME, eval=answer_eval(must_include=[nickname]),
-            cheat=[*open_product(p["name"]), scroll_down(), scroll_down(), finish(nickname)],
+            values={"product": p["name"]}, start_url=HOME, eval=string_eval("must_include", [nickname]),
+            cheat=[*open_product(p["name"]), scroll_down(), scroll_down(), done(nickname)],
         ))
     return out
 
@@ -107,8 +98,8 @@ def review_rating_by(data: Data) -> list[Instance]:
         stars = review["rating"]
         out.append(Instance(
             values={"reviewer": review["nickname"], "product": p["name"]}, start_url=HOME,
-            eval=answer_eval(must_include=[str(stars)]),
-            cheat=[*open_product(p["name"]), scroll_down(), scroll_down(), finish(f"{stars} star{'s' * (stars > 1)}")],
+            eval=string_eval("must_include", [str(stars)]),
+            cheat=[*open_product(p["name"]), scroll_down(), scroll_down(), done(f"{stars} star{'s' * (stars > 1)}")],
         ))
     return out
 
@@ -129,8 +120,8 @@ def category_extreme(data: Data) -> list[Instance]:
             steps.append(click("title=Set Descending Direction"))
         out.append(Instance(
             values={"extreme": "cheapest" if cheapest else "most expensive", "category": c["name"]},
-            start_url=HOME, eval=answer_eval(must_include=[ranked[0]["name"]]),
-            cheat=[*steps, finish(ranked[0]["name"])],
+            start_url=HOME, eval=string_eval("must_include", [ranked[0]["name"]]),
+            cheat=[*steps, done(ranked[0]["name"])],
         ))
     return out
 
@@ -139,9 +130,9 @@ def category_count(data: Data) -> list[Instance]:
     """How many products a category page lists (its subcategories' included)."""
     cats = [c for c in categories(data) if c["products"]]
     return [Instance(
-        values={"category": c["name"]}, start_url=HOME, eval=answer_eval(must_include=[str(len(c["products"]))]),
-        cheat=[*open_category(c), finish(str(len(c["products"])))],
-    ) for c in sample(cats, 8, "shopping.category_count")]
+        values={"category": c["name"]}, start_url=HOME, eval=string_eval("exact_match", count),
+        cheat=[*open_category(c), done(count)],
+    ) for c in sample(cats, 8, "shopping.category_count") for count in [str(len(c["products"]))]]
 
 
 # -- Emma's orders ------------------------------------------------------------------------------------------
@@ -153,8 +144,8 @@ def order_status(data: Data) -> list[Instance]:
     for o in sample(emma_orders(data), 10, "shopping.order_status"):
         label = store.ORDER_STATUS_LABELS[o["status"]]
         out.append(Instance(
-            values={"number": o["increment_id"]}, start_url=HOME, eval=answer_eval(must_include=[label]),
-            cheat=[*open_my_orders(o["page"]), finish(label)],
+            values={"number": o["increment_id"]}, start_url=HOME, eval=string_eval("must_include", [label]),
+            cheat=[*open_my_orders(o["page"]), done(label)],
         ))
     return out
 
@@ -170,8 +161,8 @@ def month_spending(data: Data) -> list[Instance]:
         year, number = month.split("-")
         out.append(Instance(
             values={"month": f"{calendar.month_name[int(number)]} {year}"}, start_url=HOME,
-            eval=answer_eval(must_include=[f"{total:.2f}"]),
-            cheat=[*open_my_orders(max(o["page"] for o in in_month)), finish(f"${total:.2f}")],
+            eval=string_eval("must_include", [f"{total:.2f}"]),
+            cheat=[*open_my_orders(max(o["page"] for o in in_month)), done(f"${total:.2f}")],
         ))
     return out
 
@@ -186,7 +177,7 @@ def order_products(data: Data) -> list[Instance]:
                                               (o["id"],))]
         out.append(Instance(
             values={"number": o["increment_id"]}, start_url=f"{SHOP}/sales/order/view/order_id/{o['id']}/",
-            eval=answer_eval(must_include=names), cheat=[finish("; ".join(names))],
+            eval=string_eval("fuzzy_match", names), cheat=[done("; ".join(names))],
         ))
     return out
 
@@ -206,7 +197,7 @@ def category_sorted(data: Data) -> list[Instance]:
             url += "&product_list_dir=desc"
         out.append(Instance(
             values={"category": c["name"], "direction": "most expensive first" if descending else "cheapest first"},
-            start_url=HOME, eval=url_eval(url), cheat=[*steps, finish()],
+            start_url=HOME, eval=url_eval(url), cheat=[*steps, done()],
         ))
     return out
 
@@ -221,7 +212,7 @@ def search_sorted(data: Data) -> list[Instance]:
         out.append(Instance(
             values={"term": term}, start_url=HOME,
             eval=url_eval(f"{SHOP}/catalogsearch/result/?q={quote_plus(term)}&product_list_order=price"),
-            cheat=[search(term), select("Relevance", "Price"), finish()],
+            cheat=[search_store(term), select("Relevance", "Price"), done()],
         ))
     return out
 
@@ -230,7 +221,7 @@ def product_page(data: Data) -> list[Instance]:
     """A product's own page."""
     return [Instance(
         values={"product": p["name"]}, start_url=HOME, eval=url_eval(f"{SHOP}/{p['url_key']}.html"),
-        cheat=[*open_product(p["name"]), finish()],
+        cheat=[*open_product(p["name"]), done()],
     ) for p in sample(searchable(products(data)), 8, "shopping.product_page")]
 
 
@@ -249,7 +240,7 @@ def account_page(data: Data) -> list[Instance]:
     """One of the pages of My Account, from the home page."""
     return [Instance(
         values={"page": what}, start_url=HOME, eval=url_eval(f"{SHOP}{path}"),
-        cheat=[click("My Account"), click(link), finish()],
+        cheat=[click("My Account"), click(link), done()],
     ) for what, link, path in ACCOUNT_PAGES]
 
 
@@ -267,8 +258,8 @@ def add_to_cart(data: Data) -> list[Instance]:
         qty = rng.randint(2, 5)
         out.append(Instance(
             values={"qty": str(qty), "product": p["name"]}, start_url=HOME,
-            eval=html_eval(target(CART, CART_LINES_JS, must_include=[cart_line(p["name"], qty)])),
-            cheat=[*open_product(p["name"]), type_in("title=Qty", str(qty)), click("title=Add to Cart"), finish()],
+            eval=html_eval((CART, CART_LINES_JS, "must_include", [cart_line(p["name"], qty)])),
+            cheat=[*open_product(p["name"]), type_("title=Qty", str(qty)), click("title=Add to Cart"), done()],
         ))
     return out
 
@@ -289,8 +280,8 @@ def add_with_options(data: Data) -> list[Instance]:
         wording = " and ".join(f"{k.lower()} {v}" for k, v in chosen.items())
         out.append(Instance(
             values={"product": p["name"], "options": wording}, start_url=HOME,
-            eval=html_eval(target(CART, CART_LINES_JS, must_include=[cart_line(p["name"], 1, chosen)])),
-            cheat=[*steps, click("title=Add to Cart"), finish()],
+            eval=html_eval((CART, CART_LINES_JS, "must_include", [cart_line(p["name"], 1, chosen)])),
+            cheat=[*steps, click("title=Add to Cart"), done()],
         ))
     return out
 
@@ -302,9 +293,9 @@ def add_to_wishlist(data: Data) -> list[Instance]:
     candidates = [p for p in searchable(products(data)) if p["id"] not in listed]
     return [Instance(
         values={"product": p["name"]}, start_url=HOME,
-        eval=html_eval(target(f"{SHOP}/wishlist/", "document.querySelector('.product-items.wishlist').outerText",
-                              must_include=[p["name"]])),
-        cheat=[*open_product(p["name"]), click("Add to Wish List"), finish()],
+        eval=html_eval((f"{SHOP}/wishlist/", "document.querySelector('.product-items.wishlist').outerText",
+                        "must_include", [p["name"]])),
+        cheat=[*open_product(p["name"]), click("Add to Wish List"), done()],
     ) for p in sample(candidates, 8, "shopping.add_to_wishlist")]
 
 
@@ -324,13 +315,13 @@ def write_review(data: Data) -> list[Instance]:
                     "detail": detail},
             start_url=HOME,
             eval=html_eval(
-                target("last", f"func:shopping_get_sku_latest_review_author('{sku}')", exact=nickname),
-                target("last", f"func:shopping_get_sku_latest_review_rating('{sku}')", exact=str(stars * 20)),
+                ("last", f"func:shopping_get_sku_latest_review_author('{sku}')", "exact_match", nickname),
+                ("last", f"func:shopping_get_sku_latest_review_rating('{sku}')", "exact_match", str(stars * 20)),
             ),
             cheat=[*open_product(p["name"]), scroll_down(), scroll_down(), scroll_down(),
-                   click(f"{stars} star{'s' * (stars > 1)}"), type_in("title=Nickname", nickname),
-                   type_in("title=Summary", summary), type_in("title=Review", detail), click("Submit Review"),
-                   finish()],
+                   click(f"{stars} star{'s' * (stars > 1)}"), type_("title=Nickname", nickname),
+                   type_("title=Summary", summary), type_("title=Review", detail), click("Submit Review"),
+                   done()],
         ))
     return out
 
@@ -359,12 +350,12 @@ def update_address(data: Data) -> list[Instance]:
         out.append(Instance(
             values={"street": a["street"], "city": a["city"], "state": a["region"], "zip": a["postcode"]},
             start_url=HOME,
-            eval=html_eval(target(f"{SHOP}/customer/address/", ADDRESS_BOX_JS, must_include=[
+            eval=html_eval((f"{SHOP}/customer/address/", ADDRESS_BOX_JS, "must_include", [
                 a["street"], f"{a['city']}, {a['region']}, {a['postcode']}"])),
             cheat=[click("My Account"), click("Edit Address"), scroll_down(),
-                   type_in(current["street"], a["street"]), type_in(current["city"], a["city"]),
-                   select(current["region"], a["region"]), type_in(current["postcode"], a["postcode"]),
-                   click("Save Address"), finish()],
+                   type_(current["street"], a["street"]), type_(current["city"], a["city"]),
+                   select(current["region"], a["region"]), type_(current["postcode"], a["postcode"]),
+                   click("Save Address"), done()],
         ))
     return out
 
@@ -375,9 +366,9 @@ def update_phone(data: Data) -> list[Instance]:
     phones = [a["telephone"] for a in _other_addresses(data)]
     return [Instance(
         values={"phone": phone}, start_url=HOME,
-        eval=html_eval(target(f"{SHOP}/customer/address/", ADDRESS_BOX_JS, must_include=[phone])),
-        cheat=[click("My Account"), click("Edit Address"), type_in(current["telephone"], phone), scroll_down(),
-               click("Save Address"), finish()],
+        eval=html_eval((f"{SHOP}/customer/address/", ADDRESS_BOX_JS, "must_include", [phone])),
+        cheat=[click("My Account"), click("Edit Address"), type_(current["telephone"], phone), scroll_down(),
+               click("Save Address"), done()],
     ) for phone in sample(phones, 6, "shopping.update_phone")]
 
 
@@ -388,10 +379,10 @@ def newsletter(data: Data) -> list[Instance]:
         return []
     return [Instance(
         values={}, start_url=HOME,
-        eval=html_eval(target(f"{SHOP}/customer/account/", "document.querySelector('.box-newsletter').outerText",
-                              must_include=['You are subscribed to "General Subscription"'])),
+        eval=html_eval((f"{SHOP}/customer/account/", "document.querySelector('.box-newsletter').outerText",
+                        "must_include", ['You are subscribed to "General Subscription"'])),
         cheat=[click("My Account"), click("Newsletter Subscriptions"), click("title=General Subscription"),
-               click("Save"), finish()],
+               click("Save"), done()],
     )]
 
 
@@ -408,16 +399,14 @@ def place_order(data: Data) -> list[Instance]:
         out.append(Instance(
             values={"qty": str(qty), "product": p["name"], "method": method.title}, start_url=HOME,
             eval=html_eval(
-                target("func:shopping_get_latest_order_url()", ORDER_LINES_JS,
-                       must_include=[cart_line(p["name"], qty)]),
-                target("last", "document.querySelector('.box-order-shipping-method').outerText",
-                       must_include=[method.title]),
-                target("last", "document.querySelector('#my-orders-table tfoot').outerText",
-                       must_include=[price(grand)]),
+                ("func:shopping_get_latest_order_url()", ORDER_LINES_JS, "must_include", [cart_line(p["name"], qty)]),
+                ("last", "document.querySelector('.box-order-shipping-method').outerText", "must_include",
+                 [method.title]),
+                ("last", "document.querySelector('#my-orders-table tfoot').outerText", "must_include", [price(grand)]),
             ),
-            cheat=[*open_product(p["name"]), type_in("title=Qty", str(qty)), click("title=Add to Cart"),
+            cheat=[*open_product(p["name"]), type_("title=Qty", str(qty)), click("title=Add to Cart"),
                    click("My Cart"), click("Proceed to Checkout"), scroll_down(), scroll_down(),
-                   click(method.method), click("Place Order"), finish()],
+                   click(method.method), click("Place Order"), done()],
         ))
     return out
 
@@ -433,11 +422,11 @@ def apply_coupon(data: Data) -> list[Instance]:
         discount = store.coupon_discount(rule, p["price"])
         out.append(Instance(
             values={"product": p["name"], "code": rule["coupon_code"]}, start_url=HOME,
-            eval=html_eval(target(CART, "document.querySelector('.cart-summary').outerText", must_include=[
+            eval=html_eval((CART, "document.querySelector('.cart-summary').outerText", "must_include", [
                 f"Discount ({rule['coupon_code']})", price(round(p["price"] - discount, 2))])),
             cheat=[*open_product(p["name"]), click("title=Add to Cart"), click("My Cart"),
-                   type_in("placeholder=Enter discount code", rule["coupon_code"]), click("Apply Discount"),
-                   finish()],
+                   type_("placeholder=Enter discount code", rule["coupon_code"]), click("Apply Discount"),
+                   done()],
         ))
     return out
 
@@ -460,7 +449,7 @@ def missing_product(data: Data) -> list[Instance]:
         out.append(Instance(
             values={"product": fake}, start_url=HOME,
             eval=unachievable_eval(f"One Stop Market sells no product named '{fake}'."),
-            cheat=[search(fake), finish("N/A")],
+            cheat=[search_store(fake), done("N/A")],
         ))
     return out
 
@@ -471,7 +460,7 @@ def missing_order(data: Data) -> list[Instance]:
     return [Instance(
         values={"number": f"{last + k:09d}"}, start_url=HOME,
         eval=unachievable_eval(f"Order #{last + k:09d} does not exist; the customer has no such order."),
-        cheat=[*open_my_orders(), finish("N/A")],
+        cheat=[*open_my_orders(), done("N/A")],
     ) for k in (7, 19, 42, 108, 560)]
 
 

@@ -7,7 +7,6 @@ brings to the top (so that the scripted solution's "first Edit/View link" is the
 from __future__ import annotations
 
 import calendar
-import json
 import random
 import re
 
@@ -15,69 +14,19 @@ from webrl.sites.shopping_admin.catalog import PRODUCTS
 from webrl.sites.shopping_admin.customers import CUSTOMERS
 from webrl.sites.shopping_admin.marketing import REVIEWS
 from webrl.sites.store.store import ORDER_STATUS_LABELS
-from webrl.tasks.suite import Data, Instance, TaskTemplate
+from webrl.tasks.script import click, done, hover, scroll_down, scroll_up, search, select, type_
+from webrl.tasks.suite import Data, Instance, TaskTemplate, html_eval, string_eval, unachievable_eval, url_eval
 
 ADMIN = "__SHOPPING_ADMIN__"
 SITES = ("shopping_admin",)
-SEARCH = "{placeholder=Search by keyword}"
 
 
 # -- helpers -----------------------------------------------------------------------------------------
 
 
-def _q(text: str) -> str:
-    """A Python string literal body for the cheat's do(...)/exit(...) calls."""
-    return json.dumps(str(text))[1:-1]
-
-
 def _search(text: str) -> str:
-    return f'do(action="Search", element="{SEARCH}", argument="{_q(text)}")'
-
-
-def _click(target: str) -> str:
-    return f'do(action="Click", element="{{{target}}}")'
-
-
-def _type(target: str, text: str) -> str:
-    return f'do(action="Type", element="{{{target}}}", argument="{_q(text)}")'
-
-
-def _select(target: str, option: str) -> str:
-    return f'do(action="Select Dropdown Option", element="{{{target}}}", argument="{_q(option)}")'
-
-
-def _hover(target: str) -> str:
-    return f'do(action="Hover", element="{{{target}}}")'
-
-
-def _exit(message: str = "") -> str:
-    return f'exit(message="{_q(message)}")'
-
-
-SCROLL_DOWN = 'do(action="Scroll Down")'
-SCROLL_UP = 'do(action="Scroll Up")'
-
-
-def _answer(must_include: list[str] | None = None, exact: str | None = None) -> dict:
-    refs = {"exact_match": exact} if exact is not None else {"must_include": must_include}
-    return {"eval_types": ["string_match"], "reference_answers": refs, "reference_url": "", "program_html": [],
-            "string_note": ""}
-
-
-def _html(targets: list[tuple[str, str, dict]]) -> dict:
-    return {"eval_types": ["program_html"], "reference_answers": None, "reference_url": "",
-            "program_html": [{"url": url, "locator": locator, "required_contents": contents}
-                             for url, locator, contents in targets], "string_note": ""}
-
-
-def _url(reference: str) -> dict:
-    return {"eval_types": ["url_match"], "reference_answers": None, "reference_url": reference,
-            "url_note": "GOLD in PRED", "program_html": [], "string_note": ""}
-
-
-def _na(note: str) -> dict:
-    return {"eval_types": ["string_match"], "reference_answers": {"fuzzy_match": "N/A"}, "reference_url": "",
-            "program_html": [], "string_note": note}
+    """The admin grids' keyword search."""
+    return search("placeholder=Search by keyword", text)
 
 
 def _money(value: float) -> str:
@@ -133,8 +82,8 @@ def order_status(data: Data) -> list[Instance]:
     return [Instance(
         values={"order": r["increment_id"]},
         start_url=ADMIN,
-        eval=_answer([ORDER_STATUS_LABELS[r["status"]]]),
-        cheat=[_click("Sales"), _search(r["increment_id"]), _exit(ORDER_STATUS_LABELS[r["status"]])],
+        eval=string_eval("must_include", [ORDER_STATUS_LABELS[r["status"]]]),
+        cheat=[click("Sales"), _search(r["increment_id"]), done(ORDER_STATUS_LABELS[r["status"]])],
     ) for r in picked]
 
 
@@ -145,8 +94,8 @@ def order_grand_total(data: Data) -> list[Instance]:
     return [Instance(
         values={"order": r["increment_id"]},
         start_url=f"{ADMIN}/sales/order/",
-        eval=_answer([f"{r['grand_total']:,.2f}"]),
-        cheat=[_search(r["increment_id"]), _click("View"), _exit(_money(r["grand_total"]))],
+        eval=string_eval("must_include", [f"{r['grand_total']:,.2f}"]),
+        cheat=[_search(r["increment_id"]), click("View"), done(_money(r["grand_total"]))],
     ) for r in picked]
 
 
@@ -158,8 +107,8 @@ def order_customer(data: Data) -> list[Instance]:
     return [Instance(
         values={"order": r["increment_id"]},
         start_url=ADMIN,
-        eval=_answer([r["name"]]),
-        cheat=[_click("Sales"), _search(r["increment_id"]), _click("View"), _exit(r["name"])],
+        eval=string_eval("must_include", [r["name"]]),
+        cheat=[click("Sales"), _search(r["increment_id"]), click("View"), done(r["name"])],
     ) for r in picked]
 
 
@@ -172,9 +121,9 @@ def latest_order_in_status(data: Data) -> list[Instance]:
         out.append(Instance(
             values={"status": label.lower()},
             start_url=ADMIN,
-            eval=_answer([r["name"]]),
-            cheat=[_click("Sales"), _click("Filters"), _type("Status", label), _click("Apply Filters"),
-                   _exit(r["name"])],
+            eval=string_eval("must_include", [r["name"]]),
+            cheat=[click("Sales"), click("Filters"), type_("Status", label), click("Apply Filters"),
+                   done(r["name"])],
         ))
     return out
 
@@ -187,13 +136,13 @@ def orders_in_status_month(data: Data) -> list[Instance]:
     out = []
     for r in picked:
         name, first, last = _month(r["m"])
-        label = ORDER_STATUS_LABELS[r["status"]]
+        label, count = ORDER_STATUS_LABELS[r["status"]], str(r["n"])
         out.append(Instance(
             values={"month": name, "status": label},
             start_url=f"{ADMIN}/sales/order/",
-            eval=_answer([str(r["n"])]),
-            cheat=[_click("Filters"), _type("placeholder=from", _mdy(first)), _type("placeholder=to", _mdy(last)),
-                   _type("Status", label), _click("Apply Filters"), _exit(str(r["n"]))],
+            eval=string_eval("exact_match", count),
+            cheat=[click("Filters"), type_("placeholder=from", _mdy(first)), type_("placeholder=to", _mdy(last)),
+                   type_("Status", label), click("Apply Filters"), done(count)],
         ))
     return out
 
@@ -215,8 +164,8 @@ def customer_contact(data: Data) -> list[Instance]:
         out.append(Instance(
             values={"field": label, "customer": name},
             start_url=ADMIN,
-            eval=_answer([r[column]]),
-            cheat=[_click("Customers"), _search(name), _exit(r[column])],
+            eval=string_eval("must_include", [r[column]]),
+            cheat=[click("Customers"), _search(name), done(r[column])],
         ))
     return out
 
@@ -233,9 +182,9 @@ def customers_in_state(data: Data) -> list[Instance]:
         out.append(Instance(
             values={"state": state},
             start_url=f"{ADMIN}/customer/index/",
-            eval=_answer([str(counts[state])]),
-            cheat=[_click("Filters"), _type("State/Province", state), _click("Apply Filters"),
-                   _exit(str(counts[state]))],
+            eval=string_eval("exact_match", str(counts[state])),
+            cheat=[click("Filters"), type_("State/Province", state), click("Apply Filters"),
+                   done(str(counts[state]))],
         ))
     return out
 
@@ -261,9 +210,9 @@ def bestseller_of_month(data: Data) -> list[Instance]:
         out.append((ym, Instance(
             values={"month": name},
             start_url=ADMIN,
-            eval=_answer([ranked[0]["name"]]),
-            cheat=[_hover("Reports"), _click("Bestsellers"), _select("Day", "Month"), _type("From", _mdy(first)), _type("To", _mdy(last)), _click("Show Report"),
-                   _exit(ranked[0]["name"])],
+            eval=string_eval("must_include", [ranked[0]["name"]]),
+            cheat=[hover("Reports"), click("Bestsellers"), select("Day", "Month"), type_("From", _mdy(first)), type_("To", _mdy(last)), click("Show Report"),
+                   done(ranked[0]["name"])],
         )))
     return [inst for _, inst in sorted(out, key=lambda x: x[0])[:10]]
 
@@ -286,9 +235,9 @@ def top3_bestsellers_of_quarter(data: Data) -> list[Instance]:
             out.append(Instance(
                 values={"quarter": quarter, "year": year},
                 start_url=ADMIN,
-                eval=_answer(names),
-                cheat=[_hover("Reports"), _click("Bestsellers"), _select("Day", "Year"), _type("From", _mdy(first)), _type("To", _mdy(last)),
-                       _click("Show Report"), _exit("; ".join(names))],
+                eval=string_eval("must_include", names),
+                cheat=[hover("Reports"), click("Bestsellers"), select("Day", "Year"), type_("From", _mdy(first)), type_("To", _mdy(last)),
+                       click("Show Report"), done("; ".join(names))],
             ))
     return out
 
@@ -303,9 +252,9 @@ def sales_total_of_month(data: Data) -> list[Instance]:
         out.append(Instance(
             values={"month": name},
             start_url=ADMIN,
-            eval=_answer([f"{total:,.2f}"]),
-            cheat=[_hover("Reports"), _click("Orders"), _select("Day", "Month"), _type("From", _mdy(first)), _type("To", _mdy(last)), _click("Show Report"),
-                   _exit(_money(total))],
+            eval=string_eval("must_include", [f"{total:,.2f}"]),
+            cheat=[hover("Reports"), click("Orders"), select("Day", "Month"), type_("From", _mdy(first)), type_("To", _mdy(last)), click("Show Report"),
+                   done(_money(total))],
         ))
     return out
 
@@ -316,8 +265,8 @@ def search_term_uses(data: Data) -> list[Instance]:
     return [Instance(
         values={"term": r["query_text"]},
         start_url=ADMIN,
-        eval=_answer([str(r["popularity"])]),
-        cheat=[_click("Reports"), _search(r["query_text"]), _exit(str(r["popularity"]))],
+        eval=string_eval("exact_match", str(r["popularity"])),
+        cheat=[click("Reports"), _search(r["query_text"]), done(str(r["popularity"]))],
     ) for r in sorted(_pick(rows, "search_term_uses", 8), key=lambda r: r["query_text"])]
 
 
@@ -332,8 +281,8 @@ def top_search_terms(data: Data) -> list[Instance]:
         out.append(Instance(
             values={"n": str(n)},
             start_url=ADMIN,
-            eval=_answer(terms),
-            cheat=[_click("Reports"), _exit(", ".join(terms))],
+            eval=string_eval("must_include", terms),
+            cheat=[click("Reports"), done(", ".join(terms))],
         ))
     return out
 
@@ -354,8 +303,9 @@ def pending_reviews_of_product(data: Data) -> list[Instance]:
     return [Instance(
         values={"product": p["name"]},
         start_url=ADMIN,
-        eval=_answer([str(p["pending"])]),
-        cheat=[_hover("Marketing"), _click("Pending Reviews"), _click("Filters"), _type("Product", p["name"]), _click("Apply Filters"), _exit(str(p["pending"]))],
+        eval=string_eval("exact_match", str(p["pending"])),
+        cheat=[hover("Marketing"), click("Pending Reviews"), click("Filters"), type_("Product", p["name"]),
+               click("Apply Filters"), done(str(p["pending"]))],
     ) for p in sorted(picked, key=lambda p: p["id"])]
 
 
@@ -382,10 +332,10 @@ def approve_review(data: Data) -> list[Instance]:
         out.append((r["id"], Instance(
             values={"title": r["title"], "nickname": r["nickname"], "product": r["product"]},
             start_url=ADMIN,
-            eval=_html([(f"{ADMIN}/review/product/edit/id/{r['id']}/",
-                         "document.querySelector('[name=\"status\"]').value", {"exact_match": "Approved"})]),
-            cheat=[_hover("Marketing"), _click("Pending Reviews"), _search(text), _click("Edit"), _select("data-value=Pending", "Approved"), _click("Save Review"),
-                   _exit()],
+            eval=html_eval((f"{ADMIN}/review/product/edit/id/{r['id']}/",
+                            "document.querySelector('[name=\"status\"]').value", "exact_match", "Approved")),
+            cheat=[hover("Marketing"), click("Pending Reviews"), _search(text), click("Edit"), select("data-value=Pending", "Approved"), click("Save Review"),
+                   done()],
         )))
         if len(out) == 8:
             break
@@ -404,9 +354,9 @@ def delete_review(data: Data) -> list[Instance]:
         out.append((r["id"], Instance(
             values={"title": r["title"], "nickname": r["nickname"], "product": r["product"]},
             start_url=f"{ADMIN}/review/product/",
-            eval=_html([(f"{ADMIN}/review/product/edit/id/{r['id']}/", "",
-                         {"must_include": ["The review you are trying to edit does not exist."]})]),
-            cheat=[_search(text), _click("Edit"), _click("Delete Review"), _exit()],
+            eval=html_eval((f"{ADMIN}/review/product/edit/id/{r['id']}/", "",
+                            "must_include", ["The review you are trying to edit does not exist."])),
+            cheat=[_search(text), click("Edit"), click("Delete Review"), done()],
         )))
         if len(out) == 6:
             break
@@ -442,9 +392,9 @@ def update_product_price(data: Data) -> list[Instance]:
         out.append(Instance(
             values={"product": r["name"], "price": new},
             start_url=ADMIN,
-            eval=_html([(_product_form(r["id"]),
-                         "document.querySelector('[name=\"product[price]\"]').value", {"exact_match": new})]),
-            cheat=[_click("Catalog"), _search(r["name"]), _click("Edit"), _type("Price", new), _click("Save"), _exit()],
+            eval=html_eval((_product_form(r["id"]),
+                            "document.querySelector('[name=\"product[price]\"]').value", "exact_match", new)),
+            cheat=[click("Catalog"), _search(r["name"]), click("Edit"), type_("Price", new), click("Save"), done()],
         ))
     return out
 
@@ -458,10 +408,10 @@ def update_product_quantity(data: Data) -> list[Instance]:
         out.append(Instance(
             values={"product": r["name"], "qty": new},
             start_url=ADMIN,
-            eval=_html([(_product_form(r["id"]),
-                         "document.querySelector('[name=\"product[qty]\"]').value", {"exact_match": new})]),
-            cheat=[_click("Catalog"), _search(r["name"]), _click("Edit"), _type("Quantity", new), _click("Save"),
-                   _exit()],
+            eval=html_eval((_product_form(r["id"]),
+                            "document.querySelector('[name=\"product[qty]\"]').value", "exact_match", new)),
+            cheat=[click("Catalog"), _search(r["name"]), click("Edit"), type_("Quantity", new), click("Save"),
+                   done()],
         ))
     return out
 
@@ -471,9 +421,9 @@ def disable_product(data: Data) -> list[Instance]:
     return [Instance(
         values={"product": r["name"]},
         start_url=ADMIN,
-        eval=_html([(_product_form(r["id"]), "document.querySelector('#product_status').checked",
-                     {"exact_match": "false"})]),
-        cheat=[_click("Catalog"), _search(r["name"]), _click("Edit"), _click("Enable Product"), _click("Save"), _exit()],
+        eval=html_eval((_product_form(r["id"]), "document.querySelector('#product_status').checked",
+                        "exact_match", "false")),
+        cheat=[click("Catalog"), _search(r["name"]), click("Edit"), click("Enable Product"), click("Save"), done()],
     ) for r in _editable_products(data, "disable_product", 6)]
 
 
@@ -502,11 +452,11 @@ def create_product(data: Data) -> list[Instance]:
         out.append(Instance(
             values={"name": name, "sku": sku, "price": price, "qty": qty, "category": category},
             start_url=ADMIN,
-            eval=_html([(_product_form(next_id), locator,
-                         {"exact_match": f"{name} | {sku} | {price} | {qty} | {category}"})]),
-            cheat=[_click("Catalog"), _click("Add Product"), _type("Product Name", name), _type("SKU", sku),
-                   _type("Price", price), _type("Quantity", qty), _select("-- Please Select --", category),
-                   _click("Save"), _exit()],
+            eval=html_eval((_product_form(next_id), locator,
+                            "exact_match", f"{name} | {sku} | {price} | {qty} | {category}")),
+            cheat=[click("Catalog"), click("Add Product"), type_("Product Name", name), type_("SKU", sku),
+                   type_("Price", price), type_("Quantity", qty), select("-- Please Select --", category),
+                   click("Save"), done()],
         ))
     return out
 
@@ -532,16 +482,16 @@ def create_coupon_rule(data: Data) -> list[Instance]:
         out.append(Instance(
             values={"name": name, "code": code, "percent": str(percent)},
             start_url=ADMIN,
-            eval=_html([
+            eval=html_eval(
                 (f"{ADMIN}/sales_rule/promo_quote/edit/id/{next_id}/",
                  ("document.querySelector('[name=\"rule[name]\"]').value + ' | ' + "
                   "document.querySelector('[name=\"rule[coupon_code]\"]').value"),
-                 {"exact_match": f"{name} | {code}"}),
+                 "exact_match", f"{name} | {code}"),
                 ("last", "document.querySelector('[name=\"rule[discount_amount]\"]').value * 1",
-                 {"exact_match": str(percent)}),
-            ]),
-            cheat=[_click("Marketing"), _click("Add New Rule"), _type("Rule Name", name), _type("Coupon Code", code), SCROLL_DOWN,
-                   _type("Discount Amount", str(percent)), SCROLL_UP, _click("Save"), _exit()],
+                 "exact_match", str(percent)),
+            ),
+            cheat=[click("Marketing"), click("Add New Rule"), type_("Rule Name", name), type_("Coupon Code", code), scroll_down(),
+                   type_("Discount Amount", str(percent)), scroll_up(), click("Save"), done()],
         ))
     return out
 
@@ -567,8 +517,8 @@ def hold_order(data: Data) -> list[Instance]:
     return [Instance(
         values={"order": r["increment_id"]},
         start_url=f"{ADMIN}/sales/order/",
-        eval=_html([(_order_view(r["id"]), STATUS_LOCATOR, {"exact_match": ORDER_STATUS_LABELS["holded"]})]),
-        cheat=[_search(r["increment_id"]), _click("View"), _click("Hold"), _exit()],
+        eval=html_eval((_order_view(r["id"]), STATUS_LOCATOR, "exact_match", ORDER_STATUS_LABELS["holded"])),
+        cheat=[_search(r["increment_id"]), click("View"), click("Hold"), done()],
     ) for r in _open_orders(data, "hold_order", 6)]
 
 
@@ -579,8 +529,8 @@ def cancel_order(data: Data) -> list[Instance]:
     return [Instance(
         values={"order": r["increment_id"]},
         start_url=f"{ADMIN}/sales/order/",
-        eval=_html([(_order_view(r["id"]), STATUS_LOCATOR, {"exact_match": ORDER_STATUS_LABELS["canceled"]})]),
-        cheat=[_search(r["increment_id"]), _click("View"), _click("Cancel"), _exit()],
+        eval=html_eval((_order_view(r["id"]), STATUS_LOCATOR, "exact_match", ORDER_STATUS_LABELS["canceled"])),
+        cheat=[_search(r["increment_id"]), click("View"), click("Cancel"), done()],
     ) for r in _open_orders(data, "cancel_order", 6, cancellable)]
 
 
@@ -596,10 +546,10 @@ def comment_on_order(data: Data) -> list[Instance]:
         out.append(Instance(
             values={"order": r["increment_id"], "comment": comment},
             start_url=ADMIN,
-            eval=_html([(_order_view(r["id"]), "document.querySelector('#order-history').outerText",
-                         {"must_include": [comment]})]),
-            cheat=[_click("Sales"), _search(r["increment_id"]), _click("View"), SCROLL_DOWN, SCROLL_DOWN, _type("Comment", comment),
-                   _click("Submit Comment"), _exit()],
+            eval=html_eval((_order_view(r["id"]), "document.querySelector('#order-history').outerText",
+                            "must_include", [comment])),
+            cheat=[click("Sales"), _search(r["increment_id"]), click("View"), scroll_down(), scroll_down(), type_("Comment", comment),
+                   click("Submit Comment"), done()],
         ))
     return out
 
@@ -613,9 +563,9 @@ def orders_grid_by_status(data: Data) -> list[Instance]:
     return [Instance(
         values={"status": ORDER_STATUS_LABELS[s]},
         start_url=ADMIN,
-        eval=_url(f"{ADMIN}/sales/order/?status={s}"),
-        cheat=[_click("Sales"), _click("Filters"), _type("Status", ORDER_STATUS_LABELS[s]), _click("Apply Filters"),
-               _exit()],
+        eval=url_eval(f"{ADMIN}/sales/order/?status={s}"),
+        cheat=[click("Sales"), click("Filters"), type_("Status", ORDER_STATUS_LABELS[s]), click("Apply Filters"),
+               done()],
     ) for s in statuses]
 
 
@@ -626,8 +576,8 @@ def customer_edit_page(data: Data) -> list[Instance]:
     return [Instance(
         values={"customer": f"{r['firstname']} {r['lastname']}"},
         start_url=ADMIN,
-        eval=_url(f"{ADMIN}/customer/index/edit/id/{r['id']}/"),
-        cheat=[_click("Customers"), _search(f"{r['firstname']} {r['lastname']}"), _click("Edit"), _exit()],
+        eval=url_eval(f"{ADMIN}/customer/index/edit/id/{r['id']}/"),
+        cheat=[click("Customers"), _search(f"{r['firstname']} {r['lastname']}"), click("Edit"), done()],
     ) for r in sorted(_pick(rows, "customer_edit_page", 8), key=lambda r: r["id"])]
 
 
@@ -644,8 +594,8 @@ def missing_order(data: Data) -> list[Instance]:
         out.append(Instance(
             values={"order": inc},
             start_url=ADMIN,
-            eval=_na(f"There is no order #{inc}; the last order is #{last:09d}."),
-            cheat=[_click("Sales"), _search(inc), _exit("N/A")],
+            eval=unachievable_eval(f"There is no order #{inc}; the last order is #{last:09d}."),
+            cheat=[click("Sales"), _search(inc), done("N/A")],
         ))
     return out
 
@@ -666,8 +616,8 @@ def missing_customer(data: Data) -> list[Instance]:
         out.append(Instance(
             values={"customer": name},
             start_url=ADMIN,
-            eval=_na(f"No customer named {name} exists in the store."),
-            cheat=[_click("Customers"), _search(name), _exit("N/A")],
+            eval=unachievable_eval(f"No customer named {name} exists in the store."),
+            cheat=[click("Customers"), _search(name), done("N/A")],
         ))
     return out
 

@@ -30,6 +30,12 @@ def unachievable(task) -> bool:
     return bool(answers) and answers.fuzzy_match == "N/A"
 
 
+def judged_later(task, row) -> bool:
+    """A fuzzy answer waits for an LLM judge: without one it is reported unjudged."""
+    answers = task.eval.reference_answers
+    return row["status"] == "unjudged" and bool(answers) and isinstance(answers.fuzzy_match, list)
+
+
 def test_templates_and_tasks(tasks):
     assert len(TEMPLATES) >= 15 and all(t.sites == ("map",) for t in TEMPLATES)
     made = Counter(t.template for t in tasks)
@@ -38,8 +44,9 @@ def test_templates_and_tasks(tasks):
     eval_types = {kind for t in tasks for kind in t.eval.eval_types}
     assert {"string_match", "url_match", "program_html"} <= eval_types
     assert 1 <= len({t.template for t in tasks if unachievable(t)}) <= 2
-    assert not any(t.eval.reference_answers and isinstance(t.eval.reference_answers.fuzzy_match, list)
-                   for t in tasks)  # no LLM-judged answers
+    fuzzy = {t.template for t in tasks if t.eval.reference_answers
+             and isinstance(t.eval.reference_answers.fuzzy_match, list)}
+    assert len(fuzzy) <= 1  # few LLM-judged answers
     for task in tasks:
         assert not task.require_login and task.storage_state is None, task.task_id  # as WebArena's map tasks
         assert task.cheat and task.cheat[-1].splitlines()[-1].startswith("exit(message="), task.task_id
@@ -58,6 +65,6 @@ def test_oracle_solves_one_instance_of_every_template(tasks, backend, run_oracle
     failures = [
         f"{task.template} (task {task.task_id}): {task.intent}\n  status={rows[task.task_id]['status']} "
         f"eval={json.dumps(rows[task.task_id]['eval'])[:1500]}\n  steps={json.dumps(rows[task.task_id]['steps'])[:2500]}"
-        for task in chosen if rows[task.task_id]["score"] != 1.0
+        for task in chosen if rows[task.task_id]["score"] != 1.0 and not judged_later(task, rows[task.task_id])
     ]
     assert not failures, "\n\n".join(failures)

@@ -25,6 +25,12 @@ def unachievable(task) -> bool:
     return bool(answers) and answers.fuzzy_match == "N/A"
 
 
+def judged_later(task, row) -> bool:
+    """A fuzzy answer waits for an LLM judge: without one it is reported unjudged."""
+    answers = task.eval.reference_answers
+    return row["status"] == "unjudged" and bool(answers) and isinstance(answers.fuzzy_match, list)
+
+
 def test_templates_and_tasks(tasks):
     assert len(TEMPLATES) >= 15
     assert all(t.sites == ("shopping",) and t.key.startswith("shopping.") for t in TEMPLATES)
@@ -62,7 +68,7 @@ def test_oracle_solves_one_task_per_template(tasks, site_servers, run_oracle):
     failures = []
     for task in chosen.values():
         row = rows[task.task_id]
-        if row["score"] != 1.0:
+        if row["score"] != 1.0 and not judged_later(task, row):
             steps = "\n".join(f"  {s['url']} | {s['response']} | error: {s['error']}" for s in row["steps"])
             failures.append(f"{task.template} (task {task.task_id}): {task.intent}\nstatus {row['status']}, eval "
                             f"{json.dumps(row.get('eval'), default=str)}\nsteps:\n{steps}")

@@ -3,10 +3,10 @@
 Each site keeps its templates beside it, in `webrl.sites.<site>.tasks` (a module exporting
 `TEMPLATES: list[TaskTemplate]`). A template turns the pristine data into instances: the values of
 its intent template, the start URL, the evaluation (reference answers, URLs and locators computed
-from the data, never typed by hand) and a scripted solution (`cheat`) in the WebRL action syntax
-whose elements are named by what a person sees (`element="{Sign In}"`, `{placeholder=Search}`; see
-`webrl.policy.oracle`). The suite is deterministic for a seed: same seed, same tasks, same split,
-same version.
+from the data, never typed by hand, built with the eval builders below) and a scripted solution (`cheat`)
+in the WebRL action syntax, written with `webrl.tasks.script`, whose elements are named by what a person
+sees (`element="{Sign In}"`, `{placeholder=Search}`; see `webrl.policy.oracle`). The suite is
+deterministic for a seed: same seed, same tasks, same split, same version.
 """
 
 from __future__ import annotations
@@ -69,6 +69,8 @@ class Data:
 
 
 def string_eval(rule: str, value) -> dict:
+    """The agent's answer against `value` by `rule`: "exact_match" (one string), "must_include" or
+    "fuzzy_match" (a list of strings; fuzzy ones need an LLM judge)."""
     return {"eval_types": ["string_match"], "reference_answers": {rule: value}, "reference_url": "",
             "program_html": [], "string_note": ""}
 
@@ -79,7 +81,7 @@ def url_eval(url: str) -> dict:
 
 
 def html_eval(*targets: tuple[str, str, str, object]) -> dict:
-    """program_html targets as (url, locator, rule, value)."""
+    """program_html targets as (url, locator, rule, value), rule "exact_match" (a string) or "must_include" (a list)."""
     return {"eval_types": ["program_html"], "reference_answers": None, "reference_url": "", "program_html": [
         {"url": url, "locator": locator, "required_contents": {rule: value}} for url, locator, rule, value in targets
     ], "string_note": ""}

@@ -1,15 +1,15 @@
-"""Building blocks of the storefront's task templates: scripted actions in the WebRL syntax (elements named
-by what a person sees), WebArena eval objects, and the catalog facts the templates draw on, read from the
-pristine store data the way the storefront shows them (search ranking, category trees, Emma's orders)."""
+"""Building blocks of the storefront's task templates: the steps that scripted solutions share (in the WebRL
+syntax of `webrl.tasks.script`), and the catalog facts the templates draw on, read from the pristine store data
+the way the storefront shows them (search ranking, category trees, Emma's orders)."""
 
 from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from webrl.sites.embedded.platform import money
+from webrl.tasks.script import click, hover, scroll_down, search
 from webrl.tasks.suite import Data
 
 DB = "store"
@@ -19,46 +19,18 @@ ORDERS_PER_PAGE = 10  # My Orders' default page size
 CHOOSE = "Choose an Option..."  # the first option of a product's option selects
 
 
-# -- actions ------------------------------------------------------------------------------------------------
+# -- steps --------------------------------------------------------------------------------------------------
 
 
-def lit(text: str) -> str:
-    """A Python string literal (double-quoted) for an action argument."""
-    return json.dumps(text, ensure_ascii=False)
-
-
-def click(target: str) -> str:
-    return f'do(action="Click", element="{{{target}}}")'
-
-
-def hover(target: str) -> str:
-    return f'do(action="Hover", element="{{{target}}}")'
-
-
-def type_in(target: str, text: str) -> str:
-    return f'do(action="Type", element="{{{target}}}", argument={lit(text)})'
-
-
-def search(text: str) -> str:
-    return f'do(action="Search", element="{{{SEARCH_BOX}}}", argument={lit(text)})'
-
-
-def select(target: str, option: str) -> str:
-    return f'do(action="Select Dropdown Option", element="{{{target}}}", argument={lit(option)})'
-
-
-def scroll_down() -> str:
-    return 'do(action="Scroll Down")'
-
-
-def finish(message: str = "") -> str:
-    return f"exit(message={lit(message)})"
+def search_store(text: str) -> str:
+    """The store's search box (in every page's header)."""
+    return search(SEARCH_BOX, text)
 
 
 def open_product(name: str) -> list[str]:
     """From any page: search the product by its name and open it from the results (it ranks first). After a
     search the search box holds the name too, so the result link is named by its data-text."""
-    return [search(name), click(f"data-text={name}")]
+    return [search_store(name), click(f"data-text={name}")]
 
 
 def open_category(category: dict) -> list[str]:
@@ -80,38 +52,7 @@ def option_reachable(options: Sequence[str], wanted: str) -> bool:
     return hit == wanted
 
 
-# -- eval objects -------------------------------------------------------------------------------------------
-
-
-def answer_eval(*, must_include: Iterable[str] | None = None, exact: str | None = None) -> dict:
-    answers: dict[str, Any] = {}
-    if exact is not None:
-        answers["exact_match"] = exact
-    if must_include is not None:
-        answers["must_include"] = list(must_include)
-    return {"eval_types": ["string_match"], "reference_answers": answers, "reference_url": "",
-            "program_html": [], "string_note": ""}
-
-
-def unachievable_eval(note: str) -> dict:
-    return {"eval_types": ["string_match"], "reference_answers": {"fuzzy_match": "N/A"}, "reference_url": "",
-            "program_html": [], "string_note": note}
-
-
-def url_eval(url: str) -> dict:
-    return {"eval_types": ["url_match"], "reference_answers": None, "reference_url": url,
-            "url_note": "GOLD in PRED", "program_html": [], "string_note": ""}
-
-
-def html_eval(*targets: dict) -> dict:
-    return {"eval_types": ["program_html"], "reference_answers": None, "reference_url": "",
-            "program_html": list(targets), "string_note": ""}
-
-
-def target(url: str, locator: str, *, must_include: Iterable[str] | None = None, exact: str | None = None) -> dict:
-    contents = {"exact_match": exact} if exact is not None else {"must_include": list(must_include or [])}
-    return {"url": url, "locator": locator, "required_contents": contents}
-
+# -- cart and order lines (program_html) --------------------------------------------------------------------
 
 # One line per cart / order row: "NAME (Opt: value, ...) x QTY".
 CART_LINES_JS = (

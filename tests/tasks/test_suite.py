@@ -1,0 +1,85 @@
+"""The embedded task suite as a whole: size, split, tiers, determinism, the oracle on the whole test split,
+and demonstrations in the exact WebRL prompt format."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+
+import pytest
+
+from webrl.policy.prompt import webrl_prompt
+from webrl.tasks.suite import TEST_SHARE, build_suite
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory):
+    return build_suite(tmp_path_factory.mktemp("snapshots"))
+
+
+def group(task) -> str:
+    return task.sites[0] if len(task.sites) == 1 else "multi"
+
+
+def test_size_split_and_tiers(suite, tmp_path):
+    assert len(suite) >= 600
+    test = [t for t in suite if t.split == "test"]
+    assert len(test) >= 150
+    shares = Counter(group(t) for t in test)
+    for site, share in TEST_SHARE.items():
+        assert abs(shares[site] / len(test) - share) < 0.04, (site, shares)
+    assert {t.tier for t in suite} == {"easy", "medium", "hard"}
+    assert Counter(t.template for t in suite).most_common(1)[0][1] < len(suite) / 10  # varied
+    assert build_suite(tmp_path)[-1].suite_version == suite[-1].suite_version  # deterministic
+    for task in suite:
+        assert task.cheat and "exit(" in task.cheat[-1], task.task_id
+
+
+def test_oracle_solves_the_whole_test_split(suite, site_servers, run_oracle):
+    backend = site_servers("shopping", "shopping_admin", "reddit", "gitlab", "map")
+    test = [t for t in suite if t.split == "test"]
+    rows = run_oracle(backend, test, parallel=1)
+    failed = {i: (r["status"], r.get("eval")) for i, r in rows.items() if r["score"] != 1.0}
+    unjudged = {i for i, (status, _) in failed.items() if status == "unjudged"}
+    fuzzy = {t.task_id for t in test if t.eval.reference_answers and isinstance(
+        t.eval.reference_answers.fuzzy_match, list)}
+    assert unjudged <= fuzzy  # only fuzzy answers wait for a judge
+    assert {i: f for i, f in failed.items() if i not in unjudged} == {}
+
+
+def test_demos_are_the_webrl_prompt_byte_for_byte(suite, site_servers, tmp_path):
+    from playwright.async_api import async_playwright
+
+    from webrl.browser import launch_chromium
+    from webrl.env.auth import AuthCache
+    from webrl.env.observation import observe
+    from webrl.tasks.demos import write_demos
+    from webrl.tasks.load import substitute
+
+    backend = site_servers("shopping", "shopping_admin")
+    backend.reset()
+    task = next(t for t in suite if t.sites == ["shopping"] and len(t.cheat) >= 2)
+    out = tmp_path / "demos.jsonl"
+    kept, written = asyncio.run(write_demos([task], backend, out))
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert kept == 1 and written == len(records) == len(task.cheat)
+    assert [r["step"] for r in records] == list(range(len(records)))
+    for k, record in enumerate(records):
+        assert f"Round {k}" in record["prompt"] and record["prompt"].endswith("<|start_header_id|>assistant<|end_header_id|>\n")
+        for earlier in records[:k]:
+            assert earlier["response"] in record["prompt"]
+
+    async def first_observation():  # the start page observed independently: same ids, same text
+        async with async_playwright() as p:
+            browser = await launch_chromium(p)
+            storage = await AuthCache(browser, backend, 0).storage_state(task.sites if task.storage_state else [])
+            context = await browser.new_context(viewport={"width": 1280, "height": 720}, storage_state=storage)
+            page = await context.new_page()
+            await page.goto(substitute(task, backend.urls(0)).start_urls[0])
+            text = (await observe(page)).text
+            await browser.close()
+            return text
+
+    backend.reset()
+    assert records[0]["prompt"] == webrl_prompt(task.intent, [], asyncio.run(first_observation()))
