@@ -46,6 +46,30 @@ def list_tasks(split: SplitOption = None,
                   + ", ".join(f"{split} {sites} {n}" for (split, sites), n in sorted(by.items())))
 
 
+@app.command("stats")
+def stats(split: SplitOption = None) -> None:
+    """Task counts by site (multi = several sites): split, what the evaluator checks, and tier."""
+    from webrl.tasks.suite import TEST_SHARE, eval_kind, site_group
+
+    tasks = _suite(split)
+    kinds = {"exact_match": "exact", "must_include": "include", "fuzzy_match": "fuzzy", "N/A": "N/A",
+             "url_match": "url", "program_html": "html"}
+    columns = ["train", "test", *kinds, "easy", "medium", "hard"]
+    counts: dict[str, Counter] = {group: Counter() for group in [*TEST_SHARE, "total"]}
+    for t in tasks:
+        for group in (site_group(t), "total"):
+            counts[group].update([t.split, eval_kind(t), t.tier])
+    table = compact_table("site", "tasks", *(kinds.get(c, c) for c in columns))
+    for group, c in counts.items():
+        total = c["train"] + c["test"]
+        if total:
+            table.add_row(group, str(total), *(str(c[k]) for k in columns), end_section=group == "multi")
+    console.print(table)
+    console.print(f"suite {tasks[0].suite_version if tasks else '–'}. Checks: exact/include/fuzzy = string_match "
+                  "with exact_match/must_include/fuzzy_match, N/A = unachievable, url = url_match, html = "
+                  "program_html. Tiers by the scripted solution's steps: easy ≤ 3, medium ≤ 7, hard > 7.")
+
+
 @app.command("show")
 def show(task_id: Annotated[int, typer.Argument(help="The task id.")]) -> None:
     """The whole task in WebArena's JSON format, with its scripted solution."""

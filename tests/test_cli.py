@@ -9,29 +9,9 @@ import subprocess
 import sys
 import time
 
-import pytest
+from clisupport import webrl
 
-from webrl.config import DEFAULT_PORTS, INSTANCE_STRIDE
-from webrl.netutil import free_port_blocks
 from webrl.sites.embedded.registry import SITE_NAMES
-
-
-@pytest.fixture
-def cli_env(tmp_path):
-    """Environment for a private state dir with every port moved to a free one."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WEBRL_")}
-    env["WEBRL_STATE_DIR"] = str(tmp_path / "state")
-    ports = free_port_blocks([*DEFAULT_PORTS, "control"], 1, INSTANCE_STRIDE)
-    env["WEBRL_SITES__CONTROL_PORT"] = str(ports.pop("control"))
-    for site, port in ports.items():
-        env[f"WEBRL_SITES__PORTS__{site.upper()}"] = str(port)
-    env["COLUMNS"] = "200"
-    return env
-
-
-def webrl(env, *args, timeout=90):
-    return subprocess.run([sys.executable, "-m", "webrl", *args], env=env, capture_output=True, text=True,
-                          timeout=timeout)
 
 
 def test_help_explains_every_command(cli_env):

@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 
 from webrl.policy.prompt import webrl_prompt
-from webrl.tasks.suite import TEST_SHARE, build_suite
+from webrl.tasks.suite import TEST_SHARE, build_suite, eval_kind, site_group
 
 
 @pytest.fixture(scope="module")
@@ -18,18 +18,17 @@ def suite(tmp_path_factory):
     return build_suite(tmp_path_factory.mktemp("snapshots"))
 
 
-def group(task) -> str:
-    return task.sites[0] if len(task.sites) == 1 else "multi"
-
-
 def test_size_split_and_tiers(suite, tmp_path):
     assert len(suite) >= 600
     test = [t for t in suite if t.split == "test"]
     assert len(test) >= 150
-    shares = Counter(group(t) for t in test)
+    shares = Counter(site_group(t) for t in test)
     for site, share in TEST_SHARE.items():
         assert abs(shares[site] / len(test) - share) < 0.04, (site, shares)
     assert {t.tier for t in suite} == {"easy", "medium", "hard"}
+    kinds = Counter(eval_kind(t) for t in suite)  # every kind of check WebArena has, none rare
+    assert set(kinds) == {"exact_match", "must_include", "fuzzy_match", "N/A", "url_match", "program_html"}, kinds
+    assert min(kinds.values()) >= 10, kinds
     assert Counter(t.template for t in suite).most_common(1)[0][1] < len(suite) / 10  # varied
     assert build_suite(tmp_path)[-1].suite_version == suite[-1].suite_version  # deterministic
     for task in suite:
@@ -83,3 +82,32 @@ def test_demos_are_the_webrl_prompt_byte_for_byte(suite, site_servers, tmp_path)
 
     backend.reset()
     assert records[0]["prompt"] == webrl_prompt(task.intent, [], asyncio.run(first_observation()))
+
+
+def test_tasks_commands(cli_env, tmp_path, suite):
+    from clisupport import webrl
+
+    from webrl.tasks.load import load_tasks
+
+    listed = webrl(cli_env, "tasks", "list", "--split", "test", "--site", "gitlab")
+    assert listed.returncode == 0, listed.stderr
+    gitlab_test = [t for t in suite if t.split == "test" and "gitlab" in t.sites]
+    assert f"{len(gitlab_test)} tasks, suite {suite[0].suite_version}" in listed.stdout
+
+    shown = webrl(cli_env, "tasks", "show", str(gitlab_test[0].task_id))
+    assert shown.returncode == 0 and json.loads(shown.stdout)["intent"] == gitlab_test[0].intent
+
+    out = tmp_path / "test.json"
+    exported = webrl(cli_env, "tasks", "export", "--split", "test", "--out", str(out))
+    assert exported.returncode == 0, exported.stderr
+    assert [t.task_id for t in load_tasks(out)] == [t.task_id for t in suite if t.split == "test"]
+
+    stats = webrl(cli_env, "tasks", "stats")
+    total = next(line for line in stats.stdout.splitlines() if line.split()[:1] == ["total"])
+    assert total.split()[1:4] == [str(len(suite)), str(sum(t.split == "train" for t in suite)),
+                                  str(sum(t.split == "test" for t in suite))]
+
+    for bad, message in [(("show", "999999"), "no task 999999"), (("list", "--split", "dev"), "--split dev"),
+                         (("demos", "--out", str(tmp_path / "d.jsonl")), "not running")]:
+        result = webrl(cli_env, "tasks", *bad)
+        assert result.returncode == 2 and message in result.stderr, (bad, result.stderr)

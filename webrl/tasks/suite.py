@@ -165,6 +165,23 @@ def _task(task_id: int, template: TaskTemplate, instance: Instance) -> Task:
     })
 
 
+def site_group(task: Task) -> str:
+    """The task's site, or "multi" for a task over several sites (WebArena-Lite's columns)."""
+    return task.sites[0] if len(task.sites) == 1 else "multi"
+
+
+def eval_kind(task: Task) -> str:
+    """What the task's evaluator checks, in WebArena's terms: the answer rule (exact_match, must_include,
+    fuzzy_match), "N/A" for an unachievable task, url_match or program_html."""
+    answers = task.eval.reference_answers
+    if answers is not None and answers.fuzzy_match == "N/A":
+        return "N/A"
+    kinds = [t for t in task.eval.eval_types if t != "string_match"]
+    if answers is not None:
+        kinds += [rule for rule in ("exact_match", "must_include", "fuzzy_match") if getattr(answers, rule) is not None]
+    return "+".join(kinds)
+
+
 def _tier(steps: int) -> str:
     return "easy" if steps <= 3 else "medium" if steps <= 7 else "hard"
 
@@ -174,7 +191,7 @@ def _split(tasks: list[Task]) -> None:
     group, the tasks whose hash of (template, values) is smallest go to test."""
     groups: dict[str, list[Task]] = {}
     for task in tasks:
-        groups.setdefault(task.sites[0] if len(task.sites) == 1 else "multi", []).append(task)
+        groups.setdefault(site_group(task), []).append(task)
     for group, members in groups.items():
         quota = round(TEST_SHARE.get(group, 0.0) * TEST_SIZE)
         ranked = sorted(members, key=lambda t: hashlib.sha256(
