@@ -1,0 +1,168 @@
+"""Losses and advantages against numbers worked out by hand from reference/webrl-method.md §4–6, and the
+official actor loss driving real AdamW steps on the tiny model."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from webrl.rl.data import action_logprobs, collate, encode, pad_token_id
+from webrl.rl.objective import (
+    Objective,
+    actor_loss_official,
+    actor_loss_paper,
+    advantage_official,
+    advantage_paper,
+    critic_loss_official,
+    critic_loss_paper,
+    sft_loss,
+    value_from_logits,
+)
+
+LN3 = math.log(3)
+# row 0: head 1 gives p(success) = 0.75, head 2 gives 0.5; row 1: 0.25 and 0.75
+LOGITS = torch.tensor([[[0.0, LN3], [0.0, 0.0]], [[LN3, 0.0], [0.0, LN3]]])
+
+
+def t(*values):
+    return torch.tensor(values, dtype=torch.float32)
+
+
+def test_value_is_the_min_over_heads_of_the_success_probability():
+    assert value_from_logits(LOGITS).tolist() == pytest.approx([0.5, 0.25])
+
+
+def test_official_critic_loss_is_four_cross_entropies_on_raw_logits():
+    logits_next = torch.zeros(2, 2, 2)  # every CE on s' is ln 2
+    # row 0, y = 1: −ln .75 − ln .5 (s) + 2 ln 2 (s');  row 1, y = 0: −ln .75 − ln .25 (s) + 2 ln 2 (s')
+    row0 = -math.log(0.75) - math.log(0.5) + 2 * math.log(2)
+    row1 = -math.log(0.75) - math.log(0.25) + 2 * math.log(2)
+    loss = critic_loss_official(LOGITS, logits_next, torch.tensor([1, 0]))
+    assert loss.item() == pytest.approx((row0 + row1) / 2)
+
+
+def test_paper_critic_loss_is_bce_of_the_value_toward_the_outcome():
+    # V = 0.5 with r = 1 → −ln .5;  V = 0.25 with r = 0 → −ln .75
+    loss = critic_loss_paper(LOGITS, t(1, 0))
+    assert loss.item() == pytest.approx((math.log(2) - math.log(0.75)) / 2)
+
+
+def test_official_advantage_is_binarised_with_the_margin():
+    v, v_next = t(0.25, 0.25, 1.0, 0.5), t(0.375, 0.25, 0.0, 0.5)
+    reward, mc_return = t(0, 0, 1, 0), t(0, 0, 1.9, 0)
+    # 0.125 − 0.05 ≥ 0 → 1;  0 − 0.05 < 0 → −0.6;  −1 − 0.05 + 1 + 1.9 > 0 → 1;  terminal failure s' = s → −0.6
+    assert advantage_official(v, v_next, reward, mc_return).tolist() == pytest.approx([1, -0.6, 1, -0.6])
+
+
+def test_paper_advantage_mixes_one_step_and_final_estimates():
+    v, v_next = t(0.25, 0.25, 0.5), t(0.5, 0.9, 0.75)
+    reward_T, terminal = t(1, 1, 0), torch.tensor([False, True, False])
+    # 0.5·(0 + 0.5 − 0.25) + 0.5·(1 − 0.25) = 0.5;  terminal: 0.5·(1 + 0 − 0.25) + 0.5·0.75 = 0.75 (v_next unused);
+    # failure: 0.5·(0 + 0.75 − 0.5) + 0.5·(0 − 0.5) = −0.125
+    assert advantage_paper(v, v_next, reward_T, terminal).tolist() == pytest.approx([0.5, 0.75, -0.125])
+
+
+@pytest.mark.parametrize("p_ref, delta, loss, grad", [
+    # β0 = 5 (p_ref ≥ 0.8): dL/dΔ = −1 for Δ ≤ 0, 5Δ − 1 below 1/5, 0 beyond
+    (0.9, -0.5, 1.5 / 2, -1.0),  # β = min(5, 1/0.5) = 2, β·Δ = −1, SmoothL1 = 1.5, L = 1.5/β
+    (0.9, 0.1, 0.125 / 5, -0.5),  # β = 5, β·Δ = 0.5, SmoothL1 = 0.125
+    (0.9, 0.3, 0.0, 0.0),  # capped: β·Δ = 1 = A
+    # β0 = 1 (p_ref < 0.8): −1, Δ − 1 below 1, 0 beyond
+    (0.5, -3.0, 1.5 * 3, -1.0),
+    (0.5, 0.5, 0.125, -0.5),
+    (0.5, 2.0, 0.0, 0.0),
+])
+def test_official_actor_loss_and_gradient_by_hand(p_ref, delta, loss, grad):
+    n = 4  # tokens; p_ref is the geometric-mean token probability, so ℓ_ref = n·ln p_ref
+    logp_ref = t(n * math.log(p_ref))
+    logp = (logp_ref + n * delta).requires_grad_()  # Δ = (ℓ − ℓ_ref)/N with N = n
+    value, _ = actor_loss_official(logp, logp_ref, t(n), t(1.0))
+    value.backward()
+    assert value.item() == pytest.approx(loss, abs=1e-6)
+    assert logp.grad.item() == pytest.approx(grad / n, abs=1e-6)  # dL/dℓ = dL/dΔ / N
+
+
+def test_official_actor_loss_masks_negative_samples_out_of_loss_and_token_count():
+    logp_ref = t(3 * math.log(0.5), -4.0)
+    logp = (logp_ref + t(1.5, 2.0)).requires_grad_()
+    loss, stats = actor_loss_official(logp, logp_ref, t(3, 5), t(1.0, -0.6))
+    loss.backward()
+    # N = 3 (positive tokens only): Δ = 0.5, β = 1, SmoothL1(0.5, 1) = 0.125, mean over B = 2 → 0.0625
+    assert loss.item() == pytest.approx(0.0625)
+    assert logp.grad.tolist() == pytest.approx([(0.5 - 1) / 3 / 2, 0.0])
+    assert stats == pytest.approx({"log_ratio": 0.5, "positive_fraction": 0.5, "beta": 1.0})
+
+
+def test_paper_actor_loss_and_sft_loss_by_hand():
+    # β = 0.5: (0.5·2 − 1)² = 0 and (0 + 0.6)² = 0.36
+    assert actor_loss_paper(t(-1, -2), t(-3, -2), t(1, -0.6), beta=0.5).item() == pytest.approx(0.18)
+    assert sft_loss(t(-3, -5), t(2, 3)).item() == pytest.approx(8 / 5)
+
+
+def test_objective_selects_the_form():
+    reward, mc_return, terminal = t(1, 0), t(2.71, 0), torch.tensor([True, False])
+    logits_next = torch.randn(2, 2, 2)
+    official, paper = Objective(), Objective("paper", beta=0.5)
+    assert official.critic_loss(LOGITS, logits_next, reward, mc_return) == critic_loss_official(
+        LOGITS, logits_next, torch.tensor([1, 0]))
+    assert paper.critic_loss(LOGITS, logits_next, reward, mc_return) == critic_loss_paper(LOGITS, reward)
+    v, v_next = t(0.5, 0.5), t(0.5, 0.5)
+    assert official.advantage(v, v_next, reward, mc_return, terminal).tolist() == pytest.approx([1, -0.6])
+    assert paper.advantage(v, v_next, reward, mc_return, terminal).tolist() == pytest.approx([0.5, -0.25])
+    loss, stats = paper.actor_loss(t(-1), t(-3), t(2), t(1.0))
+    assert loss.item() == pytest.approx(0.0) and stats["log_ratio"] == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="official"):
+        Objective("ppo")
+
+
+# ---- real optimizer steps on the tiny model --------------------------------------------------------------
+
+
+def one_batch(tokenizer, *pairs):
+    return collate([encode(tokenizer, p, r, 128) for p, r in pairs], pad_token_id(tokenizer))
+
+
+POSITIVE = ("Task Instruction: buy milk\n", 'do(action="Click", element="3")')
+NEGATIVE = ("Task Instruction: sell bread\n", 'exit(message="no")')
+
+
+def grads(model, batch, advantage, logp_ref):
+    model.zero_grad()
+    logp, n_tokens = action_logprobs(model, batch)
+    loss, stats = actor_loss_official(logp, logp_ref, n_tokens, advantage)
+    loss.backward()
+    return [p.grad.clone() for p in model.parameters()], stats
+
+
+def test_official_actor_loss_ascends_until_the_log_ratio_reaches_one_over_beta0(tokenizer, model):
+    batch = one_batch(tokenizer, POSITIVE)
+    with torch.no_grad():
+        logp_ref, n_tokens = action_logprobs(model, batch)
+    assert math.exp(logp_ref.item() / n_tokens.item()) < 0.8  # a random model: β0 = 1, stop at 1 nat per token
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    ratios = []
+    for _ in range(60):
+        gradients, stats = grads(model, batch, t(1.0), logp_ref)
+        ratios.append(stats["log_ratio"])
+        if stats["log_ratio"] >= 1.0:
+            break
+        assert any(g.abs().sum() > 0 for g in gradients)
+        optimizer.step()
+    assert ratios[-1] >= 1.0 and ratios[1] > ratios[0] == 0.0
+    assert all(torch.count_nonzero(g) == 0 for g in gradients)  # settled: exactly zero gradient
+
+
+def test_negative_samples_contribute_nothing(tokenizer, model):
+    with torch.no_grad():
+        logp_ref, _ = action_logprobs(model, one_batch(tokenizer, POSITIVE, NEGATIVE))
+    alone, _ = grads(model, one_batch(tokenizer, POSITIVE), t(1.0), logp_ref[:1])
+    mixed, _ = grads(model, one_batch(tokenizer, POSITIVE, NEGATIVE), t(1.0, -0.6), logp_ref)
+    for a, m in zip(alone, mixed):  # the batch mean halves the positive sample's share; nothing else differs
+        torch.testing.assert_close(m, a / 2, rtol=1e-4, atol=1e-7)
+    negative, stats = grads(model, one_batch(tokenizer, NEGATIVE), t(-0.6), logp_ref[1:])
+    assert stats["positive_fraction"] == 0.0 and all(torch.count_nonzero(g) == 0 for g in negative)
+    before = [p.detach().clone() for p in model.parameters()]
+    torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.0).step()  # decay would move them regardless
+    assert all(torch.equal(b, p) for b, p in zip(before, model.parameters()))

@@ -1,0 +1,1 @@
+"""Training: step data, the WebRL objective (official and paper forms), critic, replay buffer, DeepSpeed engine."""

@@ -1,0 +1,368 @@
+"""The training engine that SFT and the WebRL update share: DeepSpeed ZeRO data parallelism over a loss function.
+
+The engine knows nothing about losses. `Engine.train(items, loss_fn)` walks a seeded shuffled order of
+`items` in global batches of micro_batch_size x grad_accum x world size, calls `loss_fn(model, micro_batch)`
+on each rank's share, and steps the optimizer (torch AdamW, constant lr, gradient clipping: WebRL's recipe).
+Every optimizer step is logged to `<run dir>/events.jsonl` and TensorBoard; checkpoints (webrl.rl.checkpoint)
+are written every `save_every` steps and always after the last one, and `train` resumes from the latest, so a
+killed run continued ends with the same weights as an uninterrupted one.
+
+One process works as it is (`python script.py`); several processes or machines run under the DeepSpeed
+launcher (`launch_command`). On CPU the processes talk over gloo, on GPUs over NCCL.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import torch
+import torch.distributed as dist
+from pydantic import BaseModel, Field, model_validator
+from torch import Tensor, nn
+
+from webrl.errors import UsageError
+from webrl.netutil import free_port
+from webrl.rl.checkpoint import Checkpoints, atomic_dir, load_rng, read_state, save_rng, seed_everything, write_state
+
+LossFn = Callable[[nn.Module, list], tuple[Tensor, dict[str, float]]]
+StepHook = Callable[[int, dict[str, float]], None]
+SaveFn = Callable[[nn.Module, dict[str, Tensor], Path], None]
+# Changing these between a kill and the resume does not change the result (epochs only extends the run).
+RESUMABLE_CHANGES = {"save_every", "epochs"}
+
+
+class TrainSettings(BaseModel):
+    """How to train; the field descriptions are the CLI's help."""
+
+    zero_stage: int = Field(2, ge=0, le=3, description="DeepSpeed ZeRO stage: 0 replicates everything, 1 shards "
+                            "the optimizer states, 2 also the gradients, 3 also the parameters.")
+    offload: bool = Field(False, description="Keep the optimizer states (ZeRO 1-3) and, with ZeRO-3, the "
+                          "parameters in CPU memory (GPU only).")
+    precision: Literal["fp32", "bf16"] = Field("bf16", description="Weights and compute in fp32, or in bf16 "
+                                               "with fp32 master weights.")
+    lr: float = Field(1e-6, gt=0, description="AdamW learning rate, constant.")
+    weight_decay: float = Field(0.01, ge=0, description="AdamW weight decay.")
+    betas: tuple[float, float] = Field((0.9, 0.999), description="AdamW betas.")
+    micro_batch_size: int = Field(1, ge=1, description="Items per forward pass on each process.")
+    grad_accum: int = Field(1, ge=1, description="Micro-batches per optimizer step on each process.")
+    max_grad_norm: float = Field(1.0, ge=0, description="Clip the global gradient norm to this (0: no clipping).")
+    epochs: int = Field(1, ge=1, description="Passes over the data.")
+    seed: int = Field(0, description="Seeds the data order and the random number generators.")
+    save_every: int = Field(0, ge=0, description="Checkpoint every N optimizer steps (0: only at the end; the "
+                            "last step is always saved).")
+    gradient_checkpointing: bool = Field(False, description="Recompute activations in the backward pass: less "
+                                         "memory, about a third more compute.")
+
+    @model_validator(mode="after")
+    def _offload_needs_zero(self) -> TrainSettings:
+        if self.offload and self.zero_stage == 0:
+            raise ValueError("offload needs ZeRO stage 1, 2 or 3")
+        return self
+
+    def global_batch(self, world_size: int) -> int:
+        return self.micro_batch_size * self.grad_accum * world_size
+
+
+def deepspeed_config(settings: TrainSettings) -> dict[str, Any]:
+    """The DeepSpeed config for `settings`; the optimizer is ours (a client optimizer), with no lr schedule."""
+    zero: dict[str, Any] = {"stage": settings.zero_stage}
+    if settings.offload:
+        zero["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
+        if settings.zero_stage == 3:
+            zero["offload_param"] = {"device": "cpu", "pin_memory": True}
+    return {
+        "train_micro_batch_size_per_gpu": settings.micro_batch_size,
+        "gradient_accumulation_steps": settings.grad_accum,
+        "gradient_clipping": settings.max_grad_norm,
+        "zero_optimization": zero,
+        "bf16": {"enabled": settings.precision == "bf16"},
+        "zero_allow_untested_optimizer": True,
+        "steps_per_print": 2**31 - 1,  # we log ourselves
+        "wall_clock_breakdown": False,
+    }
+
+
+def init_distributed() -> None:
+    """Join the process group: the launcher's when launched, else a one-process group on a free port."""
+    if dist.is_initialized():
+        return
+    if "RANK" not in os.environ:
+        os.environ.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1",
+                          MASTER_PORT=str(free_port()))
+    import deepspeed
+
+    if torch.cuda.is_available():
+        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+    deepspeed.init_distributed(dist_backend="nccl" if torch.cuda.is_available() else "gloo", verbose=False)
+
+
+def make_optimizer(model: nn.Module, settings: TrainSettings) -> torch.optim.Optimizer:
+    """AdamW over the trainable parameters; DeepSpeed's CPU Adam (same update) when the states live on CPU."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    kwargs = {"lr": settings.lr, "betas": settings.betas, "weight_decay": settings.weight_decay}
+    if settings.offload:
+        from deepspeed.ops.adam import DeepSpeedCPUAdam
+
+        return DeepSpeedCPUAdam(params, adamw_mode=True, **kwargs)
+    return torch.optim.AdamW(params, **kwargs)
+
+
+def sample_order(n_items: int, seed: int, epochs: int) -> np.ndarray:
+    """Item indices in training order: one seeded permutation per epoch, the same for every world size."""
+    return np.concatenate([np.random.default_rng([seed, epoch]).permutation(n_items) for epoch in range(epochs)])
+
+
+def rank_micro_batches(order: np.ndarray, step: int, settings: TrainSettings, rank: int,
+                       world_size: int) -> list[list[int]]:
+    """This rank's micro-batches for optimizer step `step` (1-based): its contiguous share of the step's
+    global batch, so 1 process x grad_accum 2 and 2 processes x grad_accum 1 see the same global batches."""
+    share = settings.micro_batch_size * settings.grad_accum
+    start = (step - 1) * settings.global_batch(world_size) + rank * share
+    mine = order[start:start + share].tolist()
+    return [mine[k:k + settings.micro_batch_size] for k in range(0, share, settings.micro_batch_size)]
+
+
+def launch_command(procs_per_node: int, hostfile: Path | None = None, master_port: int | None = None) -> list[str]:
+    """The DeepSpeed launcher command line; append the script and its arguments. Without a hostfile it runs
+    `procs_per_node` processes here (GPUs, or CPU processes over gloo); with one, that many on every host it
+    lists (`host slots=N` lines; passwordless ssh, the same paths everywhere)."""
+    command = [sys.executable, "-m", "deepspeed.launcher.runner", "--num_gpus", str(procs_per_node),
+               "--no_local_rank"]
+    if hostfile is None:
+        command += ["--num_nodes", "1", "--master_port", str(master_port or free_port())]
+    else:
+        command += ["--hostfile", str(hostfile)] + (["--master_port", str(master_port)] if master_port else [])
+    return command
+
+
+class EventLog:
+    """Rank 0's per-step metrics: one JSON line per step in events.jsonl (shared by all trainings of a run,
+    told apart by `name`) and a TensorBoard run in tb/<name>. Steps logged after the checkpoint a run resumes
+    from are dropped from both, so a resumed run's log reads as if it had never stopped."""
+
+    def __init__(self, run_dir: Path, name: str, start_step: int):
+        from torch.utils.tensorboard import SummaryWriter
+
+        self.name, self.path = name, run_dir / "events.jsonl"
+        run_dir.mkdir(parents=True, exist_ok=True)
+        self._drop_after(start_step)
+        self.sink = self.path.open("a")
+        self.tb = SummaryWriter(str(run_dir / "tb" / name), purge_step=start_step + 1)
+
+    def _drop_after(self, step: int) -> None:
+        """Rewrite events.jsonl without this training's lines past `step` and lines a kill cut short."""
+        if not self.path.exists():
+            return
+        kept = []
+        for line in self.path.read_text().splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if not (row.get("name") == self.name and row.get("step", 0) > step):
+                kept.append(line + "\n")
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text("".join(kept))
+        tmp.replace(self.path)
+
+    def write(self, step: int, metrics: dict[str, float]) -> None:
+        self.sink.write(json.dumps({"name": self.name, "step": step, "time": time.time(), **metrics}) + "\n")
+        self.sink.flush()
+        for key, value in metrics.items():
+            self.tb.add_scalar(key, value, step)
+        self.tb.flush()
+
+    def close(self) -> None:
+        self.sink.close()
+        self.tb.close()
+
+
+@contextmanager
+def progress_bar(name: str, total: int, done: int, enabled: bool) -> Iterator[Callable[[dict], None]]:
+    """A rich progress bar over optimizer steps on stderr (when `enabled`); yields `advance(metrics)`."""
+    if not enabled:
+        yield lambda metrics: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.fields[info]}"), console=Console(stderr=True)) as progress:
+        bar = progress.add_task(name, total=total, completed=done, info="")
+
+        def advance(metrics: dict) -> None:
+            progress.update(bar, advance=1, info=f"loss {metrics['loss']:.4g}")
+
+        yield advance
+
+
+class Engine:
+    """A model under DeepSpeed with our optimizer, checkpoints and logs. Every process of the launch builds
+    one with the same arguments; rank 0 writes the logs."""
+
+    def __init__(self, model: nn.Module, settings: TrainSettings, run_dir: Path, name: str):
+        import deepspeed
+
+        init_distributed()
+        if settings.offload and not torch.cuda.is_available():
+            raise UsageError("--offload moves optimizer states from GPU to CPU memory; there is no GPU here")
+        if settings.gradient_checkpointing:
+            if not hasattr(model, "gradient_checkpointing_enable"):
+                raise UsageError(f"{type(model).__name__} does not support gradient checkpointing")
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        self.settings, self.run_dir, self.name = settings, Path(run_dir), name
+        self.rank, self.world_size = dist.get_rank(), dist.get_world_size()
+        self.checkpoints = Checkpoints(self.run_dir / "checkpoints" / name)
+        self.engine, *_ = deepspeed.initialize(model=model, optimizer=make_optimizer(model, settings),
+                                               config=deepspeed_config(settings))
+
+    @property
+    def module(self) -> nn.Module:
+        """The trained model itself (under ZeRO-3 its parameters are partitioned: see `state_dict`)."""
+        return self.engine.module
+
+    def train(self, items: Sequence, loss_fn: LossFn, *, on_step: StepHook | None = None) -> dict[str, Any]:
+        """Train on `items`, resuming from this training's latest checkpoint when there is one.
+
+        `loss_fn(model, micro_batch)` returns the micro-batch's mean loss and metrics to log (floats, the same
+        keys on every call; "tokens" is summed and gives tokens/s, the rest are averaged). It must run the
+        forward pass by calling `model(...)` (DeepSpeed's engine: inputs go to `model.device`; the model itself
+        is `model.module`).
+        `on_step(step, metrics)` runs on every rank after each optimizer step is logged and saved.
+        Returns the number of steps, the step it resumed from, and the last step's metrics."""
+        order = sample_order(len(items), self.settings.seed, self.settings.epochs)
+        total = len(order) // self.settings.global_batch(self.world_size)
+        if total == 0:
+            raise UsageError(f"{len(items)} items x {self.settings.epochs} epochs do not fill one global batch of "
+                             f"{self.settings.global_batch(self.world_size)} (micro batch x grad accum x processes)")
+        start, metrics = self._resume(len(items))
+        log = EventLog(self.run_dir, self.name, start) if self.rank == 0 else None
+        show = self.rank == 0 and sys.stderr.isatty()
+        self.engine.train()
+        try:
+            with progress_bar(self.name, total, start, show) as advance:
+                for step in range(start + 1, total + 1):
+                    micro_batches = rank_micro_batches(order, step, self.settings, self.rank, self.world_size)
+                    metrics = self._step([[items[i] for i in micro] for micro in micro_batches], loss_fn)
+                    if log:
+                        log.write(step, metrics)
+                    if step == total or (self.settings.save_every and step % self.settings.save_every == 0):
+                        self._save(step, len(items), metrics)  # the last step always: WebRL's trap 7
+                    advance(metrics)
+                    if on_step:
+                        on_step(step, metrics)
+        finally:
+            if log:
+                log.close()
+        return {"steps": total, "resumed_from": start, "metrics": metrics}
+
+    def _step(self, micro_batches: list[list], loss_fn: LossFn) -> dict[str, float]:
+        """One optimizer step over this rank's micro-batches; the metrics averaged over all ranks."""
+        began = time.perf_counter()
+        sums: dict[str, float] = {}
+        grad_norm = None
+        for micro in micro_batches:
+            loss, extra = loss_fn(self.engine, micro)
+            self.engine.backward(loss)
+            for key, value in {"loss": loss.item(), **extra}.items():
+                sums[key] = sums.get(key, 0.0) + float(value)
+            if self.settings.zero_stage == 0 and self.engine.is_gradient_accumulation_boundary():
+                grad_norm = self._replicated_grad_norm()  # DeepSpeed does not report it without ZeRO
+            self.engine.step()
+        metrics = self._average(sums, len(micro_batches))
+        seconds = time.perf_counter() - began
+        grad_norm = self.engine.get_global_grad_norm() if grad_norm is None else grad_norm
+        if grad_norm is not None:
+            metrics["grad_norm"] = float(grad_norm)
+        metrics["lr"] = float(self.engine.get_lr()[0])
+        metrics["step_seconds"] = seconds
+        if "tokens" in metrics:
+            metrics["tokens_per_s"] = metrics["tokens"] / seconds
+        return metrics
+
+    def _replicated_grad_norm(self) -> float:
+        """The global gradient norm when every rank holds the full, already averaged gradients (ZeRO-0)."""
+        grads = [p.grad.detach().float() for p in self.engine.module.parameters() if p.grad is not None]
+        return torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads])).item()
+
+    def _average(self, sums: dict[str, float], micro_batches: int) -> dict[str, float]:
+        """Per-micro-batch means over all ranks ("tokens": the total)."""
+        keys = sorted(sums)
+        totals = torch.tensor([sums[k] for k in keys] + [micro_batches], dtype=torch.float64)
+        if self.world_size > 1:
+            dist.all_reduce(totals)
+        count = totals[-1].item()
+        return {k: totals[i].item() / (1 if k == "tokens" else count) for i, k in enumerate(keys)}
+
+    def _resume_key(self, n_items: int) -> dict[str, Any]:
+        """What must not change between a kill and the resume for the result to be the same."""
+        settings = self.settings.model_dump(mode="json", exclude=RESUMABLE_CHANGES)
+        return {**settings, "world_size": self.world_size, "items": n_items}
+
+    def _resume(self, n_items: int) -> tuple[int, dict[str, float]]:
+        """Load the latest checkpoint (model, optimizer, RNG) and return its step and metrics; seed a fresh run."""
+        if self.rank == 0:
+            self.checkpoints.prune()
+        dist.barrier()
+        latest = self.checkpoints.latest()
+        if latest is None:
+            seed_everything(self.settings.seed + self.rank)
+            return 0, {}
+        state = read_state(latest)
+        key = self._resume_key(n_items)
+        changed = sorted(k for k in key.keys() | state["resume_key"].keys() if key.get(k) != state["resume_key"].get(k))
+        if changed:
+            raise UsageError(f"{latest} was trained with other {', '.join(changed)}; resume with the same "
+                             f"settings, or train under another name or run dir")
+        self.engine.load_checkpoint(str(self.checkpoints.root), tag=latest.name, load_lr_scheduler_states=False)
+        load_rng(latest, self.rank)
+        return state["step"], state["metrics"]
+
+    def _save(self, step: int, n_items: int, metrics: dict[str, float]) -> None:
+        """Checkpoint `step` on every rank, then publish it atomically (module docstring of checkpoint)."""
+        staging = self.checkpoints.staging(step)
+        self.engine.save_checkpoint(str(self.checkpoints.root), tag=staging.name, save_latest=False)
+        save_rng(staging, self.rank)
+        if self.rank == 0:
+            samples = step * self.settings.global_batch(self.world_size)
+            write_state(staging, {"step": step, "samples": samples, "micro_batches_per_rank": step *
+                                  self.settings.grad_accum, "resume_key": self._resume_key(n_items),
+                                  "metrics": metrics})
+        dist.barrier()
+        if self.rank == 0:
+            self.checkpoints.publish(step)
+        dist.barrier()
+
+    def state_dict(self) -> dict[str, Tensor] | None:
+        """The full weights on CPU on rank 0 (None elsewhere). Every rank must call it: ZeRO-3 gathers the
+        partitioned parameters one layer at a time."""
+        if self.settings.zero_stage == 3:
+            return self.engine._zero3_consolidated_16bit_state_dict()
+        if self.rank != 0:
+            return None
+        return {key: value.detach().cpu() for key, value in self.engine.module.state_dict().items()}
+
+    def save_pretrained(self, path: Path, tokenizer=None, save_fn: SaveFn | None = None) -> None:
+        """Write the full weights as a folder that `from_pretrained` loads directly, all-or-nothing. Every rank
+        must call it; rank 0 writes. Models that are not Hugging Face models pass `save_fn(module, state_dict,
+        folder)`."""
+        state = self.state_dict()
+        if self.rank == 0:
+            with atomic_dir(Path(path)) as tmp:
+                (save_fn or save_hf)(self.engine.module, state, tmp)
+                if tokenizer is not None:
+                    tokenizer.save_pretrained(tmp)
+        dist.barrier()
+
+
+def save_hf(module: nn.Module, state: dict[str, Tensor], folder: Path) -> None:
+    """A Hugging Face model's folder (config + safetensors) from the gathered `state`."""
+    module.save_pretrained(folder, state_dict=state)
