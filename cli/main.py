@@ -55,9 +55,10 @@ def main(
 
 
 def _register() -> None:
-    from webrl.cli import doctor, evaluation, sites, tasks
+    from webrl.cli import doctor, evaluation, images, sites, tasks
 
     sites.register(app)
+    images.register(app)
     evaluation.register(app)
     tasks.register(app)
     doctor.register(app)

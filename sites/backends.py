@@ -1,11 +1,16 @@
 """Pick the site backend a configuration asks for."""
 
 from webrl.config import Config
-from webrl.errors import UsageError
+from webrl.sites.docker.backend import DockerBackend, ImageSet
 from webrl.sites.embedded.backend import EmbeddedBackend
 
 
-def make_backend(config: Config) -> EmbeddedBackend:
+def make_backend(config: Config, images: ImageSet | None = None) -> EmbeddedBackend | DockerBackend:
+    """The configured backend. With the default (embedded) configuration, docker sites that `webrl up --backend
+    docker` started for this state directory are found too, so down, status, reset and eval need no flag."""
     if config.sites.backend == "docker":
-        raise UsageError("the docker backend is not available yet; use the embedded backend (the default)")
-    return EmbeddedBackend(config)
+        return DockerBackend(config, images)
+    embedded = EmbeddedBackend(config)
+    if embedded.running() is None and DockerBackend.recorded(config):
+        return DockerBackend(config, images)
+    return embedded

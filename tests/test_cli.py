@@ -98,8 +98,12 @@ def test_debug_shows_the_traceback(cli_env):
     assert result.returncode != 0 and "Traceback" in result.stderr
 
 
-def test_docker_backend_is_not_there_yet(cli_env):
-    assert_usage_error(webrl(cli_env, "up", "--backend", "docker"), "docker backend is not available yet")
+def test_docker_backend_without_an_engine_says_how_to_start_one(cli_env):
+    env = dict(cli_env, DOCKER_HOST="unix:///nonexistent/docker.sock")
+    result = webrl(env, "up", "--backend", "docker", "--images", "embedded")
+    assert_usage_error(result, "the Docker engine is not reachable at unix:///nonexistent/docker.sock")
+    assert "scripts/install-docker.sh" in result.stderr
+    assert_usage_error(webrl(cli_env, "up", "--images", "embedded"), "--images applies to the docker backend")
 
 
 def test_doctor_checks_the_machine(cli_env):

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from webrl.errors import UsageError
+from webrl.policy.prompt import END_OF_TURN
 
 if TYPE_CHECKING:
     from webrl.env.observation import Observation
@@ -20,7 +21,7 @@ class Sampling:
     temperature: float = 0.0
     top_p: float = 1.0
     max_tokens: int = 2048
-    stop: tuple[str, ...] = ("<|eot_id|>",)
+    stop: tuple[str, ...] = (END_OF_TURN,)
 
 
 @dataclass

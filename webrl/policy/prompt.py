@@ -21,9 +21,10 @@ from __future__ import annotations
 
 HTML_PLACEHOLDER = "** Simplified html **"
 PROMPT_CHAR_LIMIT = 16384 - 512  # history + current HTML, in characters
+END_OF_TURN = "<|eot_id|>"  # ends every response: the stop string when sampling, appended when training
 
-_USER = "<|eot_id|><|start_header_id|>user<|end_header_id|>\n"
-_ASSISTANT = "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n"
+_USER = f"{END_OF_TURN}<|start_header_id|>user<|end_header_id|>\n"
+_ASSISTANT = f"{END_OF_TURN}<|start_header_id|>assistant<|end_header_id|>\n"
 
 
 def _past_round(index: int, user: str, response: str) -> str:

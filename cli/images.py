@@ -1,0 +1,100 @@
+"""`webrl images list | load`: the Docker images the docker backend runs."""
+
+from __future__ import annotations
+
+import tarfile
+from pathlib import Path
+from typing import Annotated, BinaryIO
+
+import typer
+from docker.errors import APIError, ImageNotFound
+from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+from webrl.cli.main import GLOBALS
+from webrl.cli.sites import compact_table
+from webrl.errors import UsageError, WebrlError
+from webrl.sites.docker.backend import LABEL_OWNER, DockerBackend
+from webrl.sites.docker.engine import connect
+from webrl.sites.docker.images import EMBEDDED_BUILD, EMBEDDED_IMAGE, WEBARENA
+
+app = typer.Typer(help="The Docker images of the docker backend: list them, load a WebArena tarball.",
+                  no_args_is_help=True)
+console = Console()
+
+
+@app.command("list")
+def list_images() -> None:
+    """Every image the docker backend can run, whether the engine has it, and this state directory's snapshots."""
+    client = connect()
+    table = compact_table("site", "source", "size", "image")
+    for column, width in zip(table.columns, (14, 8, 7), strict=False):  # a long image name gives way first
+        column.min_width = width
+    rows = [("all", "webrl", EMBEDDED_IMAGE)]
+    for image in WEBARENA.values():
+        rows.append((image.site, "verified", image.verified))
+        if image.original:
+            rows.append((image.site, "original", image.original))
+    for site, source, name in rows:
+        size = _size_gb(client, name)
+        table.add_row(site, source, f"{size:.1f} GB" if size is not None else "[dim]missing[/dim]", name)
+    owner = DockerBackend(GLOBALS.config()).owner
+    for snapshot in client.images.list(filters={"label": f"{LABEL_OWNER}={owner}"}):
+        for tag in snapshot.tags or [snapshot.short_id]:
+            table.add_row(tag.rpartition(":")[2].split("-")[0], "snapshot", f"{snapshot.attrs['Size'] / 1e9:.1f} GB",
+                          tag)
+    console.print(table)
+    console.print(f"missing: `docker pull IMAGE` (verified), `webrl images load IMAGE.tar` (original tarballs), "
+                  f"`{EMBEDDED_BUILD}` ({EMBEDDED_IMAGE})", highlight=False)
+
+
+@app.command("load")
+def load(file: Annotated[Path, typer.Argument(help="An image tarball made by `docker save`, e.g. WebArena's "
+                                                   "shopping_final_0712.tar.", show_default=False)]) -> None:
+    """Load an image tarball into the engine (`docker load`, with progress)."""
+    if not file.is_file():
+        raise UsageError(f"{file}: no such file")
+    if not tarfile.is_tarfile(file):
+        raise UsageError(f"{file}: not a tar archive; expected an image saved with `docker save`, "
+                         f"e.g. shopping_final_0712.tar")
+    client = connect()
+    size = file.stat().st_size
+    with file.open("rb") as raw, Progress(TextColumn("loading {task.description}"), BarColumn(), DownloadColumn(),
+                                          TimeRemainingColumn(), console=console) as progress:
+        bar = progress.add_task(file.name, total=size)
+        try:
+            loaded = client.images.load(_Reader(raw, size, lambda n: progress.advance(bar, n)))
+        except APIError as err:
+            raise WebrlError(f"{file}: the engine could not load it: {err.explanation}") from None
+    originals = {image.original: image.site for image in WEBARENA.values() if image.original}
+    for image in loaded:
+        for tag in image.tags or [image.short_id]:
+            site = originals.get(tag.removesuffix(":latest"))
+            console.print(f"loaded {tag}" + (f" (the original {site} image)" if site else ""))
+
+
+class _Reader:
+    """A file that reports how much was read, for the engine's upload. Its length lets requests send it with a
+    Content-Length instead of chunked."""
+
+    def __init__(self, raw: BinaryIO, size: int, on_read):
+        self.raw, self.size, self.on_read = raw, size, on_read
+
+    def __len__(self) -> int:
+        return self.size
+
+    def read(self, n: int = -1) -> bytes:
+        chunk = self.raw.read(n)
+        self.on_read(len(chunk))
+        return chunk
+
+
+def _size_gb(client, name: str) -> float | None:
+    try:
+        return client.images.get(name).attrs["Size"] / 1e9
+    except ImageNotFound:
+        return None
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="images")

@@ -1,0 +1,82 @@
+"""The Docker engine: connecting with a useful error, and refusing up front what cannot fit (disk, memory, ports)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+
+import docker
+from docker.errors import DockerException
+from requests.exceptions import RequestException
+
+from webrl.errors import UsageError
+from webrl.netutil import port_free, port_owner
+
+ENGINE_FIX = ("start it (as root: `dockerd &`, or `systemctl start docker`; scripts/install-docker.sh installs "
+              "and starts one), or point DOCKER_HOST at a running engine")
+GB = 1e9
+
+
+def connect(timeout: int = 60) -> docker.DockerClient:
+    """A client of a reachable engine, or one line saying where none answered and how to fix it."""
+    where = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    try:
+        client = docker.from_env(timeout=timeout)
+        client.ping()
+    except DockerException as err:
+        if "Permission denied" in str(err):
+            raise UsageError(f"the Docker engine at {where} refused this user: add it to the `docker` group "
+                             f"(then log in again) or run as root") from None
+        raise UsageError(f"the Docker engine is not reachable at {where}: {ENGINE_FIX}") from None
+    except RequestException as err:  # a connection error after the SDK had the API version already
+        raise UsageError(f"the Docker engine is not reachable at {where} ({type(err).__name__}): "
+                         f"{ENGINE_FIX}") from None
+    return client
+
+
+@dataclass(frozen=True)
+class Need:
+    """What one container needs: memory (its limit) and disk (its image when missing, plus its writes)."""
+
+    what: str
+    memory_gb: float
+    disk_gb: float
+
+
+def check_resources(client: docker.DockerClient, needs: list[Need]) -> None:
+    """Refuse, with the numbers, sites that cannot fit in the engine's memory or on its disk."""
+    info = client.info()
+    total_memory = info.get("MemTotal", 0) / GB
+    memory = sum(n.memory_gb for n in needs)
+    if total_memory and memory > total_memory:
+        raise UsageError(f"the chosen sites need {memory:.1f} GB of memory ({_itemise(needs, 'memory_gb')}) but the "
+                         f"Docker engine has {total_memory:.1f} GB; choose fewer --sites or --instances")
+    root = info.get("DockerRootDir", "")
+    if os.path.isdir(root):  # a local engine: its disk is this machine's
+        free = shutil.disk_usage(root).free / GB
+        disk = sum(n.disk_gb for n in needs)
+        if disk > free:
+            raise UsageError(f"the chosen sites need {disk:.1f} GB of disk ({_itemise(needs, 'disk_gb')}) but "
+                             f"{root} has {free:.1f} GB free; free some space or choose fewer --sites or --instances")
+
+
+def _itemise(needs: list[Need], field: str) -> str:
+    return ", ".join(f"{n.what} {getattr(n, field):g}" for n in needs if getattr(n, field))
+
+
+def check_ports(client: docker.DockerClient, ports: list[tuple[str, int, str]]) -> None:
+    """Every (host, port, what) must be free; a taken one is named with whoever holds it."""
+    for host, port, what in ports:
+        if not port_free(host, port):
+            owner = _container_on(client, port) or port_owner(port) or "another process"
+            raise UsageError(f"port {port} ({what}) is already in use by {owner}; stop it, or move the sites "
+                             f"with a config file (sites.ports) or WEBRL_SITES__PORTS__<SITE>")
+
+
+def _container_on(client: docker.DockerClient, port: int) -> str | None:
+    for container in client.containers.list():
+        for bindings in (container.ports or {}).values():
+            if any(int(b["HostPort"]) == port for b in bindings or []):
+                return f"container {container.name}"
+    return None

@@ -1,0 +1,108 @@
+"""Which images the Docker backend runs, where each one comes from, and what each site needs to run
+(reference/webarena-env.md §1.1–1.2). `python -m webrl.sites.docker.images requirements` prints what the
+embedded-sites image installs (scripts/install-docker.sh builds its wheelhouse from that)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from importlib import metadata
+
+from webrl.errors import UsageError
+
+EMBEDDED_IMAGE = "webrl/sites:latest"
+EMBEDDED_BUILD = "sudo scripts/install-docker.sh"  # builds the engine, the base image and EMBEDDED_IMAGE
+
+# What the embedded sites import besides webrl itself: the image installs webrl with --no-deps plus these, so it
+# carries no torch, Playwright or DeepSpeed. Their version ranges come from webrl's own metadata.
+SITES_RUNTIME = ("pydantic", "pyyaml", "platformdirs", "starlette", "uvicorn", "jinja2", "python-multipart",
+                 "faker", "networkx")
+
+# One instance of the embedded image (all six sites in one process) and one of its containers' writable layer.
+EMBEDDED_MEMORY_GB = 1.0
+EMBEDDED_DISK_GB = 0.5
+
+ORIGINALS_URL = "http://metis.lti.cs.cmu.edu/webarena-images"
+
+
+@dataclass(frozen=True)
+class WebArenaImage:
+    """A real WebArena site: its registry image (WebArena-Verified), the original tarball image, and its needs."""
+
+    site: str
+    verified: str  # on the default registry: `docker pull` it
+    original: str | None  # the image name a tarball gives after `docker load`; None: no tarball exists
+    port: int  # the port the site listens on inside the container (0: the host port, as GitLab's external_url)
+    health_path: str  # answers 200 only once the site really serves (GitLab: the sign-in page, not a 502)
+    memory_gb: float  # the container's memory limit
+    disk_gb: float  # the verified image's size
+    original_disk_gb: float | None
+    startup_s: int  # how long a fresh container may take to become healthy
+    shm_gb: float = 0
+    command: tuple[str, ...] | None = None  # overrides the image's command (the original GitLab image needs it)
+    automated: bool = True  # False: needs data the backend does not provision yet
+
+    @property
+    def tarball(self) -> str | None:
+        return f"{self.original}.tar" if self.original else None
+
+    def how_to_get(self) -> str:
+        """The exact commands that make the image available."""
+        pull = f"`docker pull {self.verified}` ({self.disk_gb:g} GB)"
+        if not self.original:
+            return pull
+        return (f"{pull}, or download {self.tarball} ({self.original_disk_gb:g} GB, {ORIGINALS_URL}/{self.tarball}) "
+                f"and run `webrl images load {self.tarball}`")
+
+
+GL_OPT = "/opt/gitlab"
+WEBARENA: dict[str, WebArenaImage] = {image.site: image for image in (
+    WebArenaImage("shopping", "am1n3e/webarena-verified-shopping", "shopping_final_0712", 80, "/",
+                  memory_gb=6, disk_gb=13.3, original_disk_gb=117, startup_s=300),
+    WebArenaImage("shopping_admin", "am1n3e/webarena-verified-shopping_admin", "shopping_admin_final_0719", 80,
+                  "/admin", memory_gb=4, disk_gb=2.9, original_disk_gb=19.9, startup_s=300),
+    WebArenaImage("reddit", "am1n3e/webarena-verified-reddit", "postmill-populated-exposed-withimg", 80, "/",
+                  memory_gb=2, disk_gb=8.41, original_disk_gb=107, startup_s=180),
+    WebArenaImage("gitlab", "am1n3e/webarena-verified-gitlab", "gitlab-populated-final-port8023", 0,
+                  "/users/sign_in", memory_gb=8, disk_gb=31.6, original_disk_gb=155, startup_s=900, shm_gb=2,
+                  command=(f"{GL_OPT}/embedded/bin/runsvdir-start",)),
+    # One container with Rails, two PostgreSQL servers, tiles and routing, but its ~60 GB of data live in nine
+    # volumes that the backend does not provision yet (compose.yaml documents them).
+    WebArenaImage("map", "am1n3e/webarena-verified-map", None, 8080, "/", memory_gb=6, disk_gb=63.3,
+                  original_disk_gb=None, startup_s=600, automated=False),
+)}
+
+
+def webarena_image(site: str) -> WebArenaImage:
+    if site not in WEBARENA:
+        raise UsageError(f"--sites: there is no WebArena image for '{site}' (available: {', '.join(WEBARENA)})")
+    image = WEBARENA[site]
+    if not image.automated:
+        raise UsageError(f"--sites: the real {site} site needs its data volumes, which `webrl up` does not set up "
+                         f"yet; start it with `docker compose --profile {site} up -d {site}` or leave it out")
+    return image
+
+
+def sites_requirements() -> list[str]:
+    """SITES_RUNTIME with the version ranges of the installed webrl (one requirement per line)."""
+    ranges = {}
+    for requirement in metadata.requires("webrl") or []:
+        if ";" in requirement:  # an extra's dependency
+            continue
+        name = re.match(r"[A-Za-z0-9._-]+", requirement).group(0)
+        ranges[name.lower()] = requirement
+    missing = [name for name in SITES_RUNTIME if name not in ranges]
+    if missing:
+        raise UsageError(f"webrl's metadata lists no {', '.join(missing)}: reinstall webrl (pip install -e .)")
+    return [ranges[name] for name in SITES_RUNTIME]
+
+
+def main(argv: list[str]) -> None:
+    if argv != ["requirements"]:
+        raise SystemExit("usage: python -m webrl.sites.docker.images requirements")
+    print("\n".join(sites_requirements()))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,440 @@
+"""The docker backend on a real Docker engine with the embedded-sites image: up, writes through the browser and
+over HTTP, reset by recreation and by database restore, isolated instance sets, a container killed under an
+episode, eval with per-episode resets, the CLI; and what it refuses (no engine, missing images, taken ports,
+too little memory). The real WebArena images are not here: their configuration commands, the compose file and
+the messages that name the missing images are checked instead.
+
+Needs an engine and the image (`sudo scripts/install-docker.sh` installs, starts and builds both); the tests
+that need them skip with that reason otherwise."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+from docker.errors import ImageNotFound, NotFound
+
+from webrl.config import DEFAULT_PORTS, INSTANCE_STRIDE, load_config, on_free_ports
+from webrl.errors import UsageError
+from webrl.policy.base import make_policy
+from webrl.runs.eval import EvalSettings
+from webrl.sites.docker.backend import LABEL_OWNER, LABEL_UNIT, DockerBackend
+from webrl.sites.docker.configure import configure_commands
+from webrl.sites.docker.engine import Need, check_resources, connect
+from webrl.sites.docker.images import EMBEDDED_IMAGE, WEBARENA
+from webrl.tasks.load import load_tasks
+
+ROOT = Path(__file__).resolve().parents[2]
+SMOKE = ROOT / "sites" / "embedded" / "tasks" / "smoke.json"
+BASE_IMAGE = "local/debian-py:bookworm"
+NO_ENGINE = "unix:///nonexistent/docker.sock"
+
+
+@pytest.fixture(scope="module")
+def engine():
+    try:
+        client = connect(timeout=10)
+    except UsageError as err:
+        pytest.skip(str(err))  # names the fix: scripts/install-docker.sh
+    try:
+        client.images.get(EMBEDDED_IMAGE)
+    except ImageNotFound:
+        pytest.skip(f"the embedded-sites image {EMBEDDED_IMAGE} is not built: run `sudo scripts/install-docker.sh`")
+    return client
+
+
+def docker_config(state_dir: Path, **sites):
+    return on_free_ports(load_config(flags={"state_dir": state_dir, **{f"sites.{k}": v for k, v in sites.items()}},
+                                     environ={}))
+
+
+@pytest.fixture(scope="module")
+def shop(engine, tmp_path_factory):
+    """The shop and its admin in two instance sets, from the embedded image (snapshots removed at the end)."""
+    backend = DockerBackend(docker_config(tmp_path_factory.mktemp("docker"), sites=["shopping", "shopping_admin"],
+                                          instances=2), "embedded")
+    backend.up()
+    yield backend
+    backend.down()
+    backend.purge()
+
+
+def container(engine, backend: DockerBackend, unit: int | str):
+    """The running container of instance `unit` (embedded) or of unit "K-SITE" (real images)."""
+    [found] = engine.containers.list(filters={"label": [f"{LABEL_OWNER}={backend.owner}", f"{LABEL_UNIT}=i{unit}"]})
+    return found
+
+
+def add_to_cart_over_http(shop_url: str) -> None:
+    request = urllib.request.Request(f"{shop_url}/checkout/cart/add/product/1/", data=b"qty=1", method="POST")
+    urllib.request.urlopen(request, timeout=10).close()
+
+
+def add_to_cart_in_browser(shop_url: str) -> str:
+    """A guest adds the saddle to the cart in Chromium; returns the text of the page that follows."""
+    from playwright.async_api import async_playwright
+
+    from webrl.browser import launch_chromium
+
+    async def go() -> str:
+        async with async_playwright() as playwright:
+            browser = await launch_chromium(playwright)
+            try:
+                page = await browser.new_page()
+                await page.goto(f"{shop_url}/spokewise-gel-bike-saddle.html")
+                async with page.expect_navigation():
+                    await page.click("#product-addtocart-button")
+                return await page.inner_text("body")
+            finally:
+                await browser.close()
+
+    return asyncio.run(go())
+
+
+# -- the embedded image on a real engine -----------------------------------------------------------------
+
+
+def test_browser_write_then_reset_gives_back_the_snapshot(shop, engine):
+    shop.reset(instance=0)
+    url = shop.urls(0)["shopping"]
+    _, pristine = shop.checksums("shopping", 0)
+    cart = add_to_cart_in_browser(url)
+    assert "You added Spokewise Gel Bike Saddle to your shopping cart." in cart
+    current, _ = shop.checksums("shopping", 0)
+    assert current != pristine and shop.is_dirty("shopping", 0)
+    before = container(engine, shop, 0).id
+
+    [result] = [r for r in shop.reset(["shopping"], 0) if r.site == "shopping"]
+    assert container(engine, shop, 0).id != before  # recreated from the snapshot image
+    assert shop.checksums("shopping", 0) == (pristine, pristine) and not shop.is_dirty("shopping", 0)
+    assert 0 < result.ms < 30_000
+
+    add_to_cart_over_http(url)  # the other way back: the in-container database restore
+    assert shop.is_dirty("shopping_admin", 0)  # one store behind both sites
+    restored = shop.reset(["shopping"], 0, how="restore")
+    assert {r.site for r in restored} == {"shopping", "shopping_admin"} and all(r.ms < 5_000 for r in restored)
+    assert shop.checksums("shopping", 0) == (pristine, pristine)
+
+
+def test_instance_sets_are_isolated(shop, engine):
+    shop.reset()
+    urls = [shop.urls(k)["shopping"] for k in (0, 1)]
+    ports = [int(u.rsplit(":", 1)[1]) for u in urls]
+    assert ports[1] - ports[0] == INSTANCE_STRIDE
+    add_to_cart_over_http(urls[1])
+    assert shop.is_dirty("shopping", 1) and not shop.is_dirty("shopping", 0)
+    first = container(engine, shop, 0).id
+    shop.reset(["shopping"], 1)
+    assert container(engine, shop, 0).id == first and not shop.is_dirty("shopping", 1)
+    for k in (0, 1):
+        current, pristine = shop.checksums("shopping", k)
+        assert current == pristine
+    assert {s.healthy for s in shop.status()} == {True} and len(shop.status()) == 4
+
+
+def test_a_taken_port_is_named(shop, tmp_path):
+    clash = DockerBackend(shop.config.model_copy(update={"state_dir": tmp_path}), "embedded")
+    with pytest.raises(UsageError, match=rf"port {shop.config.sites.port('shopping', 0)} \(shopping instance 0\) "
+                                         rf"is already in use by container webrl-{shop.owner}-i0"):
+        clash.up()
+    assert not clash.running()
+
+
+class KillsItsSite:
+    """The oracle, except that the site's container is killed as the first action is chosen: the site dies
+    under a running episode."""
+
+    name = "oracle-kills-its-site"
+
+    def __init__(self, engine, backend):
+        self.engine, self.backend, self.oracle, self.kills = engine, backend, make_policy("oracle"), 0
+
+    def act(self, inputs, sampling):
+        if not inputs[0].history:
+            container(self.engine, self.backend, 0).kill()
+            self.kills += 1
+        return self.oracle.act(inputs, sampling)
+
+
+def run_one_episode(backend, policy, task, out: Path) -> dict:
+    from playwright.async_api import async_playwright
+
+    from webrl.env.browser_env import BrowserEnv
+    from webrl.runs.eval import Browsers, run_episode
+
+    async def go() -> dict:
+        async with async_playwright() as playwright:
+            browsers = Browsers(playwright)
+            try:
+                env = BrowserEnv(None, backend, 0)
+                return await run_episode(env, browsers, policy, task, 0, EvalSettings(tasks="smoke", out=out))
+            finally:
+                await browsers.close()
+
+    return asyncio.run(go())
+
+
+def test_a_container_killed_mid_episode_is_recreated_and_the_episode_is_an_env_error(shop, engine, tmp_path):
+    price_task = load_tasks(SMOKE)[0]  # answered at the first step: only the dead site can fail it
+    policy = KillsItsSite(engine, shop)
+    row = run_one_episode(shop, policy, price_task, tmp_path)
+    assert policy.kills == 2  # the episode and its one retry
+    assert row["status"] == "env_error" and row["score"] is None and "recreated" in row["error"], row
+    assert container(engine, shop, 0).status == "running"
+    again = run_one_episode(shop, make_policy("oracle"), price_task, tmp_path)
+    assert again["status"] == "done" and again["score"] == 1.0
+
+
+def test_eval_resets_dirty_sites_between_episodes(shop, run_oracle):
+    shop.reset()
+    rows = run_oracle(shop, load_tasks(SMOKE))
+    assert [rows[t]["score"] for t in sorted(rows)] == [1.0] * len(rows), rows
+    # Task 2 writes the wish list, so task 3 (same store) starts with the store recreated.
+    assert rows[3]["reset"]["reset_sites"] == ["shopping"] and rows[3]["reset"]["reset_ms"] > 0
+
+
+# -- the CLI ----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def cli_env(tmp_path):
+    """The environment of a user whose settings put a private state directory on free ports."""
+    sites = docker_config(tmp_path / "state").sites
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WEBRL_")} | {"COLUMNS": "200"}
+    env |= {"WEBRL_STATE_DIR": str(tmp_path / "state"), "WEBRL_SITES__CONTROL_PORT": str(sites.control_port)}
+    return env | {f"WEBRL_SITES__PORTS__{site.upper()}": str(sites.port(site, 0)) for site in DEFAULT_PORTS}
+
+
+def webrl(env, *args):
+    return subprocess.run([sys.executable, "-m", "webrl", *args], env=env, capture_output=True, text=True,
+                          timeout=180, check=False)
+
+
+def test_cli_up_status_reset_down_purge(engine, cli_env):
+    up = webrl(cli_env, "up", "--backend", "docker", "--images", "embedded", "--sites", "homepage")
+    assert up.returncode == 0, up.stderr
+    assert "sites up" in up.stdout and f"127.0.0.1:{cli_env['WEBRL_SITES__PORTS__HOMEPAGE']}" in up.stdout
+    try:
+        assert "already up" in webrl(cli_env, "up", "--backend", "docker", "--images", "embedded",
+                                     "--sites", "homepage").stdout
+        status = webrl(cli_env, "status")  # no flag: the docker sites of this state dir are found
+        assert status.returncode == 0 and "homepage" in status.stdout and "✓" in status.stdout
+        reset = webrl(cli_env, "reset")
+        assert reset.returncode == 0 and "homepage" in reset.stdout and " ms" in reset.stdout
+        clash = webrl(cli_env, "up", "--backend", "docker", "--images", "embedded", "--sites", "reddit")
+        assert clash.returncode == 2 and "run `webrl down` first" in clash.stderr
+    finally:
+        down = webrl(cli_env, "down", "--purge")
+    assert down.returncode == 0 and "stopped the sites" in down.stdout and "removed 1 snapshot" in down.stdout
+    assert "not running" in webrl(cli_env, "status").stdout
+
+
+def test_images_load_and_list(engine, cli_env, tmp_path):
+    name = f"webrl-test/tiny:{os.getpid()}"
+    rootfs = io.BytesIO()
+    with tarfile.open(fileobj=rootfs, mode="w") as tar:
+        info = tarfile.TarInfo("hello.txt")
+        info.size = 5
+        tar.addfile(info, io.BytesIO(b"hello"))
+    engine.api.import_image_from_data(rootfs.getvalue(), repository=name.split(":")[0],
+                                                    tag=name.split(":")[1])
+    saved = tmp_path / "tiny.tar"
+    with saved.open("wb") as f:
+        for chunk in engine.images.get(name).save(named=True):
+            f.write(chunk)
+    engine.images.remove(name)
+    try:
+        loaded = webrl(cli_env, "images", "load", str(saved))
+        assert loaded.returncode == 0 and f"loaded {name}" in loaded.stdout, loaded.stderr
+        engine.images.get(name)
+    finally:
+        engine.images.remove(name, force=True)
+    listed = webrl(cli_env, "images", "list")
+    assert listed.returncode == 0 and EMBEDDED_IMAGE in listed.stdout and "shopping_final_0712" in listed.stdout
+    for bad, message in ((tmp_path / "nope.tar", "no such file"), (SMOKE, "not a tar archive")):
+        result = webrl(cli_env, "images", "load", str(bad))
+        assert result.returncode == 2 and message in result.stderr and str(bad) in result.stderr
+
+
+def test_missing_webarena_images_name_the_commands(engine, cli_env):
+    result = webrl(cli_env, "up", "--backend", "docker", "--sites", "shopping,gitlab")
+    assert result.returncode == 2
+    assert "`docker pull am1n3e/webarena-verified-shopping`" in result.stderr
+    assert "`webrl images load gitlab-populated-final-port8023.tar`" in result.stderr
+    assert "metis.lti.cs.cmu.edu/webarena-images/shopping_final_0712.tar" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_too_little_memory_or_disk_is_refused_with_the_numbers(engine):
+    with pytest.raises(UsageError, match=r"need 4000000\.0 GB of memory \(gitlab ×2 4e\+06\) but the Docker engine "
+                                         r"has \d+\.\d GB"):
+        check_resources(engine, [Need("gitlab ×2", 4e6, 1)])
+    with pytest.raises(UsageError, match=r"need 9000000\.0 GB of disk .* GB free"):
+        check_resources(engine, [Need("shopping", 1, 9e6)])
+
+
+def test_unreachable_engine_is_one_clear_line(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WEBRL_")} | {
+        "WEBRL_STATE_DIR": str(tmp_path), "DOCKER_HOST": NO_ENGINE}
+    for args in (["images", "list"], ["down", "--purge"]):
+        result = webrl(env, *args)
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.strip().splitlines() == [(
+            f"error: the Docker engine is not reachable at {NO_ENGINE}: start it (as root: `dockerd &`, or "
+            f"`systemctl start docker`; scripts/install-docker.sh installs and starts one), or point DOCKER_HOST "
+            f"at a running engine")]
+
+
+# -- the real WebArena images, as far as they can be checked without them -----------------------------------
+
+
+def test_webarena_site_choices(tmp_path):
+    backend = DockerBackend(load_config(flags={"state_dir": tmp_path}, environ={}), "webarena")
+    assert backend.plan().sites == ["shopping", "shopping_admin", "reddit", "gitlab"]  # map needs its data
+    for sites, message in ((["map"], "data volumes"), (["homepage"], "no WebArena image for 'homepage'")):
+        config = load_config(flags={"state_dir": tmp_path, "sites.sites": sites}, environ={})
+        with pytest.raises(UsageError, match=message):
+            DockerBackend(config, "webarena").plan()
+
+
+def test_configuration_commands_carry_the_base_url():
+    url = "http://127.0.0.1:8770"
+    shopping = [c.argv for c in configure_commands("shopping", url)]
+    assert ("/var/www/magento2/bin/magento", "setup:store-config:set", f"--base-url={url}") in shopping
+    assert any(f'value="{url}/" WHERE path = "web/secure/base_url"' in a[-1] for a in shopping)  # VAB wrote :7775
+    assert shopping[-1][-1] == "cache:flush"
+    admin = [" ".join(c.argv) for c in configure_commands("shopping_admin", url + "/")]
+    assert any("admin/security/password_is_forced 0" in a for a in admin)
+    assert any("admin/security/password_lifetime 0" in a for a in admin) and admin[-1].endswith("cache:flush")
+    assert configure_commands("gitlab", url)[-1].argv == ("gitlab-ctl", "reconfigure")
+    assert configure_commands("map", url) == []
+
+
+def test_text_edits_of_the_configuration_work_in_a_container(engine, base_image):
+    """The GitLab and Postmill edits are plain sed/sh: run them for real on stand-in files in a container."""
+    url = "http://127.0.0.1:9023"
+    commands = [c for c in configure_commands("gitlab", url) + configure_commands("reddit", url)
+                if c.argv[0] in ("sed", "sh")]
+    setup = ("mkdir -p /etc/gitlab /var/www/html/src/DataObject && "
+             "printf \"external_url 'http://localhost:8023'\\n# puma['worker_processes'] = 2\\n"
+             "puma['worker_processes'] = 1\\n\" > /etc/gitlab/gitlab.rb && "
+             "for f in CommentData SubmissionData UserData; do printf '/**\\n * @RateLimit(period=\"1 hour\", "
+             "max=3)\\n */\\nclass X {}\\n' > /var/www/html/src/DataObject/$f.php; done")
+    box = engine.containers.run(base_image, ["sleep", "120"], detach=True, remove=True)
+    try:
+        assert box.exec_run(["sh", "-c", setup]).exit_code == 0
+        for command in commands + commands:  # twice: configuring is idempotent
+            code, output = box.exec_run(list(command.argv), user=command.user)
+            assert code == 0, (command, output)
+        gitlab_rb = box.exec_run(["cat", "/etc/gitlab/gitlab.rb"]).output.decode()
+        assert gitlab_rb.splitlines() == [f"external_url '{url}'", "# puma['worker_processes'] = 2",
+                                          "puma['worker_processes'] = 4"]
+        comment = box.exec_run(["cat", "/var/www/html/src/DataObject/CommentData.php"]).output.decode()
+        assert "RateLimit" not in comment and "class X" in comment
+    finally:
+        box.kill()
+
+
+STAND_IN = """FROM local/debian-py:bookworm
+RUN mkdir -p /var/www/html/src/DataObject /srv /data \\
+ && for f in CommentData SubmissionData UserData; do \\
+      printf '/**\\n * @RateLimit(period="1 hour", max=3)\\n */\\nclass X {}\\n' \\
+        > /var/www/html/src/DataObject/$f.php; \\
+    done \\
+ && printf '#!/bin/sh\\necho "$*" >> /data/php-calls\\n' > /usr/local/bin/php && chmod +x /usr/local/bin/php \\
+ && echo forum > /srv/index.html
+VOLUME /data
+CMD ["python3", "-m", "http.server", "80", "--directory", "/srv"]
+"""
+
+
+@pytest.fixture
+def base_image(engine) -> str:
+    try:
+        engine.images.get(BASE_IMAGE)
+    except ImageNotFound:
+        pytest.skip(f"the base image {BASE_IMAGE} is not built: run `sudo scripts/install-docker.sh`")
+    return BASE_IMAGE
+
+
+@pytest.fixture
+def stand_in_reddit(engine, base_image):
+    """A stand-in for the real Postmill image under its registry name: a web server on port 80, the files the
+    configuration edits, a `php` that logs its calls into a volume. Never replaces a real image."""
+    name = WEBARENA["reddit"].verified
+    try:
+        engine.images.get(name)
+        pytest.skip(f"{name} is here: the stand-in must not replace it")
+    except ImageNotFound:
+        pass
+    engine.images.build(fileobj=io.BytesIO(STAND_IN.encode()), tag=name, rm=True)
+    yield name
+    engine.images.remove(name, force=True)
+
+
+def test_the_real_image_path_with_a_stand_in_image(stand_in_reddit, engine, tmp_path):
+    backend = DockerBackend(docker_config(tmp_path, sites=["reddit"]), "webarena")
+    try:
+        [status] = backend.up()
+        assert status.healthy and status.writes_since_reset is None
+        assert backend.running().site_images == {"reddit": stand_in_reddit}
+        first = container(engine, backend, "0-reddit")
+        edited = first.exec_run(["cat", "/var/www/html/src/DataObject/UserData.php"]).output.decode()
+        assert "RateLimit" not in edited  # configured before the snapshot was committed
+        assert first.exec_run(["cat", "/data/php-calls"]).output.decode().split() == [
+            "/var/www/html/bin/console", "cache:clear", "--env=prod"]
+        assert not backend.is_dirty("reddit", 0) and backend.is_dirty("reddit", 0)  # asking hands it out
+        backend.reset(["reddit"], 0)
+        second = container(engine, backend, "0-reddit")
+        assert second.id != first.id and backend.is_dirty("reddit", 0)  # the env uses what it resets
+        assert "RateLimit" not in second.exec_run(["cat", "/var/www/html/src/DataObject/UserData.php"]).output.decode()
+        # The volume comes fresh from the image, so the configuration ran again on it.
+        assert second.exec_run(["cat", "/data/php-calls"]).output.decode().count("cache:clear") == 1
+        [old_volume] = [m["Name"] for m in first.attrs["Mounts"] if m["Type"] == "volume"]
+        with pytest.raises(NotFound):  # removed with its container: resets leave no volumes behind
+            engine.volumes.get(old_volume)
+    finally:
+        backend.down()
+        assert backend.purge() == 1
+
+
+def test_compose_file_matches_the_backend():
+    compose = yaml.safe_load((ROOT / "compose.yaml").read_text())
+    services = compose["services"]
+    assert set(services) == {"shopping", "shopping_admin", "reddit", "gitlab", "map", "homepage", "wikipedia"}
+    assert services["wikipedia"]["profiles"] == ["wikipedia"] and services["map"]["profiles"] == ["map"]
+    for name, service in services.items():
+        assert service["healthcheck"]["test"] and service["mem_limit"], name
+        if name in WEBARENA:
+            assert service["image"] == f"${{WA_{name.upper()}_IMAGE:-{WEBARENA[name].verified}}}"
+            assert f":-{DEFAULT_PORTS[name]}}}:" in service["ports"][0]
+            assert service["mem_limit"] == f"{WEBARENA[name].memory_gb:g}g"
+    assert services["gitlab"]["shm_size"] == "2gb"
+    assert "/users/sign_in" in " ".join(services["gitlab"]["healthcheck"]["test"])
+    homepage = services["homepage"]["environment"]
+    assert {k: v for k, v in homepage.items() if k.startswith("WEBRL_SITES__PORTS__")} == {
+        f"WEBRL_SITES__PORTS__{s.upper()}": f"${{WA_{s.upper()}_PORT:-{p}}}" for s, p in DEFAULT_PORTS.items()
+        if s != "homepage"}
+    tool = compose_tool()
+    if tool:  # a real Compose implementation accepts it, profiles included
+        for profile in ([], ["--profile", "map", "--profile", "wikipedia"]):
+            check = subprocess.run([*tool, "-f", str(ROOT / "compose.yaml"), *profile, "config", "-q"],
+                                   capture_output=True, text=True, check=False)
+            assert check.returncode == 0, check.stderr
+
+
+def compose_tool() -> list[str] | None:
+    """Compose v2 (`docker compose`) or v1 (`docker-compose`, Debian's package), whichever is here."""
+    if shutil.which("docker") and subprocess.run(["docker", "compose", "version"], capture_output=True,
+                                                  check=False).returncode == 0:
+        return ["docker", "compose"]
+    return ["docker-compose"] if shutil.which("docker-compose") else None
