@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated
@@ -15,7 +17,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from webrl.cli.main import GLOBALS
 from webrl.cli.sites import compact_table
 from webrl.errors import UsageError
-from webrl.policy.base import POLICY_FORMS, make_policy
+from webrl.models import model_cache
+from webrl.policy.base import POLICY_FORMS, Policy, make_policy
 from webrl.sites.backends import make_backend
 
 console = Console()
@@ -59,14 +62,14 @@ def eval_command(
         first = err.errors()[0]
         option = {"action_space": "actions"}.get(str(first["loc"][0]), str(first["loc"][0])).replace("_", "-")
         raise UsageError(f"--{option}: {first['msg']}") from None
-    agent = make_policy(policy)
+    agent = make_policy(policy, model_cache(config))
     judge_model = parse_judge_spec(judge)
     site_backend = make_backend(config)
     plan = site_backend.running() if config.sites.backend == "embedded" else None
     task_list = resolve_task_set(tasks, config.state_dir, plan.seed if plan else config.sites.seed)
     settings.task_suite = getattr(task_list[0], "suite_version", None) if task_list else None
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.fields[rate]}"), console=console) as progress:
+    with _serving(agent), Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                   TimeElapsedColumn(), TextColumn("{task.fields[rate]}"), console=console) as progress:
         bar = progress.add_task("episodes", total=len(task_list) * repeats, rate="")
         successes = []
 
@@ -86,6 +89,20 @@ def eval_command(
                     for c in [*SITE_COLUMNS, "Other", "Average"]))
     console.print(table)
     console.print(f"episodes: {summary['episodes']}  ·  report: {settings.out / 'report.html'}")
+
+
+@contextmanager
+def _serving(agent: Policy) -> Iterator[None]:
+    """Start a policy that runs its own model server (vllm:) before the first episode, so that a failed start
+    is one clear error rather than a policy_error per episode; stop it afterwards, whatever happens."""
+    try:
+        if hasattr(agent, "start"):
+            with console.status(f"starting {agent.name}"):
+                agent.start()
+        yield
+    finally:
+        if hasattr(agent, "close"):
+            agent.close()
 
 
 def register(app: typer.Typer) -> None:

@@ -55,12 +55,13 @@ def main(
 
 
 def _register() -> None:
-    from webrl.cli import doctor, evaluation, images, sites, tasks
+    from webrl.cli import doctor, evaluation, images, models, sites, tasks
 
     sites.register(app)
     images.register(app)
     evaluation.register(app)
     tasks.register(app)
+    models.register(app)
     doctor.register(app)
 
 

@@ -31,6 +31,10 @@ DEFAULT_PORTS: dict[str, int] = {
 INSTANCE_STRIDE = 1000
 
 
+# WEBRL_* variables that steer the process rather than hold settings.
+PROCESS_VARIABLES = ("WEBRL_DEBUG", "WEBRL_VLLM_PYTHON")
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -97,7 +101,7 @@ def load_config(path: Path | None = None, flags: dict[str, Any] | None = None, e
         for keys, value in _flatten(_read_config_file(path)):
             put(keys, value, f"config file {path}")
     for name, value in environ.items():
-        if name.startswith("WEBRL_") and name != "WEBRL_DEBUG":
+        if name.startswith("WEBRL_") and name not in PROCESS_VARIABLES:
             keys = tuple(name[len("WEBRL_"):].lower().split("__"))
             put(keys, _env_value(value), f"environment variable {name}")
     for dotted, value in (flags or {}).items():

@@ -4,6 +4,7 @@ offers the environment loop, and the spec strings that name one on the command l
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from webrl.errors import UsageError
@@ -49,13 +50,18 @@ class Policy(Protocol):
 POLICY_FORMS = (
     "oracle                       run each task's scripted solution",
     "random[:SEED]                uniformly random valid actions over the page's element ids",
-    "openai:MODEL@BASE_URL        an OpenAI-compatible server (vLLM or an API); add ?chat for the chat "
-    "form; key from $OPENAI_API_KEY",
+    ("openai:MODEL@BASE_URL        an OpenAI-compatible server (vLLM or an API); add ?chat for the chat "
+     "form; key from $OPENAI_API_KEY"),
+    ("vllm:MODEL_SPEC              a vLLM server webrl starts and stops itself (tiny, or an HF folder); "
+     "needs scripts/install-vllm.sh"),
+    ("hf:MODEL_SPEC                transformers in this process (tiny, smollm2-135m, ORG/NAME or an HF folder; "
+     "see `webrl models list`)"),
 )
 
 
-def make_policy(spec: str) -> Policy:
-    """Build a policy from its command-line spec (see POLICY_FORMS)."""
+def make_policy(spec: str, models_dir: Path | None = None) -> Policy:
+    """Build a policy from its command-line spec (see POLICY_FORMS); model specs of hf:/vllm: are prepared in
+    `models_dir` (default: `<state dir>/models` of the environment's configuration)."""
     kind, _, rest = spec.partition(":")
     if kind == "oracle" and not rest:
         from webrl.policy.oracle import OraclePolicy
@@ -72,5 +78,13 @@ def make_policy(spec: str) -> Policy:
         url, _, option = url.partition("?")
         if model and url and option in ("", "chat", "completion"):
             return OpenAIPolicy(model=model, base_url=url, chat=option == "chat")
+    if kind == "vllm" and rest:
+        from webrl.policy.vllm import VLLMPolicy
+
+        return VLLMPolicy(rest, models_dir)
+    if kind == "hf" and rest:
+        from webrl.policy.hf import HFPolicy
+
+        return HFPolicy(rest, models_dir)
     forms = "\n  ".join(POLICY_FORMS)
     raise UsageError(f"unknown policy spec '{spec}'; valid forms:\n  {forms}")

@@ -18,10 +18,12 @@ TIMEOUT_S = 300
 
 
 class OpenAIPolicy:
-    def __init__(self, model: str, base_url: str, chat: bool = False, api_key_env: str = "OPENAI_API_KEY"):
+    def __init__(self, model: str, base_url: str, chat: bool = False, api_key_env: str = "OPENAI_API_KEY",
+                 logprobs: bool = False):
         self.model = model
         self.base_url = base_url.rstrip("/")
         self.chat = chat
+        self.logprobs = logprobs  # completion form: ask for each sampled token's logprob (RL needs them)
         self.name = f"openai:{model}@{self.base_url}" + ("?chat" if chat else "")
         key = os.environ.get(api_key_env)
         self._headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -39,6 +41,8 @@ class OpenAIPolicy:
         else:
             body["prompt"] = webrl_prompt(x.task.intent, x.history, x.observation.text)
             path = "/completions"
+            if self.logprobs:
+                body["logprobs"] = 0  # the sampled tokens' own logprobs, no top-k alternatives
         start = time.perf_counter()
         try:
             reply = httpx.post(self.base_url + path, json=body, headers=self._headers, timeout=TIMEOUT_S)
@@ -48,5 +52,6 @@ class OpenAIPolicy:
             # The status and reason only: never the request headers, which hold the key.
             raise WebrlError(f"policy {self.name}: {type(err).__name__}: {str(err).splitlines()[0][:200]}") from None
         text = choice["message"]["content"] if self.chat else choice["text"]
-        return Response(text or "", meta={"latency_s": round(time.perf_counter() - start, 3),
-                                          "usage": reply.json().get("usage")})
+        logprobs = (choice.get("logprobs") or {}).get("token_logprobs") if self.logprobs else None
+        return Response(text or "", token_logprobs=logprobs,
+                        meta={"latency_s": round(time.perf_counter() - start, 3), "usage": reply.json().get("usage")})

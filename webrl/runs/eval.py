@@ -24,7 +24,6 @@ from playwright.async_api import async_playwright
 from pydantic import BaseModel, Field
 
 from webrl.browser import launch_chromium
-
 from webrl.env.browser_env import BrowserEnv, Limits
 from webrl.errors import UsageError
 from webrl.policy.base import Policy, PolicyInput, Sampling
@@ -192,7 +191,7 @@ async def _episode(env, policy, task, repeat, sampling, settings, started) -> di
         if settings.screenshots:
             shot = f"screens/{task.task_id}-{repeat}-{len(steps)}.jpg"
             await env.page.screenshot(path=settings.out / shot, type="jpeg", quality=40)
-        obs, reward, terminated, truncated, step_info = await env.step(response.text)
+        obs, _, terminated, truncated, step_info = await env.step(response.text)
         record = env.steps[-1]
         steps.append({"index": record.index, "url": record.url, "response": record.response,
                       "action": record.action, "error": record.error, "timings_ms": record.timings_ms,
@@ -249,7 +248,7 @@ def _version(name: str) -> str | None:
 
 def _git_commit() -> str | None:
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+        out = subprocess.run(["git", "rev-parse", "HEAD"], check=False, capture_output=True, text=True, timeout=5,
                              cwd=Path(__file__).resolve().parent)
         return out.stdout.strip() or None
     except (OSError, subprocess.SubprocessError):

@@ -1,0 +1,54 @@
+"""`webrl models`: the model specs, the models already prepared, and preparing one before a run needs it."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from webrl.cli.main import GLOBALS
+from webrl.cli.sites import compact_table
+from webrl.models import MODEL_FORMS, folder_size, model_cache, prepared_models, resolve_model
+
+console = Console(highlight=False, soft_wrap=True)  # a spec form stays one line
+app = typer.Typer(help="Causal LMs for hf:/vllm: policies and training: list the specs, prepare one.",
+                  no_args_is_help=True)
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1e6:.1f} MB"
+
+
+@app.command("list")
+def list_models() -> None:
+    """The spec forms a command accepts as a model, then the models prepared in <state dir>/models with their
+    sizes (Hub models live in the Hugging Face cache instead)."""
+    cache = model_cache(GLOBALS.config())
+    console.print("model specs:", markup=False)
+    for form in MODEL_FORMS:
+        console.print(f"  {form}", markup=False)
+    prepared = prepared_models(cache)
+    if not prepared:
+        console.print(f"nothing prepared yet in {cache} (webrl models prepare SPEC)", markup=False)
+        return
+    table = compact_table("prepared", "size", "path")
+    for path, size in prepared:
+        table.add_row(path.name, _megabytes(size), str(path))
+    console.print(table)
+
+
+@app.command("prepare")
+def prepare(spec: Annotated[str, typer.Argument(help="A model spec: tiny, smollm2-135m, ORG/NAME or a model "
+                                                     "folder (see `webrl models list`).")]) -> None:
+    """Build, convert or download a model now (once; later uses load it at once); print its folder, size and
+    the time taken. Hub downloads are skipped when HF_HUB_OFFLINE=1."""
+    start = time.perf_counter()
+    path = resolve_model(spec, model_cache(GLOBALS.config()))
+    console.print(f"{spec}: {path} ({_megabytes(folder_size(path))}, {time.perf_counter() - start:.1f} s)",
+                  markup=False)
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="models")

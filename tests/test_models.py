@@ -1,0 +1,123 @@
+"""Model specs: `tiny` built offline, SmolLM2 converted from its wheel, Hub ids from the local HF cache, the
+errors a user sees, and `webrl models` as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+from webrl.errors import UsageError
+from webrl.models import (
+    BOS,
+    PAD,
+    SMOLLM2,
+    folder_size,
+    load_causal_lm,
+    load_tokenizer,
+    prepared_models,
+    resolve_model,
+)
+from webrl.policy.base import Sampling
+from webrl.policy.hf import HFPolicy
+from webrl.policy.prompt import END_OF_TURN, webrl_prompt
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+@pytest.fixture
+def offline(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+def webrl(env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "webrl", *args], env=env, capture_output=True, text=True, check=False,
+                          timeout=300)
+
+
+def user_env(tmp_path, **extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WEBRL_")}
+    return {**env, "WEBRL_STATE_DIR": str(tmp_path / "state"), "COLUMNS": "200", **extra}
+
+
+def test_tiny_builds_once_and_reloads_offline(tmp_path, offline):
+    path = resolve_model("tiny", tmp_path)
+    weights = (path / "model.safetensors").stat().st_mtime_ns
+    assert resolve_model("tiny", tmp_path) == path and (path / "model.safetensors").stat().st_mtime_ns == weights
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no half-written folder left behind
+    assert prepared_models(tmp_path) == [(path, folder_size(path))] and folder_size(path) > 1e6
+    tokenizer = load_tokenizer(path)
+    ids = tokenizer("Round 0<|start_header_id|>user").input_ids
+    assert ids[0] == tokenizer.bos_token_id and tokenizer.bos_token == BOS
+    assert tokenizer.convert_tokens_to_ids("<|start_header_id|>") in ids  # a header is one special token
+    assert (tokenizer.pad_token, tokenizer.eos_token) == (PAD, END_OF_TURN)
+    model = load_causal_lm(path)
+    assert model.config.eos_token_id == tokenizer.eos_token_id and not model.training
+    assert model(**tokenizer("hello", return_tensors="pt")).logits.shape[-1] == len(tokenizer)
+
+
+def test_bad_specs_are_usage_errors(tmp_path, offline):
+    with pytest.raises(UsageError, match="valid forms"):
+        resolve_model("gpt-7", tmp_path)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UsageError, match="no config.json"):
+        resolve_model(str(tmp_path / "empty"), tmp_path)
+    with pytest.raises(UsageError, match="not in the local Hugging Face cache.*HF_HUB_OFFLINE"):
+        resolve_model("webrl-test/not-cached-anywhere", tmp_path)
+
+
+def test_hub_ids_come_from_the_local_hf_cache(tmp_path):
+    """A Hub id resolves to its snapshot in the HF cache, with downloads off (a cached copy of `tiny`)."""
+    repo = tmp_path / "hub" / "models--webrl-test--tiny"
+    shutil.copytree(resolve_model("tiny", tmp_path / "state" / "models"), repo / "snapshots" / COMMIT)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(COMMIT)
+    env = user_env(tmp_path, HF_HUB_CACHE=str(tmp_path / "hub"), HF_HUB_OFFLINE="1")
+    found = webrl(env, "models", "prepare", "webrl-test/tiny")
+    assert found.returncode == 0, found.stderr
+    assert f"webrl-test/tiny: {repo / 'snapshots' / COMMIT} (3." in found.stdout
+    missing = webrl(env, "models", "prepare", "webrl-test/other")
+    assert missing.returncode == 2 and "not in the local Hugging Face cache" in missing.stderr
+
+
+def test_models_prepare_and_list_on_the_command_line(tmp_path):
+    env = user_env(tmp_path)
+    before = webrl(env, "models", "list")
+    assert before.returncode == 0 and "nothing prepared yet" in before.stdout and SMOLLM2 in before.stdout
+    prepared = webrl(env, "models", "prepare", "tiny")
+    assert prepared.returncode == 0, prepared.stderr
+    folder = next((tmp_path / "state" / "models").iterdir())
+    assert prepared.stdout.startswith(f"tiny: {folder} (") and " MB, " in prepared.stdout
+    listed = webrl(env, "models", "list")
+    assert listed.returncode == 0 and folder.name in listed.stdout and str(folder) in listed.stdout
+    bad = webrl(env, "models", "prepare", "nope")
+    assert bad.returncode == 2 and "valid forms" in bad.stderr and "Traceback" not in bad.stderr
+    usage = webrl(env, "models", "prepare", "--help")
+    assert usage.returncode == 0 and "ORG/NAME" in usage.stdout
+
+
+def test_smollm2_converts_from_the_wheel_and_answers_sensibly(tmp_path, offline):
+    start = time.perf_counter()
+    path = resolve_model(SMOLLM2, tmp_path)
+    converted = time.perf_counter() - start
+    assert path == tmp_path / SMOLLM2 and [p.name for p in tmp_path.iterdir()] == [SMOLLM2]
+    config = json.loads((path / "config.json").read_text())
+    assert config["dtype"] == "bfloat16" and "quantization_config" not in config
+    assert 250e6 < (path / "model.safetensors").stat().st_size < 300e6  # bf16, half of fp32
+    start = time.perf_counter()
+    assert resolve_model(SMOLLM2, tmp_path) == path and time.perf_counter() - start < converted / 10
+
+    policy = HFPolicy(SMOLLM2, cache_dir=tmp_path)
+    assert len(policy.tokenizer(END_OF_TURN).input_ids) > 1  # Llama-3 headers are plain text to SmolLM2
+    chat = policy.tokenizer.apply_chat_template([{"role": "user", "content": "What is the capital of France?"}],
+                                                add_generation_prompt=True, tokenize=False)
+    answer = policy.complete([chat], Sampling(max_tokens=24))[0]
+    assert "Paris" in answer.text and answer.meta["finish_reason"] == "stop"  # ended by its own <|im_end|>
+    assert "<|im_end|>" not in answer.text and len(answer.token_logprobs) == answer.meta["completion_tokens"]
+    webrl_answer = policy.complete([webrl_prompt("Buy socks.", [], "<html> </html>")], Sampling(max_tokens=4))[0]
+    assert webrl_answer.meta["completion_tokens"] <= 4 and len(webrl_answer.token_logprobs) <= 4
