@@ -113,10 +113,6 @@ def _searchable_issues(data: Data, project_id: int) -> list:
     return out
 
 
-def _pick(rng: random.Random, rows: list, k: int) -> list:
-    return rng.sample(rows, min(k, len(rows)))
-
-
 def _explore_steps(project) -> list[str]:
     """From the Explore page: filter by the project's path and open it."""
     return [search("placeholder=Filter by name", project["full_path"]), click(project["name"])]
@@ -147,7 +143,7 @@ def author_commit_count(data: Data) -> list[Instance]:
             cheat=[click("Repository"), click("Contributors"),
                    done(str(c["commits"]), f"{c['name']}: {c['commits']} commits")],
         ))
-    return _pick(rng, out, 10)
+    return data.sample(rng, out, 10)
 
 
 def top_contributor(data: Data) -> list[Instance]:
@@ -166,7 +162,7 @@ def top_contributor(data: Data) -> list[Instance]:
             cheat=[*_explore_steps(project), click("Repository"), click("Contributors"),
                    done(top["name"], f"top: {top['commits']} commits")],
         ))
-    return _pick(rng, out, 8)
+    return data.sample(rng, out, 8)
 
 
 def branch_latest_commit(data: Data) -> list[Instance]:
@@ -182,7 +178,7 @@ def branch_latest_commit(data: Data) -> list[Instance]:
         start_url=f"{G}/{r['full_path']}",
         eval=string_eval("must_include", [r["title"]]),
         cheat=[click("Repository"), click("Branches"), done(r["title"], f"{r['branch']} head commit")],
-    ) for r in _pick(rng, rows, 8)]
+    ) for r in data.sample(rng, rows, 8)]
 
 
 def branch_count(data: Data) -> list[Instance]:
@@ -193,7 +189,7 @@ def branch_count(data: Data) -> list[Instance]:
         start_url=f"{G}/dashboard/projects",
         eval=string_eval("exact_match", str(p["branch_count"])),
         cheat=[*_dashboard_steps(p), done(str(p["branch_count"]), f"{p['branch_count']} branches")],
-    ) for p in _pick(rng, _managed(data, 10), 8)]
+    ) for p in data.sample(rng, _managed(data, 10), 8)]
 
 
 def star_count(data: Data) -> list[Instance]:
@@ -205,7 +201,7 @@ def star_count(data: Data) -> list[Instance]:
         eval=string_eval("exact_match", str(p["star_count"])),
         cheat=[search("placeholder=Filter by name", p["full_path"]),
                done(str(p["star_count"]), f"{p['star_count']} stars")],
-    ) for p in _pick(rng, _others(data), 8)]
+    ) for p in data.sample(rng, _others(data), 8)]
 
 
 def open_mr_count(data: Data) -> list[Instance]:
@@ -217,7 +213,7 @@ def open_mr_count(data: Data) -> list[Instance]:
         eval=string_eval("exact_match", str(p["open_mrs"])),
         cheat=[search("placeholder=Filter by name", p["full_path"]), click(p["name"]),
                done(str(p["open_mrs"]), f"{p['open_mrs']} open merge requests")],
-    ) for p in _pick(rng, _others(data), 8)]
+    ) for p in data.sample(rng, _others(data), 8)]
 
 
 def _label_counts(data: Data) -> list:
@@ -237,7 +233,7 @@ def label_issue_count(data: Data) -> list[Instance]:
         start_url=f"{G}/{r['full_path']}",
         eval=string_eval("must_include", [str(r["n"])]),
         cheat=[click("Issues"), search("placeholder=Label", r["label"]), done(str(r["n"]), f"Open: {r['n']}")],
-    ) for r in _pick(rng, rows, 10)]
+    ) for r in data.sample(rng, rows, 10)]
 
 
 def my_latest_assigned_issue(data: Data) -> list[Instance]:
@@ -257,7 +253,7 @@ def my_latest_assigned_issue(data: Data) -> list[Instance]:
             cheat=[click("Issues"), search("placeholder=Assignee username", ME),
                    done(rows[0]["title"], f"newest: #{rows[0]['iid']}")],
         ))
-    return _pick(rng, out, 8)
+    return data.sample(rng, out, 8)
 
 
 def mr_source_branch(data: Data) -> list[Instance]:
@@ -273,7 +269,7 @@ def mr_source_branch(data: Data) -> list[Instance]:
         start_url=f"{G}/{project['full_path']}",
         eval=string_eval("must_include", [mr["source_branch"]]),
         cheat=[click("Merge requests"), click(mr["title"]), done(mr["source_branch"], f"!{mr['iid']}")],
-    ) for project, mr in _pick(rng, out, 8)]
+    ) for project, mr in data.sample(rng, out, 8)]
 
 
 def issue_author(data: Data) -> list[Instance]:
@@ -282,7 +278,7 @@ def issue_author(data: Data) -> list[Instance]:
     out = []
     for project in _projects(data, "p.visibility != 'private'"):
         out += [(project, i) for i in _searchable_issues(data, project["id"])]
-    picked = _pick(rng, out, 8)
+    picked = data.sample(rng, out, 8)
     return [Instance(
         values={"project": project["full_path"], "title": issue["title"]},
         start_url=f"{G}/{project['full_path']}",
@@ -305,7 +301,7 @@ def nav_label_issues(data: Data) -> list[Instance]:
         start_url=f"{G}/{r['full_path']}",
         eval=url_eval(f"{G}/{r['full_path']}/-/issues?{urlencode({'label_name[]': r['label']})}"),
         cheat=[click("Issues"), search("placeholder=Label", r["label"]), done()],
-    ) for r in _pick(rng, rows, 8)]
+    ) for r in data.sample(rng, rows, 8)]
 
 
 def nav_contributors(data: Data) -> list[Instance]:
@@ -316,7 +312,7 @@ def nav_contributors(data: Data) -> list[Instance]:
         start_url=f"{G}/explore/projects",
         eval=url_eval(f"{G}/{p['full_path']}/-/graphs/{p['default_branch']}"),
         cheat=[*_explore_steps(p), click("Repository"), click("Contributors"), done()],
-    ) for p in _pick(rng, _others(data), 8)]
+    ) for p in data.sample(rng, _others(data), 8)]
 
 
 def nav_mr_author(data: Data) -> list[Instance]:
@@ -326,7 +322,7 @@ def nav_mr_author(data: Data) -> list[Instance]:
     for project in _projects(data, "p.visibility != 'private'"):
         listed = _open_list(data, "merge_requests", project["id"])
         out += [(project, mr) for mr in _unique_titles(listed) if listed.index(mr) < 3]
-    picked = _pick(rng, out, 8)
+    picked = data.sample(rng, out, 8)
     return [Instance(
         values={"project": project["full_path"], "iid": str(mr["iid"])},
         start_url=f"{G}/{project['full_path']}",
@@ -347,7 +343,7 @@ def nav_branch_commits(data: Data) -> list[Instance]:
         start_url=f"{G}/{r['full_path']}",
         eval=url_eval(f"{G}/{r['full_path']}/-/commits/{r['branch']}"),
         cheat=[click("Repository"), click("Commits"), click(f"{r['default_branch']} \u25be"), click(r["branch"]), done()],
-    ) for r in _pick(rng, rows, 8)]
+    ) for r in data.sample(rng, rows, 8)]
 
 
 # -- state changes -------------------------------------------------------------------------------------------
@@ -382,7 +378,7 @@ def create_issue(data: Data) -> list[Instance]:
                    select("data-testid=assignee-select", f"(@{person['username']})"), scroll_down(),
                    click(f"value={label['id']}"), click("Create issue"), done()],
         ))
-    return _pick(rng, out, 8)
+    return data.sample(rng, out, 8)
 
 
 def close_issue(data: Data) -> list[Instance]:
@@ -398,7 +394,7 @@ def close_issue(data: Data) -> list[Instance]:
                         "exact_match", "Closed")),
         cheat=[search("placeholder=Search or filter results...", issue["title"]), click(f"data-text={issue['title']}"),
                click("Close issue"), done()],
-    ) for project, issue in _pick(rng, out, 8)]
+    ) for project, issue in data.sample(rng, out, 8)]
 
 
 def comment_issue(data: Data) -> list[Instance]:
@@ -412,7 +408,7 @@ def comment_issue(data: Data) -> list[Instance]:
                              (issue["id"],))[0]
             if notes == 0 and len(issue["description"]) < 300:
                 out.append((project, issue))
-    picked = _pick(rng, out, 8)
+    picked = data.sample(rng, out, 8)
     return [Instance(
         values={"project": project["full_path"], "title": issue["title"], "comment": comment},
         start_url=f"{G}/{project['full_path']}",
@@ -441,7 +437,7 @@ def merge_mr(data: Data) -> list[Instance]:
         eval=html_eval((f"{G}/{project['full_path']}/-/merge_requests/{mr['iid']}", testid_text("mr-state"),
                         "exact_match", "Merged")),
         cheat=[click(mr["title"]), click("Merge"), done()],
-    ) for project, mr in _pick(rng, out, 8)]
+    ) for project, mr in data.sample(rng, out, 8)]
 
 
 def assign_mr(data: Data) -> list[Instance]:
@@ -462,7 +458,7 @@ def assign_mr(data: Data) -> list[Instance]:
                         "must_include", [person["name"]])),
         cheat=[click(mr["title"]), click("Edit"), select("data-testid=sidebar-assignee-select", person["name"]),
                click("Apply"), done()],
-    ) for project, mr, person in _pick(rng, out, 8)]
+    ) for project, mr, person in data.sample(rng, out, 8)]
 
 
 def _direct_members(data: Data, project_id: int) -> dict[int, int]:
@@ -490,7 +486,7 @@ def invite_member(data: Data) -> list[Instance]:
             cheat=[click("Members"), type_("placeholder=Search for a user by name or username", user["username"]),
                    select("data-testid=access-level-dropdown", ROLES[level]), click("Invite"), done()],
         ))
-    return _pick(rng, out, 10)
+    return data.sample(rng, out, 10)
 
 
 def change_member_role(data: Data) -> list[Instance]:
@@ -515,7 +511,7 @@ def change_member_role(data: Data) -> list[Instance]:
         cheat=[click("Members"), search("placeholder=Filter members", user["username"]), scroll_down(),
                select(f"data-testid=role-select-{user['username']}", ROLES[level]),
                click(f"data-testid=update-role-{user['username']}"), done()],
-    ) for project, user, level in _pick(rng, out, 8)]
+    ) for project, user, level in data.sample(rng, out, 8)]
 
 
 def star_project(data: Data) -> list[Instance]:
@@ -529,7 +525,7 @@ def star_project(data: Data) -> list[Instance]:
         start_url=f"{G}/explore/projects",
         eval=html_eval((f"{G}/{p['full_path']}", testid_text("star-button"), "exact_match", "Unstar")),
         cheat=[*_explore_steps(p), click("data-testid=star-icon"), done()],
-    ) for p in _pick(rng, rows, 8)]
+    ) for p in data.sample(rng, rows, 8)]
 
 
 def fork_project(data: Data) -> list[Instance]:
@@ -545,7 +541,7 @@ def fork_project(data: Data) -> list[Instance]:
                         [p["full_name"]])),
         cheat=[*_explore_steps(p), click("data-testid=fork-icon"), select("data-testid=select-namespace-dropdown", ME),
                scroll_down(), click("data-testid=submit-button"), done()],
-    ) for p in _pick(rng, rows, 8)]
+    ) for p in data.sample(rng, rows, 8)]
 
 
 VISIBILITY_JS = ("document.querySelector('[data-testid=\"project-name-content\"] [data-testid^=\"visibility-\"]')"
@@ -559,7 +555,7 @@ def create_project(data: Data) -> list[Instance]:
                                         " WHERE n.path = ?", (ME,))}
     names = sorted({p["name"] for p in _others(data) if slugify(p["name"]) not in mine})
     out = []
-    for name in _pick(rng, names, 8):
+    for name in data.sample(rng, names, 8):
         visibility = rng.choice(("private", "internal", "public"))
         out.append(Instance(
             values={"name": name, "visibility": visibility},
@@ -591,7 +587,7 @@ def update_description(data: Data) -> list[Instance]:
             cheat=[click("Settings"), type_(f"data-value={project['description']}", text), scroll_down(),
                    click("Save changes"), done()],
         ))
-    return _pick(rng, out, 8)
+    return data.sample(rng, out, 8)
 
 
 def create_branch(data: Data) -> list[Instance]:
@@ -612,7 +608,7 @@ def create_branch(data: Data) -> list[Instance]:
             cheat=[click("Repository"), click("Branches"), click("New branch"), type_("data-testid=branch-name-field", name),
                    click("Create branch"), done()],
         ))
-    return _pick(rng, out, 8)
+    return data.sample(rng, out, 8)
 
 
 # -- unachievable --------------------------------------------------------------------------------------------

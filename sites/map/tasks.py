@@ -123,12 +123,6 @@ def _pairs(m: MapData, key: str, n: int, engine: str, lo_m: float = 1500, hi_m: 
     return out
 
 
-def _sample(key: str, items: list, n: int = N) -> list:
-    items = list(items)
-    random.Random(key).shuffle(items)
-    return items[:n]
-
-
 def _nearest(m: MapData, anchor: Place, category: str) -> Place | None:
     """The nearest place of a category (straight line), when the site's "<what> near <anchor>" search
     lists it first and the runner-up is clearly farther."""
@@ -152,7 +146,7 @@ def drive_time(data: Data) -> list[Instance]:
     return [_task(
         values={"start": a.name, "end": b.name}, start_url=HOME, eval=string_eval("must_include", [r.time]),
         cheat=[*_directions(a, b, CAR), done(r.time)],
-    ) for a, b, r in _pairs(m, "map.drive_time", N, CAR)]
+    ) for a, b, r in _pairs(m, "map.drive_time", data.quota(N), CAR)]
 
 
 def walk_time(data: Data) -> list[Instance]:
@@ -161,7 +155,7 @@ def walk_time(data: Data) -> list[Instance]:
     return [_task(
         values={"start": a.name, "end": b.name}, start_url="__MAP__/directions",
         eval=string_eval("must_include", [r.time]), cheat=[*_directions(a, b, FOOT)[1:], done(r.time)],
-    ) for a, b, r in _pairs(m, "map.walk_time", N, FOOT, hi_m=5000)]
+    ) for a, b, r in _pairs(m, "map.walk_time", data.quota(N), FOOT, hi_m=5000)]
 
 
 def bike_distance(data: Data) -> list[Instance]:
@@ -170,7 +164,7 @@ def bike_distance(data: Data) -> list[Instance]:
     return [_task(
         values={"start": a.name, "end": b.name}, start_url=HOME, eval=string_eval("must_include", [r.distance]),
         cheat=[*_directions(a, b, BIKE), done(r.distance)],
-    ) for a, b, r in _pairs(m, "map.bike_distance", N, BIKE, hi_m=9000)]
+    ) for a, b, r in _pairs(m, "map.bike_distance", data.quota(N), BIKE, hi_m=9000)]
 
 
 def drive_distance(data: Data) -> list[Instance]:
@@ -179,14 +173,14 @@ def drive_distance(data: Data) -> list[Instance]:
     return [_task(
         values={"start": a.name, "end": b.name}, start_url=HOME, eval=string_eval("must_include", [r.distance]),
         cheat=[*_directions(a, b, CAR), done(r.distance)],
-    ) for a, b, r in _pairs(m, "map.drive_distance", N, CAR, lo_m=3000)]
+    ) for a, b, r in _pairs(m, "map.drive_distance", data.quota(N), CAR, lo_m=3000)]
 
 
 def compare_modes(data: Data) -> list[Instance]:
     """The time of one trip by car, by bicycle and on foot (three routes, same From/To)."""
     m = _map(data)
     out = []
-    for a, b, car in _pairs(m, "map.compare_modes", N, CAR, hi_m=4000):
+    for a, b, car in _pairs(m, "map.compare_modes", data.quota(N), CAR, hi_m=4000):
         bike, walk = _route(m, BIKE, a, b), _route(m, FOOT, a, b)
         if bike is None or walk is None or len({car.time, bike.time, walk.time}) < 3:
             continue
@@ -204,11 +198,11 @@ def walk_then_drive(data: Data) -> list[Instance]:
     """The total time of walking from A to B and then driving from B to C (H:MM)."""
     m = _map(data)
     out = []
-    for a, b, walk in _pairs(m, "map.walk_then_drive", 3 * N, FOOT, hi_m=3000):
+    for a, b, walk in _pairs(m, "map.walk_then_drive", data.quota(3 * N), FOOT, hi_m=3000):
         rng = random.Random(f"map.walk_then_drive.{a.id}.{b.id}")
         c = rng.choice([p for p in m.places if p not in (a, b) and haversine(b.lat, b.lon, p.lat, p.lon) > 2000])
         car = _route(m, CAR, b, c)
-        if car is None or len(out) == N:
+        if car is None or len(out) == data.quota(N):
             continue
         total = walk.duration_s + car.duration_s
         if round(total / 60) != round(walk.duration_s / 60) + round(car.duration_s / 60):
@@ -229,7 +223,7 @@ def closest_of_three(data: Data) -> list[Instance]:
     m = _map(data)
     rng, out = random.Random("map.closest_of_three"), []
     for _ in range(1000):
-        if len(out) == N:
+        if len(out) == data.quota(N):
             break
         o, *dests = rng.sample(m.places, 4)
         if any(x.name in y.name for x in dests for y in dests if x is not y):
@@ -257,9 +251,9 @@ def first_road(data: Data) -> list[Instance]:
     """The road a driving route starts on (the first turn-by-turn instruction)."""
     m = _map(data)
     out = []
-    for a, b, r in _pairs(m, "map.first_road", 3 * N, CAR):
+    for a, b, r in _pairs(m, "map.first_road", data.quota(3 * N), CAR):
         first = r.steps[0].instruction
-        if len(out) < N and first.startswith("Start on "):
+        if len(out) < data.quota(N) and first.startswith("Start on "):
             road = first.removeprefix("Start on ")
             out.append(_task(values={"start": a.name, "end": b.name}, start_url=HOME,
                              eval=string_eval("must_include", [road]), cheat=[*_directions(a, b, CAR), done(road)]))
@@ -275,7 +269,7 @@ def nearest_category(data: Data) -> list[Instance]:
     rng, out, seen = random.Random("map.nearest_category"), [], set()
     categories = sorted(NEARBY)
     for _ in range(500):
-        if len(out) == 2 * N:
+        if len(out) == data.quota(2 * N):
             break
         anchor, category = rng.choice(m.places), rng.choice(categories)
         if (anchor.id, category) in seen or anchor.category == category:
@@ -300,7 +294,7 @@ def nearest_walk_distance(data: Data) -> list[Instance]:
     categories = sorted(NEARBY)
     resolvable = {p.id for p in m.places}
     for _ in range(800):
-        if len(out) == N:
+        if len(out) == data.quota(N):
             break
         anchor, category = rng.choice(m.places), rng.choice(categories)
         if (anchor.id, category) in seen or anchor.category == category:
@@ -330,7 +324,7 @@ def postcode(data: Data) -> list[Instance]:
     """A place's zip code (in its search result's address)."""
     return [_task(values={"place": p.name}, start_url=HOME, eval=string_eval("exact_match", p.postcode),
                   cheat=[_search(p.name), done(p.postcode)])
-            for p in _sample("map.postcode", _map(data).places)]
+            for p in data.sample("map.postcode", _map(data).places, N, "shuffled")]
 
 
 def street_address(data: Data) -> list[Instance]:
@@ -338,14 +332,14 @@ def street_address(data: Data) -> list[Instance]:
     places = [p for p in _map(data).places if p.housenumber and p.street]
     return [_task(values={"place": p.name}, start_url=HOME, eval=string_eval("must_include", [p.housenumber, p.street]),
                   cheat=[_search(p.name), done(f"{p.housenumber} {p.street}")])
-            for p in _sample("map.street_address", places)]
+            for p in data.sample("map.street_address", places, N, "shuffled")]
 
 
 def neighbourhood(data: Data) -> list[Instance]:
     """The neighbourhood a place is in."""
     return [_task(values={"place": p.name}, start_url=HOME, eval=string_eval("must_include", [p.neighbourhood]),
                   cheat=[_search(p.name), done(p.neighbourhood)])
-            for p in _sample("map.neighbourhood", _map(data).places)]
+            for p in data.sample("map.neighbourhood", _map(data).places, N, "shuffled")]
 
 
 def _dd(value: float) -> str | None:
@@ -360,13 +354,13 @@ def coordinates(data: Data) -> list[Instance]:
     places = [p for p in _map(data).places if _dd(p.lat) and _dd(p.lon)]
     return [_task(values={"place": p.name}, start_url=HOME, eval=string_eval("must_include", [_dd(p.lat), _dd(p.lon)]),
                   cheat=[_search(p.name), done(f"{p.lat:.5f}, {p.lon:.5f}")])
-            for p in _sample("map.coordinates", places)]
+            for p in data.sample("map.coordinates", places, N, "shuffled")]
 
 
 def last_editor(data: Data) -> list[Instance]:
     """The OSM user who made the latest version of a place's node."""
     out = []
-    for p in _sample("map.last_editor", _map(data).places):
+    for p in data.sample("map.last_editor", _map(data).places, N, "shuffled"):
         user = data.one("map", "SELECT user FROM nodes WHERE id = ?", (p.osm_id,))["user"]
         out.append(_task(values={"place": p.name}, start_url=HOME, eval=string_eval("must_include", [user]),
                          cheat=[_search(p.name), _open_result(p), done(user)]))
@@ -379,7 +373,7 @@ def _tag_template(key: str, tag: str, answer=lambda v: v, rule: str = "must_incl
         tagged = [(p, _tag(data, p.osm_id, tag)) for p in m.places]
         return [_task(values={"place": p.name}, start_url=HOME, eval=string_eval(rule, [answer(v)]),
                       cheat=[_search(p.name), _open_result(p), done(answer(v))])
-                for p, v in _sample(key, [(p, v) for p, v in tagged if v])]
+                for p, v in data.sample(key, [(p, v) for p, v in tagged if v], N, "shuffled")]
     instances.__doc__ = f"A place's {tag} tag, read on its page."
     return instances
 
@@ -388,10 +382,10 @@ def place_at_coordinates(data: Data) -> list[Instance]:
     """The place found at given coordinates (searching the coordinates lists the nearest places)."""
     m = _map(data)
     out = []
-    for p in _sample("map.place_at_coordinates", m.places, 4 * N):
+    for p in data.sample("map.place_at_coordinates", m.places, 4 * N, "shuffled"):
         lat, lon = f"{p.lat:.5f}", f"{p.lon:.5f}"
         hits = m.gazetteer.search(f"{lat}, {lon}").hits
-        if len(out) < N and hits and hits[0].place is p and len(hits) > 1 and hits[1].distance_m > 60:
+        if len(out) < data.quota(N) and hits and hits[0].place is p and len(hits) > 1 and hits[1].distance_m > 60:
             out.append(_task(values={"lat": lat, "lon": lon}, start_url=HOME,
                              eval=string_eval("must_include", [p.name]),
                              cheat=[_search(f"{lat}, {lon}"), done(p.name)]))
@@ -408,7 +402,7 @@ def place_page(data: Data) -> list[Instance]:
         eval=html_eval(("last", "document.querySelector('#sidebar_content h2').outerText", "must_include",
                         [f"{p.name} ({p.osm_id})"])),
         cheat=[_search(p.name), _open_result(p), done("")],
-    ) for p in _sample("map.place_page", _map(data).places)]
+    ) for p in data.sample("map.place_page", _map(data).places, N, "shuffled")]
 
 
 def directions_form(data: Data) -> list[Instance]:
@@ -417,7 +411,7 @@ def directions_form(data: Data) -> list[Instance]:
     out = []
     for k, engine in enumerate(ENGINE_KEYS * 3):
         pairs = _pairs(m, f"map.directions_form.{k}", 1, engine, hi_m=6000 if engine == FOOT else 1e9)
-        if not pairs or len(out) == N:
+        if not pairs or len(out) == data.quota(N):
             continue
         a, b, r = pairs[0]
         out.append(_task(
@@ -444,7 +438,7 @@ def directions_url(data: Data) -> list[Instance]:
         rng = random.Random(f"map.directions_url.{k}")
         a = rng.choice(here)
         b = rng.choice([p for p in m.places if p is not a and 1500 <= haversine(a.lat, a.lon, p.lat, p.lon) <= 6000])
-        if len(out) == N or _route(m, engine, a, b) is None:
+        if len(out) == data.quota(N) or _route(m, engine, a, b) is None:
             continue
         url = f"__MAP__/directions?{urlencode({'engine': engine, 'route': route_param((a.lat, a.lon), (b.lat, b.lon))})}"
         steps = [click("Directions from here"), type_("placeholder=To", b.name)]
@@ -465,7 +459,7 @@ def far_route(data: Data) -> list[Instance]:
     """A route to a place outside the mapped region: the map cannot find it, the answer is N/A."""
     m = _map(data)
     far = [f for f in FAR_AWAY if m.gazetteer.search(f).kind == "error"]
-    starts = _sample("map.far_route", m.places, len(far))
+    starts = data.sample("map.far_route", m.places, len(far), "shuffled")
     return [_task(
         values={"start": p.name, "end": f}, start_url=HOME,
         eval=unachievable_eval(f"{f} is outside the mapped region: the map has no such place, so no route"),
@@ -479,7 +473,7 @@ def missing_place(data: Data) -> list[Instance]:
     rng = random.Random("map.missing_place")
     names = [f"{a} {b}" for a in FAKE_PREFIXES for b in FAKE_KINDS]
     rng.shuffle(names)
-    fakes = [n for n in names if m.gazetteer.search(n).kind == "error"][:N]
+    fakes = [n for n in names if m.gazetteer.search(n).kind == "error"][:data.quota(N)]
     return [_task(
         values={"fact": FAKE_FACTS[k % len(FAKE_FACTS)], "place": name}, start_url=HOME,
         eval=unachievable_eval(f"There is no {name} on the map"),

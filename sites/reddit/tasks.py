@@ -98,12 +98,6 @@ def forums(data: Data) -> list[sqlite3.Row]:
                          "  WHERE s.forum_id = f.id AND u.username = ?) AS mine FROM forums f ORDER BY f.id", (ME,))
 
 
-def pick(key: str, rows: list, n: int) -> list:
-    """n rows drawn with the template's own seeded generator, in their original order."""
-    chosen = set(_rng(key).sample(range(len(rows)), min(n, len(rows))))
-    return [r for i, r in enumerate(rows) if i in chosen]
-
-
 def karma(data: Data, user_id: int) -> int:
     return data.one(DB, "SELECT (SELECT COALESCE(SUM(net_score), 0) FROM submissions WHERE user_id = :u) +"
                         " (SELECT COALESCE(SUM(net_score), 0) FROM comments WHERE user_id = :u) AS k",
@@ -126,7 +120,7 @@ def forum_submission_count(data: Data) -> list[Instance]:
         eval=string_eval("exact_match", str(f["n_submissions"])),
         cheat=[click("Forums"), done(str(f["n_submissions"]),
                                      f"the Submissions column of /f/{f['name']} reads {f['n_submissions']}")],
-    ) for f in pick(key, forums(data), 9)]
+    ) for f in data.sample(key, forums(data), 9, "kept")]
 
 
 def forum_top_post_author(data: Data) -> list[Instance]:
@@ -143,7 +137,7 @@ def forum_top_post_author(data: Data) -> list[Instance]:
         eval=string_eval("must_include", [s["username"]]),
         cheat=[*to_forum(s["forum_name"]), click("Top"),
                done(s["username"], f"the top post is {s['title']!r} ({s['net_score']} points)")],
-    ) for s in pick("reddit.forum_top_post_author", unique, 9)]
+    ) for s in data.sample("reddit.forum_top_post_author", unique, 9, "kept")]
 
 
 def forum_most_commented_title(data: Data) -> list[Instance]:
@@ -160,7 +154,7 @@ def forum_most_commented_title(data: Data) -> list[Instance]:
         eval=string_eval("must_include", [s["title"]]),
         cheat=[*to_forum(s["forum_name"], from_list=True), click("Most commented"),
                done(s["title"], f"{s['comment_count']} comments")],
-    ) for s in pick("reddit.forum_most_commented_title", unique, 9)]
+    ) for s in data.sample("reddit.forum_most_commented_title", unique, 9, "kept")]
 
 
 def post_score(data: Data) -> list[Instance]:
@@ -171,7 +165,7 @@ def post_score(data: Data) -> list[Instance]:
         start_url=f"{R}/",
         eval=string_eval("must_include", [str(s["net_score"])]),
         cheat=[search_forum(s["title"]), done(str(s["net_score"]), f"{s['upvotes']} up, {s['downvotes']} down")],
-    ) for s in pick("reddit.post_score", posts, 9)]
+    ) for s in data.sample("reddit.post_score", posts, 9, "kept")]
 
 
 def post_comment_count(data: Data) -> list[Instance]:
@@ -182,7 +176,7 @@ def post_comment_count(data: Data) -> list[Instance]:
         start_url=f"{R}/",
         eval=string_eval("exact_match", str(s["comment_count"])),
         cheat=[*open_post(s), done(str(s["comment_count"]), comments_label(s["comment_count"]))],
-    ) for s in pick("reddit.post_comment_count", posts, 8)]
+    ) for s in data.sample("reddit.post_comment_count", posts, 8, "kept")]
 
 
 def post_author_karma(data: Data) -> list[Instance]:
@@ -195,13 +189,13 @@ def post_author_karma(data: Data) -> list[Instance]:
         cheat=[search_forum(s["title"]), click(s["username"]),
                done(str(karma(data, s["user_id"])),
                     f"{s['username']}'s profile lists a score of {karma(data, s['user_id'])}")],
-    ) for s in pick("reddit.post_author_karma", posts, 8)]
+    ) for s in data.sample("reddit.post_author_karma", posts, 8, "kept")]
 
 
 def forum_moderators(data: Data) -> list[Instance]:
     """Every moderator of a forum, as its sidebar lists them."""
     out = []
-    for f in pick("reddit.forum_moderators", forums(data), 8):
+    for f in data.sample("reddit.forum_moderators", forums(data), 8, "kept"):
         names = [r["username"] for r in data.rows(
             DB, "SELECT u.username FROM moderators m JOIN users u ON u.id = m.user_id WHERE m.forum_id = ?"
                 " ORDER BY u.username COLLATE NOCASE", (f["id"],))]
@@ -230,7 +224,7 @@ def user_top_forum(data: Data) -> list[Instance]:
             eval=string_eval("must_include", [counts[0]["name"]]),
             cheat=[click("Submissions"), done(counts[0]["name"], f"{counts[0]['n']} of {u['n']} submissions")],
         ))
-    return pick("reddit.user_top_forum", out, 8)
+    return data.sample("reddit.user_top_forum", out, 8, "kept")
 
 
 def my_post_comment_count(data: Data) -> list[Instance]:
@@ -256,7 +250,7 @@ def nav_forum_sorted(data: Data) -> list[Instance]:
     """A forum's listing in a given sort (Top with the All time filter)."""
     rng = _rng("reddit.nav_forum_sorted")
     out = []
-    for f in pick("reddit.nav_forum_sorted", forums(data), 10):
+    for f in data.sample("reddit.nav_forum_sorted", forums(data), 10, "kept"):
         sort = rng.choice(sorted(SORT_LABELS))
         steps = [*to_forum(f["name"]), click(SORT_LABELS[sort])]
         url = f"{R}/f/{f['name']}/{sort}"
@@ -280,7 +274,7 @@ def nav_author_comments(data: Data) -> list[Instance]:
         start_url=f"{R}/",
         eval=url_eval(f"{R}/user/{s['username']}/comments"),
         cheat=[search_forum(s["title"]), click(s["username"]), click("Comments"), done()],
-    ) for s in pick("reddit.nav_author_comments", posts, 8)]
+    ) for s in data.sample("reddit.nav_author_comments", posts, 8, "kept")]
 
 
 def nav_post(data: Data) -> list[Instance]:
@@ -291,13 +285,13 @@ def nav_post(data: Data) -> list[Instance]:
         start_url=f"{R}/f/{s['forum_name']}",
         eval=url_eval(post_url(s)),
         cheat=[*open_post(s), done()],
-    ) for s in pick("reddit.nav_post", posts, 8)]
+    ) for s in data.sample("reddit.nav_post", posts, 8, "kept")]
 
 
 def nav_search(data: Data) -> list[Instance]:
     """The search results page for a query (a forum's name)."""
     out = []
-    for f in pick("reddit.nav_search", [f for f in forums(data) if f["name"].isalpha()], 8):
+    for f in data.sample("reddit.nav_search", [f for f in forums(data) if f["name"].isalpha()], 8, "kept"):
         out.append(Instance(
             values={"query": f["name"]},
             start_url=f"{R}/",
@@ -314,7 +308,7 @@ def create_post(data: Data) -> list[Instance]:
     """A new text submission in a forum: title and body on the new post's page, in that forum."""
     out = []
     posts = data.rows(DB, f"{SUBMISSIONS} WHERE s.body IS NOT NULL AND s.url IS NULL ORDER BY s.id")
-    for s in pick("reddit.create_post", [s for s in posts if _nameable(s["title"], s["forum_name"])], 9):
+    for s in data.sample("reddit.create_post", [s for s in posts if _nameable(s["title"], s["forum_name"])], 9, "kept"):
         title = f"Follow-up: {s['title']}"
         body = f"Picking up the thread {s['username']} started in /f/{s['forum_name']}. Has anything changed since then?"
         out.append(Instance(
@@ -331,7 +325,7 @@ def comment_on_post(data: Data) -> list[Instance]:
     """A comment on a submission found by title: its text under the submission, by the signed-in user."""
     posts = findable_posts(data, "s.user_id != (SELECT id FROM users WHERE username = ?) AND s.url IS NULL", (ME,))
     out = []
-    for s in pick("reddit.comment_on_post", posts, 8):
+    for s in data.sample("reddit.comment_on_post", posts, 8, "kept"):
         text = f"Thanks for posting this, {s['username']}. Bookmarking it for later."
         out.append(Instance(
             values={"title": s["title"], "comment": text},
@@ -366,7 +360,7 @@ def reply_to_comment(data: Data) -> list[Instance]:
             cheat=[*open_post(s), click("Permalink"), click("Reply"), type_(f"Reply to {c['username']}", text),
                    scroll_down(), click("Post"), done()],
         ))
-    return pick("reddit.reply_to_comment", out, 8)
+    return data.sample("reddit.reply_to_comment", out, 8, "kept")
 
 
 def vote_post(data: Data) -> list[Instance]:
@@ -375,7 +369,7 @@ def vote_post(data: Data) -> list[Instance]:
     posts = findable_posts(data, "s.url IS NULL AND NOT EXISTS (SELECT 1 FROM submission_votes v JOIN users u"
                                  " ON u.id = v.user_id WHERE v.submission_id = s.id AND u.username = ?)", (ME,))
     out = []
-    for s in pick("reddit.vote_post", posts, 9):
+    for s in data.sample("reddit.vote_post", posts, 9, "kept"):
         way = rng.choice(["Upvote", "Downvote"])
         state = "vote--user-upvoted" if way == "Upvote" else "vote--user-downvoted"
         out.append(Instance(
@@ -394,7 +388,8 @@ def subscription(data: Data) -> list[Instance]:
     rows = forums(data)
     mine = [f for f in rows if f["mine"]]
     others = [f for f in rows if not f["mine"]]
-    for f in pick("reddit.subscription", others, 6) + pick("reddit.subscription", mine, 3):
+    picked = data.sample("reddit.subscription", others, 6, "kept") + data.sample("reddit.subscription", mine, 3, "kept")
+    for f in picked:
         action, after = ("Unsubscribe from", "Subscribe") if f["mine"] else ("Subscribe to", "Unsubscribe")
         locator = ("[...document.querySelectorAll('.forum-table tbody tr')].filter((r) => "
                    f"r.querySelector('td').outerText.trim() === '{f['name']}')"
@@ -419,14 +414,14 @@ def edit_biography(data: Data) -> list[Instance]:
         eval=html_eval((f"{R}/user/{ME}", "document.querySelector('.user-bio__biography').outerText",
                         "exact_match", b["biography"])),
         cheat=[click(ME), click("Edit biography"), type_("Biography", b["biography"]), click("Save"), done()],
-    ) for b in pick("reddit.edit_biography", [b for b in bios if _nameable(b["biography"])], 8)]
+    ) for b in data.sample("reddit.edit_biography", [b for b in bios if _nameable(b["biography"])], 8, "kept")]
 
 
 def create_forum(data: Data) -> list[Instance]:
     """A new forum with a name, title and description (a meetup forum for an existing one)."""
     out = []
     taken = {f["name"].lower() for f in forums(data)}
-    for f in pick("reddit.create_forum", forums(data), 8):
+    for f in data.sample("reddit.create_forum", forums(data), 8, "kept"):
         name = f"{f['name']}_meetups"
         if len(name) > 25 or name.lower() in taken:
             continue
@@ -469,7 +464,7 @@ def missing_forum(data: Data) -> list[Instance]:
     """A question about a forum that does not exist (an existing name with a suffix)."""
     taken = {f["name"].lower() for f in forums(data)}
     out = []
-    for f in pick("reddit.missing_forum", forums(data), 5):
+    for f in data.sample("reddit.missing_forum", forums(data), 5, "kept"):
         fake = f"{f['name']}_archive"
         if fake.lower() in taken:
             continue
@@ -487,7 +482,7 @@ def missing_user(data: Data) -> list[Instance]:
     users = data.rows(DB, "SELECT username FROM users WHERE username != ? ORDER BY id", (ME,))
     taken = {u["username"].lower() for u in users}
     out = []
-    for u in pick("reddit.missing_user", users, 4):
+    for u in data.sample("reddit.missing_user", users, 4, "kept"):
         fake = f"{u['username']}_official"
         if fake.lower() in taken:
             continue
@@ -532,7 +527,7 @@ def share_repo(data: Data) -> list[Instance]:
     tech = _tech_forums(data)
     projects = [p for p in _public_projects(data) if p["description"] and _nameable(p["name"], p["description"])]
     out = []
-    for p in pick("multi.gitlab_reddit.share_repo", projects, 6):
+    for p in data.sample("multi.gitlab_reddit.share_repo", projects, 6, "kept"):
         forum = rng.choice(tech)["name"]
         url = f"{G}/{p['full_path']}"
         title = f"{p['name']}: {p['description']}"
@@ -553,7 +548,7 @@ def share_repo_with_last_commit(data: Data) -> list[Instance]:
     tech = _tech_forums(data)
     projects = [p for p in _public_projects(data) if p["last_commit"] and _nameable(p["name"], p["last_commit"])]
     out = []
-    for p in pick("multi.gitlab_reddit.share_repo_last_commit", projects, 5):
+    for p in data.sample("multi.gitlab_reddit.share_repo_last_commit", projects, 5, "kept"):
         forum = rng.choice(tech)["name"]
         url = f"{G}/{p['full_path']}"
         title = f"Check out {p['name']} on GitLab"

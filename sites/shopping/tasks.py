@@ -24,7 +24,6 @@ from webrl.sites.shopping.task_templates.common import (
     option_reachable,
     price,
     products,
-    sample,
     search_results,
     search_store,
     searchable,
@@ -47,7 +46,7 @@ def product_price(data: Data) -> list[Instance]:
         values={"product": p["name"]}, start_url=HOME,
         eval=string_eval("must_include", [price(p["price"])[1:]]),
         cheat=[*open_product(p["name"]), done(price(p["price"]))],
-    ) for p in sample(searchable(products(data)), 10, "shopping.product_price")]
+    ) for p in data.sample("shopping.product_price", searchable(products(data)), 10, "kept")]
 
 
 def product_sku(data: Data) -> list[Instance]:
@@ -55,7 +54,7 @@ def product_sku(data: Data) -> list[Instance]:
     return [Instance(
         values={"product": p["name"]}, start_url=HOME, eval=string_eval("must_include", [p["sku"]]),
         cheat=[*open_product(p["name"]), done(p["sku"])],
-    ) for p in sample(searchable(products(data)), 8, "shopping.product_sku")]
+    ) for p in data.sample("shopping.product_sku", searchable(products(data)), 8, "kept")]
 
 
 def product_review_count(data: Data) -> list[Instance]:
@@ -64,7 +63,7 @@ def product_review_count(data: Data) -> list[Instance]:
     return [Instance(
         values={"product": p["name"]}, start_url=HOME, eval=string_eval("exact_match", count),
         cheat=[search_store(p["name"]), done(count)],
-    ) for p in sample(rated, 8, "shopping.product_review_count") for count in [str(p["reviews"])]]
+    ) for p in data.sample("shopping.product_review_count", rated, 8, "kept") for count in [str(p["reviews"])]]
 
 
 def _approved_reviews(data: Data, product_id: int) -> list:
@@ -76,7 +75,8 @@ def _approved_reviews(data: Data, product_id: int) -> list:
 def latest_review_author(data: Data) -> list[Instance]:
     """The nickname on the newest review of a product (the first one its page lists)."""
     out = []
-    for p in sample([p for p in searchable(products(data)) if p["reviews"] >= 2], 8, "shopping.latest_review_author"):
+    reviewed = [p for p in searchable(products(data)) if p["reviews"] >= 2]
+    for p in data.sample("shopping.latest_review_author", reviewed, 8, "kept"):
         nickname = _approved_reviews(data, p["id"])[0]["nickname"]
         out.append(Instance(
             values={"product": p["name"]}, start_url=HOME, eval=string_eval("must_include", [nickname]),
@@ -89,7 +89,7 @@ def review_rating_by(data: Data) -> list[Instance]:
     """The star rating one reviewer gave a product (a nickname that reviewed it once)."""
     out = []
     candidates = [p for p in searchable(products(data)) if p["reviews"] >= 2]
-    for p in sample(candidates, 8, "shopping.review_rating_by"):
+    for p in data.sample("shopping.review_rating_by", candidates, 8, "kept"):
         reviews = _approved_reviews(data, p["id"])
         names = [r["nickname"] for r in reviews]
         review = next((r for r in reversed(reviews) if names.count(r["nickname"]) == 1), None)  # oldest unique
@@ -108,7 +108,7 @@ def category_extreme(data: Data) -> list[Instance]:
     """The cheapest / most expensive product of a category (a unique price), by sorting its listing."""
     out = []
     cats = [c for c in categories(data) if len(c["products"]) >= 4]
-    for i, c in enumerate(sample(cats, 10, "shopping.category_extreme")):
+    for i, c in enumerate(data.sample("shopping.category_extreme", cats, 10, "kept")):
         ranked = sorted(c["products"], key=lambda p: p["price"])
         cheapest = i % 2 == 0
         if not cheapest:
@@ -132,7 +132,7 @@ def category_count(data: Data) -> list[Instance]:
     return [Instance(
         values={"category": c["name"]}, start_url=HOME, eval=string_eval("exact_match", count),
         cheat=[*open_category(c), done(count)],
-    ) for c in sample(cats, 8, "shopping.category_count") for count in [str(len(c["products"]))]]
+    ) for c in data.sample("shopping.category_count", cats, 8, "kept") for count in [str(len(c["products"]))]]
 
 
 # -- Emma's orders ------------------------------------------------------------------------------------------
@@ -141,7 +141,7 @@ def category_count(data: Data) -> list[Instance]:
 def order_status(data: Data) -> list[Instance]:
     """The status My Orders shows for one of Emma's orders (paging through the list)."""
     out = []
-    for o in sample(emma_orders(data), 10, "shopping.order_status"):
+    for o in data.sample("shopping.order_status", emma_orders(data), 10, "kept"):
         label = store.ORDER_STATUS_LABELS[o["status"]]
         out.append(Instance(
             values={"number": o["increment_id"]}, start_url=HOME, eval=string_eval("must_include", [label]),
@@ -155,7 +155,7 @@ def month_spending(data: Data) -> list[Instance]:
     orders = emma_orders(data)
     months = sorted({o["created_at"][:7] for o in orders if o["status"] != "canceled"})
     out = []
-    for month in sample(months, 10, "shopping.month_spending"):
+    for month in data.sample("shopping.month_spending", months, 10, "kept"):
         in_month = [o for o in orders if o["created_at"][:7] == month]
         total = round(sum(o["grand_total"] for o in in_month if o["status"] != "canceled"), 2)
         year, number = month.split("-")
@@ -172,7 +172,7 @@ def order_products(data: Data) -> list[Instance]:
     out = []
     multi = [o for o in emma_orders(data)
              if data.one(DB, "SELECT COUNT(*) FROM order_items WHERE order_id = ?", (o["id"],))[0] >= 2]
-    for o in sample(multi, 8, "shopping.order_products"):
+    for o in data.sample("shopping.order_products", multi, 8, "kept"):
         names = [r["name"] for r in data.rows(DB, "SELECT name FROM order_items WHERE order_id = ? ORDER BY id",
                                               (o["id"],))]
         out.append(Instance(
@@ -188,7 +188,8 @@ def order_products(data: Data) -> list[Instance]:
 def category_sorted(data: Data) -> list[Instance]:
     """A category listing sorted by price, ascending or descending (the URL's sort parameters)."""
     out = []
-    for i, c in enumerate(sample([c for c in categories(data) if c["products"]], 10, "shopping.category_sorted")):
+    listing = [c for c in categories(data) if c["products"]]
+    for i, c in enumerate(data.sample("shopping.category_sorted", listing, 10, "kept")):
         descending = i % 2 == 1
         steps = [*open_category(c), select("Position", "Price")]
         url = f"{SHOP}/{c['url_path']}.html?product_list_order=price"
@@ -208,7 +209,7 @@ def search_sorted(data: Data) -> list[Instance]:
     terms = [r["query_text"] for r in data.rows(DB, "SELECT query_text FROM search_terms ORDER BY id")
              if len(search_results(catalog, r["query_text"])) >= 2]
     out = []
-    for term in sample(terms, 8, "shopping.search_sorted"):
+    for term in data.sample("shopping.search_sorted", terms, 8, "kept"):
         out.append(Instance(
             values={"term": term}, start_url=HOME,
             eval=url_eval(f"{SHOP}/catalogsearch/result/?q={quote_plus(term)}&product_list_order=price"),
@@ -222,7 +223,7 @@ def product_page(data: Data) -> list[Instance]:
     return [Instance(
         values={"product": p["name"]}, start_url=HOME, eval=url_eval(f"{SHOP}/{p['url_key']}.html"),
         cheat=[*open_product(p["name"]), done()],
-    ) for p in sample(searchable(products(data)), 8, "shopping.product_page")]
+    ) for p in data.sample("shopping.product_page", searchable(products(data)), 8, "kept")]
 
 
 # What the request calls an account page, the link that leads there (My Account's sidebar) and its path.
@@ -254,7 +255,7 @@ def add_to_cart(data: Data) -> list[Instance]:
     rng = random.Random("shopping.add_to_cart")
     out = []
     plain = [p for p in searchable(products(data)) if not p["options"] and p["qty"] >= 10]
-    for p in sample(plain, 10, "shopping.add_to_cart"):
+    for p in data.sample("shopping.add_to_cart", plain, 10, "kept"):
         qty = rng.randint(2, 5)
         out.append(Instance(
             values={"qty": str(qty), "product": p["name"]}, start_url=HOME,
@@ -268,8 +269,8 @@ def add_with_options(data: Data) -> list[Instance]:
     """A product with chosen options (size, colour, ...) in the cart, checked on the cart page."""
     rng = random.Random("shopping.add_with_options")
     out = []
-    for p in sample([p for p in searchable(products(data)) if p["options"] and p["qty"] > 0], 8,
-                    "shopping.add_with_options"):
+    configurable = [p for p in searchable(products(data)) if p["options"] and p["qty"] > 0]
+    for p in data.sample("shopping.add_with_options", configurable, 8, "kept"):
         chosen = {}
         for name, values in p["options"].items():
             reachable = [v for v in values if option_reachable([CHOOSE, *values], v)]
@@ -296,7 +297,7 @@ def add_to_wishlist(data: Data) -> list[Instance]:
         eval=html_eval((f"{SHOP}/wishlist/", "document.querySelector('.product-items.wishlist').outerText",
                         "must_include", [p["name"]])),
         cheat=[*open_product(p["name"]), click("Add to Wish List"), done()],
-    ) for p in sample(candidates, 8, "shopping.add_to_wishlist")]
+    ) for p in data.sample("shopping.add_to_wishlist", candidates, 8, "kept")]
 
 
 def write_review(data: Data) -> list[Instance]:
@@ -305,7 +306,8 @@ def write_review(data: Data) -> list[Instance]:
     names = [r[0] for r in data.rows(DB, "SELECT DISTINCT firstname FROM customers WHERE email != ? ORDER BY 1",
                                      (EMMA_EMAIL,))]
     out = []
-    for p in sample([p for p in searchable(products(data)) if p["reviews"] == 0], 8, "shopping.write_review"):
+    unreviewed = [p for p in searchable(products(data)) if p["reviews"] == 0]
+    for p in data.sample("shopping.write_review", unreviewed, 8, "kept"):
         nickname, stars = rng.choice(names), rng.randint(1, 5)
         summary = ["Not for me", "Disappointing", "It is okay", "Good value", "Love it"][stars - 1]
         detail = f"I bought the {p['name']} last month. {summary}."
@@ -346,7 +348,7 @@ def update_address(data: Data) -> list[Instance]:
     moves = [a for a in _other_addresses(data)
              if option_reachable(options, a["region"]) and a["region"] != current["region"]]
     out = []
-    for a in sample(moves, 8, "shopping.update_address"):
+    for a in data.sample("shopping.update_address", moves, 8, "kept"):
         out.append(Instance(
             values={"street": a["street"], "city": a["city"], "state": a["region"], "zip": a["postcode"]},
             start_url=HOME,
@@ -369,7 +371,7 @@ def update_phone(data: Data) -> list[Instance]:
         eval=html_eval((f"{SHOP}/customer/address/", ADDRESS_BOX_JS, "must_include", [phone])),
         cheat=[click("My Account"), click("Edit Address"), type_(current["telephone"], phone), scroll_down(),
                click("Save Address"), done()],
-    ) for phone in sample(phones, 6, "shopping.update_phone")]
+    ) for phone in data.sample("shopping.update_phone", phones, 6, "kept")]
 
 
 def newsletter(data: Data) -> list[Instance]:
@@ -391,7 +393,7 @@ def place_order(data: Data) -> list[Instance]:
     rng = random.Random("shopping.place_order")
     out = []
     plain = [p for p in searchable(products(data)) if not p["options"] and p["qty"] >= 10]
-    for i, p in enumerate(sample(plain, 8, "shopping.place_order")):
+    for i, p in enumerate(data.sample("shopping.place_order", plain, 8, "kept")):
         qty = rng.randint(1, 3)
         method = store.SHIPPING_METHODS["flatrate" if i % 2 == 0 else "tablerate"]
         subtotal = round(p["price"] * qty, 2)
@@ -417,7 +419,7 @@ def apply_coupon(data: Data) -> list[Instance]:
                           " (uses_per_coupon = 0 OR times_used < uses_per_coupon) ORDER BY id")
     plain = [p for p in searchable(products(data)) if not p["options"] and p["qty"] >= 10]
     out = []
-    for i, p in enumerate(sample(plain, 6, "shopping.apply_coupon")):
+    for i, p in enumerate(data.sample("shopping.apply_coupon", plain, 6, "kept")):
         rule = rules[i % len(rules)]
         discount = store.coupon_discount(rule, p["price"])
         out.append(Instance(
@@ -441,7 +443,7 @@ def missing_product(data: Data) -> list[Instance]:
     brands = sorted({p["name"].split()[0] for p in catalog})
     rng = random.Random("shopping.missing_product")
     out = []
-    for p in sample(catalog, 6, "shopping.missing_product"):
+    for p in data.sample("shopping.missing_product", catalog, 6, "kept"):
         brand = rng.choice([b for b in brands if b != p["name"].split()[0]])
         fake = f"{brand} {' '.join(p['name'].split()[1:])}"
         if fake.lower() in names:

@@ -52,13 +52,6 @@ def _first_hit(data: Data, grid, query: dict, extra_where: str = "") -> int | No
     return result.rows[0]["id"] if result.rows else None
 
 
-def _pick(rows: list, key: str, n: int) -> list:
-    """n rows spread deterministically over `rows` (a seeded shuffle by the template key)."""
-    rows = list(rows)
-    random.Random(key).shuffle(rows)
-    return rows[:n]
-
-
 def _months(data: Data) -> list[str]:
     return [r["m"] for r in data.rows("store", "SELECT DISTINCT substr(created_at, 1, 7) AS m FROM orders ORDER BY m")]
 
@@ -78,7 +71,7 @@ def _billing(data: Data):
 def order_status(data: Data) -> list[Instance]:
     """The status label of an order, read from the orders grid after a search by its number."""
     rows = data.rows("store", "SELECT increment_id, status FROM orders ORDER BY id")
-    picked = sorted(_pick(rows, "order_status", 8), key=lambda r: r["increment_id"])
+    picked = sorted(data.sample("order_status", rows, 8, "shuffled"), key=lambda r: r["increment_id"])
     return [Instance(
         values={"order": r["increment_id"]},
         start_url=ADMIN,
@@ -90,7 +83,7 @@ def order_status(data: Data) -> list[Instance]:
 def order_grand_total(data: Data) -> list[Instance]:
     """The grand total of an order, from its order view."""
     rows = data.rows("store", "SELECT id, increment_id, grand_total FROM orders ORDER BY id")
-    picked = sorted(_pick(rows, "order_grand_total", 8), key=lambda r: r["id"])
+    picked = sorted(data.sample("order_grand_total", rows, 8, "shuffled"), key=lambda r: r["id"])
     return [Instance(
         values={"order": r["increment_id"]},
         start_url=f"{ADMIN}/sales/order/",
@@ -103,7 +96,7 @@ def order_customer(data: Data) -> list[Instance]:
     """The full name of the customer who placed an order."""
     rows = data.rows("store", "SELECT id, increment_id, customer_firstname || ' ' || customer_lastname AS name "
                               "FROM orders ORDER BY id")
-    picked = sorted(_pick(rows, "order_customer", 8), key=lambda r: r["id"])
+    picked = sorted(data.sample("order_customer", rows, 8, "shuffled"), key=lambda r: r["id"])
     return [Instance(
         values={"order": r["increment_id"]},
         start_url=ADMIN,
@@ -132,7 +125,7 @@ def orders_in_status_month(data: Data) -> list[Instance]:
     """The number of orders placed in a month that are now in a given status (grid filters)."""
     rows = data.rows("store", "SELECT substr(created_at, 1, 7) AS m, status, COUNT(*) AS n FROM orders "
                               "GROUP BY m, status ORDER BY m, status")
-    picked = sorted(_pick(rows, "orders_in_status_month", 10), key=lambda r: (r["m"], r["status"]))
+    picked = sorted(data.sample("orders_in_status_month", rows, 10, "shuffled"), key=lambda r: (r["m"], r["status"]))
     out = []
     for r in picked:
         name, first, last = _month(r["m"])
@@ -158,7 +151,7 @@ def customer_contact(data: Data) -> list[Instance]:
     rows = [r for r in _billing(data)
             if _first_hit(data, CUSTOMERS, {"search": f"{r['firstname']} {r['lastname']}"}) == r["id"]]
     out = []
-    for i, r in enumerate(_pick(rows, "customer_contact", 12)):
+    for i, r in enumerate(data.sample("customer_contact", rows, 12, "shuffled")):
         label, column = CONTACT_FIELDS[i % len(CONTACT_FIELDS)]
         name = f"{r['firstname']} {r['lastname']}"
         out.append(Instance(
@@ -178,7 +171,7 @@ def customers_in_state(data: Data) -> list[Instance]:
     # a state whose name is inside another's ("Kansas" in "Arkansas") would make the filter over-count
     states = [s for s in sorted(counts) if not any(s != o and s in o for o in counts)]
     out = []
-    for state in _pick(states, "customers_in_state", 8):
+    for state in data.sample("customers_in_state", states, 8, "shuffled"):
         out.append(Instance(
             values={"state": state},
             start_url=f"{ADMIN}/customer/index/",
@@ -202,7 +195,7 @@ def _bestsellers(data: Data, first: str, last: str) -> list:
 def bestseller_of_month(data: Data) -> list[Instance]:
     """The best-selling product (by quantity, canceled orders left out) of a month: Bestsellers report."""
     out = []
-    for ym in _pick(_months(data), "bestseller_of_month", 24):
+    for ym in data.sample("bestseller_of_month", _months(data), 24, "shuffled"):
         name, first, last = _month(ym)
         ranked = _bestsellers(data, first, last)
         if len(ranked) < 2 or ranked[0]["qty"] == ranked[1]["qty"]:
@@ -214,7 +207,7 @@ def bestseller_of_month(data: Data) -> list[Instance]:
             cheat=[hover("Reports"), click("Bestsellers"), select("Day", "Month"), type_("From", _mdy(first)), type_("To", _mdy(last)), click("Show Report"),
                    done(ranked[0]["name"])],
         )))
-    return [inst for _, inst in sorted(out, key=lambda x: x[0])[:10]]
+    return [inst for _, inst in sorted(out, key=lambda x: x[0])[:data.quota(10)]]
 
 
 QUARTERS = (("first", "01-01", "03-31"), ("second", "04-01", "06-30"), ("third", "07-01", "09-30"),
@@ -245,7 +238,7 @@ def top3_bestsellers_of_quarter(data: Data) -> list[Instance]:
 def sales_total_of_month(data: Data) -> list[Instance]:
     """A month's sales total (grand totals of the orders placed that month, canceled ones left out)."""
     out = []
-    for ym in sorted(_pick(_months(data), "sales_total_of_month", 10)):
+    for ym in sorted(data.sample("sales_total_of_month", _months(data), 10, "shuffled")):
         name, first, last = _month(ym)
         total = data.one("store", "SELECT SUM(grand_total) AS t FROM orders WHERE status != 'canceled' "
                                   "AND substr(created_at, 1, 10) BETWEEN ? AND ?", (first, last))["t"]
@@ -267,7 +260,7 @@ def search_term_uses(data: Data) -> list[Instance]:
         start_url=ADMIN,
         eval=string_eval("exact_match", str(r["popularity"])),
         cheat=[click("Reports"), _search(r["query_text"]), done(str(r["popularity"]))],
-    ) for r in sorted(_pick(rows, "search_term_uses", 8), key=lambda r: r["query_text"])]
+    ) for r in sorted(data.sample("search_term_uses", rows, 8, "shuffled"), key=lambda r: r["query_text"])]
 
 
 def top_search_terms(data: Data) -> list[Instance]:
@@ -299,7 +292,8 @@ def pending_reviews_of_product(data: Data) -> list[Instance]:
     unique = [p for p in products if sum(p["name"].lower() in other.lower() for other in names) == 1]
     with_pending = [p for p in unique if p["pending"]]
     without = [p for p in unique if not p["pending"]]
-    picked = _pick(with_pending, "pending_reviews_of_product", 6) + _pick(without, "pending_reviews_of_product", 2)
+    key = "pending_reviews_of_product"
+    picked = data.sample(key, with_pending, 6, "shuffled") + data.sample(key, without, 2, "shuffled")
     return [Instance(
         values={"product": p["name"]},
         start_url=ADMIN,
@@ -325,7 +319,7 @@ def approve_review(data: Data) -> list[Instance]:
     rows = data.rows("store", "SELECT r.id, r.title, r.nickname, p.name AS product FROM reviews r "
                               "JOIN products p ON p.id = r.product_id WHERE r.status = 'Pending' ORDER BY r.id")
     out = []
-    for r in _pick(rows, "approve_review", len(rows)):
+    for r in data.sample("approve_review", rows, len(rows), "shuffled"):
         text = _review_search(data, r, "g.status = 'Pending'")
         if text is None:
             continue
@@ -337,7 +331,7 @@ def approve_review(data: Data) -> list[Instance]:
             cheat=[hover("Marketing"), click("Pending Reviews"), _search(text), click("Edit"), select("data-value=Pending", "Approved"), click("Save Review"),
                    done()],
         )))
-        if len(out) == 8:
+        if len(out) == data.quota(8):
             break
     return [inst for _, inst in sorted(out, key=lambda x: x[0])]
 
@@ -347,7 +341,7 @@ def delete_review(data: Data) -> list[Instance]:
     rows = data.rows("store", "SELECT r.id, r.title, r.nickname, p.name AS product FROM reviews r "
                               "JOIN products p ON p.id = r.product_id WHERE r.status = 'Not Approved' ORDER BY r.id")
     out = []
-    for r in _pick(rows, "delete_review", len(rows)):
+    for r in data.sample("delete_review", rows, len(rows), "shuffled"):
         text = _review_search(data, r)
         if text is None:
             continue
@@ -358,7 +352,7 @@ def delete_review(data: Data) -> list[Instance]:
                             "must_include", ["The review you are trying to edit does not exist."])),
             cheat=[_search(text), click("Edit"), click("Delete Review"), done()],
         )))
-        if len(out) == 6:
+        if len(out) == data.quota(6):
             break
     return [inst for _, inst in sorted(out, key=lambda x: x[0])]
 
@@ -370,10 +364,10 @@ def _editable_products(data: Data, key: str, n: int) -> list:
     """Enabled, in-stock products that a keyword search by their name brings to the top of the grid."""
     rows = data.rows("store", "SELECT id, name, price, qty FROM products WHERE status = 1 AND qty > 0 ORDER BY id")
     out = []
-    for r in _pick(rows, key, len(rows)):
+    for r in data.sample(key, rows, len(rows), "shuffled"):
         if _first_hit(data, PRODUCTS, {"search": r["name"]}) == r["id"]:
             out.append(r)
-        if len(out) == n:
+        if len(out) == data.quota(n):
             break
     return sorted(out, key=lambda r: r["id"])
 
@@ -440,7 +434,7 @@ def create_product(data: Data) -> list[Instance]:
     rows = [r for r in data.rows("store", "SELECT id, name, sku, price, category_id FROM products ORDER BY id")
             if r["category_id"] in leaves]
     out = []
-    for r in sorted(_pick(rows, "create_product", 6), key=lambda r: r["id"]):
+    for r in sorted(data.sample("create_product", rows, 6, "shuffled"), key=lambda r: r["id"]):
         name, sku = f"{r['name']} (2-Pack)", f"{r['sku']}-2PK"
         if name in names or sku in skus:
             continue
@@ -472,7 +466,7 @@ def create_coupon_rule(data: Data) -> list[Instance]:
     categories = data.rows("store", "SELECT name FROM categories WHERE parent_id IS NULL ORDER BY id")
     rng = random.Random("create_coupon_rule")
     out = []
-    for c in _pick(categories, "create_coupon_rule", 6):
+    for c in data.sample("create_coupon_rule", categories, 6, "shuffled"):
         percent = rng.choice((5, 10, 12, 15, 20, 25, 30))
         word = re.sub(r"[^A-Za-z]", "", c["name"].split()[0]).upper()
         code = f"{word}{percent}"
@@ -502,7 +496,7 @@ def create_coupon_rule(data: Data) -> list[Instance]:
 def _open_orders(data: Data, key: str, n: int, extra: str = "") -> list:
     rows = data.rows("store", f"SELECT o.id, o.increment_id FROM orders o WHERE o.status IN ('pending', 'processing') "
                               f"{extra} ORDER BY o.id")
-    return sorted(_pick(rows, key, n), key=lambda r: r["id"])
+    return sorted(data.sample(key, rows, n, "shuffled"), key=lambda r: r["id"])
 
 
 def _order_view(order_id: int) -> str:
@@ -541,7 +535,7 @@ def comment_on_order(data: Data) -> list[Instance]:
                json_extract(o.shipping_address, '$.city') AS city
         FROM orders o WHERE (SELECT COUNT(*) FROM order_items i WHERE i.order_id = o.id) = 1 ORDER BY o.id""")
     out = []
-    for r in sorted(_pick(rows, "comment_on_order", 6), key=lambda r: r["id"]):
+    for r in sorted(data.sample("comment_on_order", rows, 6, "shuffled"), key=lambda r: r["id"]):
         comment = f"Called {r['first']} to confirm delivery to {r['city']} by {r['shipping_method']}."
         out.append(Instance(
             values={"order": r["increment_id"], "comment": comment},
@@ -578,7 +572,7 @@ def customer_edit_page(data: Data) -> list[Instance]:
         start_url=ADMIN,
         eval=url_eval(f"{ADMIN}/customer/index/edit/id/{r['id']}/"),
         cheat=[click("Customers"), _search(f"{r['firstname']} {r['lastname']}"), click("Edit"), done()],
-    ) for r in sorted(_pick(rows, "customer_edit_page", 8), key=lambda r: r["id"])]
+    ) for r in sorted(data.sample("customer_edit_page", rows, 8, "shuffled"), key=lambda r: r["id"])]
 
 
 # -- unachievable -----------------------------------------------------------------------------------------

@@ -33,25 +33,43 @@ class OpenAIPolicy:
             return list(pool.map(lambda x: self._one(x, sampling), inputs))
 
     def _one(self, x: PolicyInput, sampling: Sampling) -> Response:
-        body: dict = {"model": self.model, "temperature": sampling.temperature, "top_p": sampling.top_p,
-                      "max_tokens": sampling.max_tokens, "stop": list(sampling.stop)}
         if self.chat:
-            body["messages"] = chat_messages(x.task.intent, x.history, x.observation.text)
+            body = self._body(sampling) | {"messages": chat_messages(x.task.intent, x.history, x.observation.text)}
             path = "/chat/completions"
         else:
-            body["prompt"] = webrl_prompt(x.task.intent, x.history, x.observation.text)
+            body = self._body(sampling) | {"prompt": webrl_prompt(x.task.intent, x.history, x.observation.text)}
             path = "/completions"
             if self.logprobs:
                 body["logprobs"] = 0  # the sampled tokens' own logprobs, no top-k alternatives
         start = time.perf_counter()
-        try:
-            reply = httpx.post(self.base_url + path, json=body, headers=self._headers, timeout=TIMEOUT_S)
-            reply.raise_for_status()
-            choice = reply.json()["choices"][0]
-        except (httpx.HTTPError, KeyError, IndexError, ValueError) as err:
-            # The status and reason only: never the request headers, which hold the key.
-            raise WebrlError(f"policy {self.name}: {type(err).__name__}: {str(err).splitlines()[0][:200]}") from None
+        choice, reply = self._post(path, body)
         text = choice["message"]["content"] if self.chat else choice["text"]
         logprobs = (choice.get("logprobs") or {}).get("token_logprobs") if self.logprobs else None
         return Response(text or "", token_logprobs=logprobs,
-                        meta={"latency_s": round(time.perf_counter() - start, 3), "usage": reply.json().get("usage")})
+                        meta={"latency_s": round(time.perf_counter() - start, 3), "usage": reply.get("usage")})
+
+    def complete_text(self, prompt: str | list[dict], sampling: Sampling) -> str:
+        """One free-form completion outside an episode (the curriculum's task generator): chat messages go to
+        /chat/completions, a plain prompt to /completions."""
+        chat = isinstance(prompt, list)
+        body = self._body(sampling) | ({"messages": prompt} if chat else {"prompt": prompt})
+        choice, _ = self._post("/chat/completions" if chat else "/completions", body)
+        return (choice["message"]["content"] if chat else choice["text"]) or ""
+
+    def _body(self, sampling: Sampling) -> dict:
+        body: dict = {"model": self.model, "temperature": sampling.temperature, "top_p": sampling.top_p,
+                      "max_tokens": sampling.max_tokens}
+        if sampling.stop:  # an empty stop list is not valid everywhere
+            body["stop"] = list(sampling.stop)
+        return body
+
+    def _post(self, path: str, body: dict) -> tuple[dict, dict]:
+        """(the first choice, the whole reply) of one request; errors name the status, never the key."""
+        try:
+            reply = httpx.post(self.base_url + path, json=body, headers=self._headers, timeout=TIMEOUT_S)
+            reply.raise_for_status()
+            data = reply.json()
+            return data["choices"][0], data
+        except (httpx.HTTPError, KeyError, IndexError, ValueError) as err:
+            # The status and reason only: never the request headers, which hold the key.
+            raise WebrlError(f"policy {self.name}: {type(err).__name__}: {str(err).splitlines()[0][:200]}") from None

@@ -14,11 +14,13 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import random
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack, closing
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal, TypeVar
 
 from webrl.tasks.model import Task
 
@@ -27,6 +29,12 @@ from webrl.tasks.model import Task
 TEST_SHARE = {"shopping": 0.27, "shopping_admin": 0.21, "gitlab": 0.18, "map": 0.16, "reddit": 0.12, "multi": 0.06}
 TEST_SIZE = 160
 TEMPLATE_SITES = ("shopping", "shopping_admin", "gitlab", "reddit", "map")
+
+POOL_QUOTA_FACTOR = 8  # pool mode: a generate-until-enough loop goes on to this many times its suite count
+T = TypeVar("T")
+# How `Data.sample` keeps its draw: in draw order (random.sample), the drawn rows in their original order, or
+# the first k of a seeded shuffle. Each is what some templates were written with; all stay byte-identical.
+SampleOrder = Literal["drawn", "kept", "shuffled"]
 
 
 @dataclass
@@ -51,9 +59,32 @@ class TaskTemplate:
 
 @dataclass
 class Data:
-    """Read-only access to the pristine databases the templates draw from (by database name)."""
+    """Read-only access to the pristine databases the templates draw from (by database name).
+
+    Templates pick their candidates with `sample` (and stop generate-until-enough loops at `quota`), so that
+    pool mode (`pool=True`, used by the curriculum's evolver) can ask the same templates for every candidate
+    instead of the suite's fixed sample: other entities, with the same evaluators and scripted solutions."""
 
     connections: dict[str, sqlite3.Connection] = field(default_factory=dict)
+    pool: bool = False
+
+    def sample(self, rng: random.Random | str, rows: Sequence[T], k: int, order: SampleOrder = "drawn") -> list[T]:
+        """The suite's k rows of `rows`, drawn with `rng` (a string seeds a fresh generator, e.g. the template
+        key), kept as `order` says; in pool mode every row, in its original order."""
+        if self.pool:
+            return list(rows)
+        rng = random.Random(rng) if isinstance(rng, str) else rng
+        if order == "shuffled":
+            shuffled = list(rows)
+            rng.shuffle(shuffled)
+            return shuffled[:k]
+        drawn = rng.sample(range(len(rows)), min(k, len(rows)))  # same draws as rng.sample(rows, ...)
+        return [rows[i] for i in (sorted(drawn) if order == "kept" else drawn)]
+
+    def quota(self, n: int) -> int:
+        """Where a template that draws until it has enough instances stops: n, or POOL_QUOTA_FACTOR times n in
+        pool mode (bounded: some loops compute a route per draw, and every draw space is large)."""
+        return POOL_QUOTA_FACTOR * n if self.pool else n
 
     def rows(self, database: str, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
         return self.connections[database].execute(sql, params).fetchall()
@@ -111,6 +142,17 @@ def site_templates() -> list[TaskTemplate]:
 
 def build_suite(snapshot_dir: Path, seed: int = 0) -> list[Task]:
     """Every task of the suite for `seed`, numbered from 0, with `split`, `tier` and the suite version."""
+    tasks = template_tasks(snapshot_dir, seed)
+    _split(tasks)
+    version = suite_version(tasks)
+    for task in tasks:
+        task.suite_version = version
+    return tasks
+
+
+def template_tasks(snapshot_dir: Path, seed: int = 0, pool: bool = False) -> list[Task]:
+    """Every template's instances as tasks numbered from 0 (no split, no version): the suite's fixed sample,
+    or with `pool` every candidate the templates know (see `Data`)."""
     from webrl.sites.embedded.registry import SITE_NAMES, site_spec
 
     databases = {spec.database.name: spec.database for spec in map(site_spec, SITE_NAMES) if spec.database}
@@ -118,14 +160,9 @@ def build_suite(snapshot_dir: Path, seed: int = 0) -> list[Task]:
         data = Data({
             name: stack.enter_context(closing(_read_only(db.build_snapshot(snapshot_dir, seed))))
             for name, db in databases.items()
-        })
+        }, pool=pool)
         made = [(template, instance) for template in site_templates() for instance in template.instances(data)]
-    tasks = [_task(i, template, instance) for i, (template, instance) in enumerate(made)]
-    _split(tasks)
-    version = suite_version(tasks)
-    for task in tasks:
-        task.suite_version = version
-    return tasks
+    return [_task(i, template, instance) for i, (template, instance) in enumerate(made)]
 
 
 def suite_version(tasks: list[Task]) -> str:

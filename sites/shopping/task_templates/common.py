@@ -5,7 +5,6 @@ the way the storefront shows them (search ranking, category trees, Emma's orders
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Sequence
 
 from webrl.sites.embedded.platform import money
@@ -106,12 +105,6 @@ def searchable(catalog: list[dict]) -> list[dict]:
         if not any(pid < p["id"] and all(w in name for w in words) for pid, name in names):
             out.append(p)
     return out
-
-
-def sample(rows: Sequence, n: int, key: str) -> list:
-    """n rows drawn deterministically (seeded by the template key), kept in their original order."""
-    picked = sorted(random.Random(key).sample(range(len(rows)), min(n, len(rows))))
-    return [rows[i] for i in picked]
 
 
 def categories(data: Data) -> list[dict]:

@@ -1,0 +1,181 @@
+"""The curriculum's two filters (reference/webrl-method.md §8.3, §8.4).
+
+Critic filter: a task is kept when the critic's value of its first observation lies in a band, [0.05, 0.75] by
+default: neither hopeless nor already mastered. The observation is the phase-0 prompt, `webrl_prompt(intent, [],
+html)`, on the task's start page as the environment shows it (`BrowserEnv.reset` on the running backend: one
+observation per distinct start page, cached), encoded as the trainer encodes critic inputs (`encode_prompt`).
+The value is V(s) = min over the two heads of softmax(logits)[1] (`value_from_logits`, what the trainer uses);
+rule "either" applies the official code's test instead (kept when either head's probability is in the band).
+
+Feasibility filter: the reference's per-site rules of what the sites cannot do, asked of an LLM judge (the
+`evaluators.judge.Judge` plumbing: `complete(messages) -> str`), answer "[YES]" or "[NO]" after a reason.
+Without a judge only tasks with rule evaluators pass (the procedural ones, feasible by construction); with one,
+those still pass unasked and the generated tasks are judged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+
+from webrl.curriculum.generate import describe_sites, needs_orm
+from webrl.errors import WebrlError
+from webrl.evaluators.judge import Judge
+from webrl.policy.prompt import webrl_prompt
+from webrl.rl.critic import Critic
+from webrl.rl.data import Encoded, collate, encode_prompt, pad_token_id
+from webrl.rl.objective import value_from_logits
+from webrl.tasks.model import Task
+
+DEFAULT_BAND = (0.05, 0.75)
+MAX_PROMPT_TOKENS = 16384  # the official trainer's length, capped by the critic's context
+BandRule = Literal["value", "either"]
+PageKey = tuple[str, tuple[str, ...], bool]
+
+
+# -- start pages -----------------------------------------------------------------------------------------------
+
+
+def page_key(task: Task) -> PageKey:
+    """What decides the first observation: the start URL, the sites (the environment resets and allows them)
+    and whether the task signs in first."""
+    return task.start_url, tuple(task.sites), task.storage_state is not None
+
+
+async def observe_start_pages(tasks: Sequence[Task], backend, instance: int = 0,
+                              cache: dict[PageKey, str] | None = None) -> dict[PageKey, str]:
+    """The start page's observation text for every distinct `page_key` of `tasks`, from a real browser on the
+    running backend's `instance`; keys already in `cache` are not observed again (the cache is filled in)."""
+    from playwright.async_api import async_playwright
+
+    from webrl.browser import launch_chromium
+    from webrl.env.browser_env import BrowserEnv
+
+    pages = {} if cache is None else cache
+    todo = {page_key(t): t for t in tasks if page_key(t) not in pages}
+    if not todo:
+        return pages
+    async with async_playwright() as playwright:
+        browser = await launch_chromium(playwright)
+        env = BrowserEnv(browser, backend, instance)
+        try:
+            for key, task in todo.items():
+                observation, _ = await env.reset(task)
+                pages[key] = observation.text
+        finally:
+            await env.close()
+            await browser.close()
+    return pages
+
+
+def start_pages(tasks: Sequence[Task], backend, instance: int = 0,
+                cache: dict[PageKey, str] | None = None) -> dict[PageKey, str]:
+    """`observe_start_pages` for callers outside an event loop."""
+    return asyncio.run(observe_start_pages(tasks, backend, instance, cache))
+
+
+# -- critic filter ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CriticScore:
+    value: float  # V(s): the smaller head probability
+    heads: tuple[float, float]  # each head's softmax(logits)[1]
+
+
+def critic_scores(critic: Critic, tokenizer, prompts: Sequence[str], *, batch_size: int = 8,
+                  max_tokens: int | None = None) -> list[CriticScore]:
+    """The critic's scores of `prompts`, in batches (right-padded: the critic reads each row's last real token)."""
+    limit = max_tokens or min(MAX_PROMPT_TOKENS, critic.trunk.config.max_position_embeddings)
+    device = next(critic.parameters()).device
+    pad = pad_token_id(tokenizer)
+    scores = []
+    with torch.inference_mode():
+        for start in range(0, len(prompts), batch_size):
+            rows = [Encoded(encode_prompt(tokenizer, p, limit), 0) for p in prompts[start:start + batch_size]]
+            batch = collate(rows, pad).to(device)
+            logits = critic(batch.input_ids, batch.attention_mask).float()
+            heads = logits.softmax(dim=-1)[..., 1].tolist()
+            values = value_from_logits(logits).tolist()
+            scores += [CriticScore(v, (h[0], h[1])) for v, h in zip(values, heads)]
+    return scores
+
+
+def in_band(score: CriticScore, band: tuple[float, float] = DEFAULT_BAND, rule: BandRule = "value") -> bool:
+    low, high = band
+    checked = (score.value,) if rule == "value" else score.heads
+    return any(low <= p <= high for p in checked)
+
+
+def critic_filter(tasks: Sequence[Task], pages: Mapping[PageKey, str], critic: Critic, tokenizer, *,
+                  band: tuple[float, float] = DEFAULT_BAND, rule: BandRule = "value", batch_size: int = 8,
+                  max_tokens: int | None = None) -> tuple[list[Task], list[CriticScore]]:
+    """The tasks whose phase-0 observation the critic scores inside `band`, and every task's score (in order).
+    `pages` holds each task's start page (`start_pages`)."""
+    prompts = [webrl_prompt(t.intent, [], pages[page_key(t)]) for t in tasks]
+    scores = critic_scores(critic, tokenizer, prompts, batch_size=batch_size, max_tokens=max_tokens)
+    return [t for t, s in zip(tasks, scores) if in_band(s, band, rule)], scores
+
+
+# -- feasibility filter -----------------------------------------------------------------------------------------
+
+FEASIBILITY_RULES = {
+    "map": "These are not possible there: traffic or accidents, the weather, saving favourite places, the "
+           "user's live location, bookings or reservations, flights or trains, and events.",
+    "reddit": "Anything the site itself offers is possible.",
+    "gitlab": "Anything the site itself offers is possible.",
+    "shopping_admin": "These are not possible there: emailing order information, electronic invoices, returns "
+                      "and refunds, updating the admin's own profile, and recommendations.",
+    "shopping": "These are not possible there: filtering products by discount, changing the delivery address of "
+                "an order, adding payment methods, showing an order's status or tracking it live, customer "
+                "service, and after-sales service.",
+}
+FEASIBILITY_SYSTEM = "You review tasks for a web assistant and decide whether each can be done on its website."
+
+
+def feasibility_messages(task: Task) -> list[dict]:
+    """Site, per-site rules, task; answer format: a reason, then [YES] (feasible) or [NO]."""
+    rules = "\n".join(f"- {site}: {FEASIBILITY_RULES.get(site, 'Anything the site itself offers is possible.')}"
+                      for site in task.sites)
+    user = (
+        f"Website: {describe_sites(task.sites)}.\n"
+        "A task is feasible when the website offers what it asks for, it is clear what to do, and it is realistic. "
+        f"Rules for this website:\n{rules}\n"
+        f"Task: {task.intent}\n"
+        "First give your reason in one or two sentences. Then write 'Answer: [YES]' if the task is feasible, or "
+        "'Answer: [NO]' if it is not."
+    )
+    return [{"role": "system", "content": FEASIBILITY_SYSTEM}, {"role": "user", "content": user}]
+
+
+def decide_feasible(reply: str) -> bool | None:
+    """The last [YES] or [NO] in the reply decides; None when it has neither."""
+    text = reply.upper()
+    yes, no = text.rfind("[YES]"), text.rfind("[NO]")
+    return None if yes == no == -1 else yes > no
+
+
+def feasibility_filter(tasks: Sequence[Task], judge: Judge | None, *, workers: int = 8) -> tuple[list[Task], Counter]:
+    """The feasible tasks and the count of each outcome: "procedural" (rule evaluator: kept unasked), "no judge"
+    (a generated task without a judge: dropped), "yes", "no", "unparsable" and "judge error" (dropped)."""
+    outcome: list[str] = ["procedural" if not needs_orm(t) else "no judge" for t in tasks]
+    asked = [i for i, t in enumerate(tasks) if needs_orm(t)] if judge is not None else []
+
+    def ask(index: int) -> str:
+        try:
+            verdict = decide_feasible(judge.complete(feasibility_messages(tasks[index])))
+        except WebrlError:
+            return "judge error"
+        return "unparsable" if verdict is None else "yes" if verdict else "no"
+
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(asked)))) as pool:
+        for index, result in zip(asked, pool.map(ask, asked)):
+            outcome[index] = result
+    kept = [t for t, o in zip(tasks, outcome) if o in ("procedural", "yes")]
+    return kept, Counter(outcome)
