@@ -55,13 +55,15 @@ def main(
 
 
 def _register() -> None:
-    from webrl.cli import doctor, evaluation, images, models, sites, tasks
+    from webrl.cli import doctor, evaluation, images, models, orm, sites, tasks, train
 
     sites.register(app)
     images.register(app)
     evaluation.register(app)
     tasks.register(app)
     models.register(app)
+    train.register(app)
+    orm.register(app)
     doctor.register(app)
 
 

@@ -20,55 +20,23 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import torch
 import torch.distributed as dist
-from pydantic import BaseModel, Field, model_validator
 from torch import Tensor, nn
 
 from webrl.errors import UsageError
 from webrl.netutil import free_port
 from webrl.rl.checkpoint import Checkpoints, atomic_dir, load_rng, read_state, save_rng, seed_everything, write_state
+from webrl.rl.settings import TrainSettings
 
 LossFn = Callable[[nn.Module, list], tuple[Tensor, dict[str, float]]]
 StepHook = Callable[[int, dict[str, float]], None]
 SaveFn = Callable[[nn.Module, dict[str, Tensor], Path], None]
 # Changing these between a kill and the resume does not change the result (epochs only extends the run).
 RESUMABLE_CHANGES = {"save_every", "epochs"}
-
-
-class TrainSettings(BaseModel):
-    """How to train; the field descriptions are the CLI's help."""
-
-    zero_stage: int = Field(2, ge=0, le=3, description="DeepSpeed ZeRO stage: 0 replicates everything, 1 shards "
-                            "the optimizer states, 2 also the gradients, 3 also the parameters.")
-    offload: bool = Field(False, description="Keep the optimizer states (ZeRO 1-3) and, with ZeRO-3, the "
-                          "parameters in CPU memory (GPU only).")
-    precision: Literal["fp32", "bf16"] = Field("bf16", description="Weights and compute in fp32, or in bf16 "
-                                               "with fp32 master weights.")
-    lr: float = Field(1e-6, gt=0, description="AdamW learning rate, constant.")
-    weight_decay: float = Field(0.01, ge=0, description="AdamW weight decay.")
-    betas: tuple[float, float] = Field((0.9, 0.999), description="AdamW betas.")
-    micro_batch_size: int = Field(1, ge=1, description="Items per forward pass on each process.")
-    grad_accum: int = Field(1, ge=1, description="Micro-batches per optimizer step on each process.")
-    max_grad_norm: float = Field(1.0, ge=0, description="Clip the global gradient norm to this (0: no clipping).")
-    epochs: int = Field(1, ge=1, description="Passes over the data.")
-    seed: int = Field(0, description="Seeds the data order and the random number generators.")
-    save_every: int = Field(0, ge=0, description="Checkpoint every N optimizer steps (0: only at the end; the "
-                            "last step is always saved).")
-    gradient_checkpointing: bool = Field(False, description="Recompute activations in the backward pass: less "
-                                         "memory, about a third more compute.")
-
-    @model_validator(mode="after")
-    def _offload_needs_zero(self) -> TrainSettings:
-        if self.offload and self.zero_stage == 0:
-            raise ValueError("offload needs ZeRO stage 1, 2 or 3")
-        return self
-
-    def global_batch(self, world_size: int) -> int:
-        return self.micro_batch_size * self.grad_accum * world_size
 
 
 def deepspeed_config(settings: TrainSettings) -> dict[str, Any]:
@@ -83,7 +51,7 @@ def deepspeed_config(settings: TrainSettings) -> dict[str, Any]:
         "gradient_accumulation_steps": settings.grad_accum,
         "gradient_clipping": settings.max_grad_norm,
         "zero_optimization": zero,
-        "bf16": {"enabled": settings.precision == "bf16"},
+        "bf16": {"enabled": settings.compute_precision() == "bf16"},
         "zero_allow_untested_optimizer": True,
         "steps_per_print": 2**31 - 1,  # we log ourselves
         "wall_clock_breakdown": False,
@@ -305,7 +273,8 @@ class Engine:
     def _resume_key(self, n_items: int) -> dict[str, Any]:
         """What must not change between a kill and the resume for the result to be the same."""
         settings = self.settings.model_dump(mode="json", exclude=RESUMABLE_CHANGES)
-        return {**settings, "world_size": self.world_size, "items": n_items}
+        return {**settings, "precision": self.settings.compute_precision(), "world_size": self.world_size,
+                "items": n_items}
 
     def _resume(self, n_items: int) -> tuple[int, dict[str, float]]:
         """Load the latest checkpoint (model, optimizer, RNG) and return its step and metrics; seed a fresh run."""

@@ -174,7 +174,7 @@ async def run_episode(env: BrowserEnv, browsers: Browsers, policy: Policy, task:
             except Exception:  # the context died with its browser
                 env.context = env.page = None
     return {"task_id": task.task_id, "repeat": repeat, "sites": task.sites, "intent": task.intent,
-            "status": status, "error": error, "score": None, "steps": []}
+            "status": status, "error": error, "score": None, "steps": [], "last_observation": None}
 
 
 async def _episode(env, policy, task, repeat, sampling, settings, started) -> dict:
@@ -183,6 +183,7 @@ async def _episode(env, policy, task, repeat, sampling, settings, started) -> di
     shots.mkdir(exist_ok=True)
     steps, result, why = [], None, None
     while True:
+        seen = obs  # what the policy answers to; the last one is the ORM's final page (reference traces' html)
         try:
             [response] = await asyncio.to_thread(policy.act, [PolicyInput(env.task, env.history, obs)], sampling)
         except Exception as err:
@@ -204,9 +205,14 @@ async def _episode(env, policy, task, repeat, sampling, settings, started) -> di
         "status": "done" if result.status == "scored" else result.status, "score": result.score,
         "answer": env.answer, "truncated_by": why, "eval": {"mode": result.mode, "judge": result.judge,
                                                             "details": result.details},
-        "reset": info, "blocked_requests": env.blocked, "steps": steps,
+        "reset": info, "blocked_requests": env.blocked, "steps": steps, "last_observation": seen.text,
         "seconds": round(time.perf_counter() - started, 2),
     }
+
+
+def site_column(sites: list[str]) -> str:
+    """The WebRL table column a task counts under: its first site's, else "Other"."""
+    return next((column for column, site in SITE_COLUMNS.items() if sites and sites[0] == site), "Other")
 
 
 def summarize(rows: list[dict], settings: EvalSettings, policy: Policy) -> dict:
@@ -214,7 +220,7 @@ def summarize(rows: list[dict], settings: EvalSettings, policy: Policy) -> dict:
     by_repeat: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
         if row["status"] == "done":
-            column = next((c for c, s in SITE_COLUMNS.items() if row["sites"] and row["sites"][0] == s), "Other")
+            column = site_column(row["sites"])
             by_repeat[row["repeat"]][column].append(float(row["score"] == 1.0))
             by_repeat[row["repeat"]]["Average"].append(float(row["score"] == 1.0))
     table = {}

@@ -1,0 +1,7 @@
+"""The outcome reward model (reference/webrl-method.md §9): judges whether a finished episode succeeded.
+
+format: the prompt; data: labelled trajectories; model: p(YES) and the reward; train and evaluate: the
+`webrl orm` commands. The training defaults live here so that the CLI builds its options without torch.
+"""
+
+ORM_LR, ORM_EPOCHS = 5e-6, 4  # §13 (paper Table 5; the official run used a cosine schedule)

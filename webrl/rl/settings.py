@@ -1,0 +1,48 @@
+"""The training settings, kept apart from the engine so that the CLI builds its options without importing torch."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+
+class TrainSettings(BaseModel):
+    """How to train; the field descriptions are the CLI's help."""
+
+    zero_stage: int = Field(2, ge=0, le=3, description="DeepSpeed ZeRO stage: 0 replicates everything, 1 shards "
+                            "the optimizer states, 2 also the gradients, 3 also the parameters.")
+    offload: bool = Field(False, description="Keep the optimizer states (ZeRO 1-3) and, with ZeRO-3, the "
+                          "parameters in CPU memory (GPU only).")
+    precision: Literal["auto", "fp32", "bf16"] = Field(
+        "auto", description="Weights and compute in fp32, or in bf16 with fp32 master weights; auto: bf16 on "
+        "GPUs, fp32 on CPU (where bf16 training is no faster, often slower).")
+    lr: float = Field(1e-6, gt=0, description="AdamW learning rate, constant.")
+    weight_decay: float = Field(0.01, ge=0, description="AdamW weight decay.")
+    betas: tuple[float, float] = Field((0.9, 0.999), description="AdamW betas.")
+    micro_batch_size: int = Field(1, ge=1, description="Items per forward pass on each process.")
+    grad_accum: int = Field(1, ge=1, description="Micro-batches per optimizer step on each process.")
+    max_grad_norm: float = Field(1.0, ge=0, description="Clip the global gradient norm to this (0: no clipping).")
+    epochs: int = Field(1, ge=1, description="Passes over the data.")
+    seed: int = Field(0, description="Seeds the data order and the random number generators.")
+    save_every: int = Field(0, ge=0, description="Checkpoint every N optimizer steps (0: only at the end; the "
+                            "last step is always saved).")
+    gradient_checkpointing: bool = Field(False, description="Recompute activations in the backward pass: less "
+                                         "memory, about a third more compute.")
+
+    @model_validator(mode="after")
+    def _offload_needs_zero(self) -> TrainSettings:
+        if self.offload and self.zero_stage == 0:
+            raise ValueError("offload needs ZeRO stage 1, 2 or 3")
+        return self
+
+    def global_batch(self, world_size: int) -> int:
+        return self.micro_batch_size * self.grad_accum * world_size
+
+    def compute_precision(self) -> Literal["fp32", "bf16"]:
+        """The precision `auto` stands for on this machine."""
+        if self.precision == "auto":
+            import torch  # here, so that the CLI can build its options without loading torch
+
+            return "bf16" if torch.cuda.is_available() else "fp32"
+        return self.precision
