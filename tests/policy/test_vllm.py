@@ -20,7 +20,7 @@ try:
     find_vllm()
     NO_VLLM = ""
 except UsageError as err:
-    NO_VLLM = f"{err} (run scripts/install-vllm.sh)"
+    NO_VLLM = str(err)  # it says how to install vLLM
 
 TASK = Task.model_validate({"task_id": 7, "sites": ["reddit"], "start_url": "__REDDIT__", "intent": "Upvote a post.",
                             "eval": {"eval_types": ["string_match"], "reference_answers": {"must_include": ["x"]}}})
