@@ -73,14 +73,12 @@ class BrowserEnv:
 
     async def reset(self, task: Task) -> tuple[Observation, dict]:
         await self.close()
-        urls = self.backend.urls(self.instance)
+        # In a worker thread: a reset can take seconds (a Docker container is recreated), and the other
+        # --parallel workers share this event loop.
+        urls, dirty, reset_ms = await asyncio.to_thread(self._reset_sites, task)
         self.task = substitute(task, urls)
-        start = time.perf_counter()
-        dirty = [s for s in self.task.sites if s in urls and self.backend.is_dirty(s, self.instance)]
-        if dirty:  # clean sites are not reset
-            self.backend.reset(dirty, self.instance)
+        if dirty:
             self.auth.forget(dirty)
-        reset_ms = (time.perf_counter() - start) * 1000
         # Tasks that need an account name a storage state (WebArena's convention); map tasks have none.
         login = [s for s in self.task.sites if s in urls] if self.task.storage_state else []
         storage = await self.auth.storage_state(login)
@@ -151,6 +149,15 @@ class BrowserEnv:
         answer = self.answer if self.answer is not None else ""
         return await evaluate(self.task, answer, self.page, mode=self.mode, judge=self.judge,
                               urls=self.backend.urls(self.instance))
+
+    def _reset_sites(self, task: Task) -> tuple[dict[str, str], list[str], float]:
+        """The site URLs of this instance, and the task's dirty sites reset (clean ones are not)."""
+        urls = self.backend.urls(self.instance)
+        start = time.perf_counter()
+        dirty = [s for s in task.sites if s in urls and self.backend.is_dirty(s, self.instance)]
+        if dirty:
+            self.backend.reset(dirty, self.instance)
+        return urls, dirty, (time.perf_counter() - start) * 1000
 
     async def close(self) -> None:
         if self.context is not None:
