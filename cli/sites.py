@@ -101,7 +101,7 @@ def reset(
 
 
 def _print_statuses(statuses: list[SiteStatus], state: str | None = None) -> None:
-    table = compact_table("site", "inst", "URL", "healthy", "writes", "last reset",
+    table = compact_table("site", "inst", "URL", "healthy", "writes", "last reset", "took",
                           title=f"sites {state}" if state else None,
                           caption="writes: database changes since the last reset")
     for s in statuses:
@@ -110,6 +110,7 @@ def _print_statuses(statuses: list[SiteStatus], state: str | None = None) -> Non
             "[green]✓[/green]" if s.healthy else "[red]✗[/red]",
             "–" if s.writes_since_reset is None else str(s.writes_since_reset),
             s.last_reset.astimezone().strftime("%H:%M:%S") if s.last_reset else "–",
+            "–" if s.last_reset_ms is None else f"{s.last_reset_ms:,.1f} ms",
         )
     console.print(table)
 

@@ -15,6 +15,7 @@ class SiteStatus(BaseModel):
     healthy: bool
     writes_since_reset: int | None = None
     last_reset: datetime | None = None
+    last_reset_ms: float | None = None  # how long that reset took
 
 
 class ResetResult(BaseModel):

@@ -43,6 +43,8 @@ def test_up_status_reset_down_cycle(cli_env):
         reset = webrl(cli_env, "reset", "shopping")
         assert reset.returncode == 0, reset.stderr
         assert "shopping" in reset.stdout and " ms" in reset.stdout
+        took = next(line for line in webrl(cli_env, "status").stdout.splitlines() if line.startswith(" shopping "))
+        assert took.rstrip().endswith(" ms")  # how long the last reset took
     finally:
         down = webrl(cli_env, "down")
     assert down.returncode == 0 and "stopped" in down.stdout

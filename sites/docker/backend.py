@@ -254,11 +254,15 @@ class DockerBackend:
             for site in unit.sites:
                 url = plan.site_url(site, unit.instance)
                 row = rows.get(site, {})
-                last = row.get("last_reset")
+                # The later of the container's own database restore and its last recreation.
+                resets = [(datetime.fromisoformat(row["last_reset"]), row.get("last_reset_ms"))] \
+                    if row.get("last_reset") else []
+                if unit.key in state.last_reset:
+                    resets.append((state.last_reset[unit.key], state.reset_ms.get(unit.key)))
+                when, took = max(resets, key=lambda r: r[0]) if resets else (None, None)
                 out.append(SiteStatus(
                     site=site, instance=unit.instance, url=url, healthy=_answers(url),
-                    writes_since_reset=row.get("writes_since_reset"),
-                    last_reset=datetime.fromisoformat(last) if last else state.last_reset.get(unit.key),
+                    writes_since_reset=row.get("writes_since_reset"), last_reset=when, last_reset_ms=took,
                 ))
         return out
 

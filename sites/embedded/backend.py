@@ -128,6 +128,7 @@ class EmbeddedBackend:
                     site=site, instance=k, url=url, healthy=_answers(url),
                     writes_since_reset=row["writes_since_reset"],
                     last_reset=datetime.fromisoformat(row["last_reset"]) if row["last_reset"] else None,
+                    last_reset_ms=row.get("last_reset_ms"),
                 ))
         return out
 

@@ -102,6 +102,7 @@ class Database:
         self.conn.execute("PRAGMA synchronous = OFF")  # a benchmark site: speed over durability
         self.resets = 0
         self.last_reset: datetime | None = None
+        self.last_reset_ms: float | None = None
         self.restore()  # every server start serves the pristine state
 
     def restore(self) -> float:
@@ -112,7 +113,8 @@ class Database:
         self._baseline = self.conn.total_changes
         self.resets += 1
         self.last_reset = datetime.now(UTC)
-        return (time.perf_counter() - start) * 1000
+        self.last_reset_ms = (time.perf_counter() - start) * 1000
+        return self.last_reset_ms
 
     @property
     def writes_since_reset(self) -> int:

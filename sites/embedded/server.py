@@ -104,6 +104,7 @@ def control_app(instance: int, token: str, sites: dict[str, SiteContext]) -> ASG
                 "writes_since_reset": ctx.db.writes_since_reset,
                 "resets": ctx.db.resets,
                 "last_reset": ctx.db.last_reset.isoformat() if ctx.db.last_reset else None,
+                "last_reset_ms": ctx.db.last_reset_ms,
             }
             for name, ctx in sites.items()
         ]})

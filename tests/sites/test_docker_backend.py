@@ -117,12 +117,16 @@ def test_browser_write_then_reset_gives_back_the_snapshot(shop, engine):
     assert container(engine, shop, 0).id != before  # recreated from the snapshot image
     assert shop.checksums("shopping", 0) == (pristine, pristine) and not shop.is_dirty("shopping", 0)
     assert 0 < result.ms < 30_000
+    [status] = [s for s in shop.status() if s.site == "shopping" and s.instance == 0]
+    assert status.last_reset_ms == round(result.ms, 1)  # status reports the recreation, not the boot restore
 
     add_to_cart_over_http(url)  # the other way back: the in-container database restore
     assert shop.is_dirty("shopping_admin", 0)  # one store behind both sites
     restored = shop.reset(["shopping"], 0, how="restore")
     assert {r.site for r in restored} == {"shopping", "shopping_admin"} and all(r.ms < 5_000 for r in restored)
     assert shop.checksums("shopping", 0) == (pristine, pristine)
+    [status] = [s for s in shop.status() if s.site == "shopping" and s.instance == 0]
+    assert status.last_reset_ms is not None and status.last_reset_ms < result.ms  # now the restore is the latest
 
 
 def test_instance_sets_are_isolated(shop, engine):
