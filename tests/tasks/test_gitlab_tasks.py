@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from webrl.sites.gitlab.tasks import TEMPLATES
-from webrl.tasks.suite import build_suite
+from webrl.tasks.suite import build_suite, eval_kind
 
 KEYS = {t.key for t in TEMPLATES}
 
@@ -18,10 +18,6 @@ KEYS = {t.key for t in TEMPLATES}
 def tasks(tmp_path_factory):
     return [t for t in build_suite(tmp_path_factory.mktemp("snapshots")) if t.template in KEYS]
 
-
-def unachievable(task) -> bool:
-    answers = task.eval.reference_answers
-    return bool(answers) and answers.fuzzy_match == "N/A"
 
 
 def test_templates_and_tasks(tasks):
@@ -33,13 +29,13 @@ def test_templates_and_tasks(tasks):
     assert {"string_match", "url_match", "program_html"} <= eval_types
     locators = {p.locator.split("(")[0] for t in tasks for p in t.eval.program_html}
     assert "func:gitlab_get_project_memeber_role" in locators
-    assert 1 <= len({t.template for t in tasks if unachievable(t)}) <= 2
+    assert 1 <= len({t.template for t in tasks if eval_kind(t) == "N/A"}) <= 2
     fuzzy = {t.template for t in tasks if t.eval.reference_answers
              and isinstance(t.eval.reference_answers.fuzzy_match, list)}
     assert len(fuzzy) <= 1
     for task in tasks:
         assert task.cheat and task.cheat[-1].splitlines()[-1].startswith("exit(message="), task.task_id
-        if unachievable(task):
+        if eval_kind(task) == "N/A":
             assert task.cheat == ['exit(message="N/A")'] and task.eval.string_note, task.task_id
     intents = [t.intent for t in tasks]
     assert len(intents) == len(set(intents))  # no instance asked twice

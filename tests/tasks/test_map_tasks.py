@@ -8,9 +8,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from tasksupport import judged_later
 
 from webrl.sites.map.tasks import TEMPLATES
-from webrl.tasks.suite import build_suite
+from webrl.tasks.suite import build_suite, eval_kind
 
 KEYS = {t.key for t in TEMPLATES}
 
@@ -25,15 +26,6 @@ def tasks(backend):
     return [t for t in build_suite(Path(backend.paths.snapshots)) if t.template in KEYS]
 
 
-def unachievable(task) -> bool:
-    answers = task.eval.reference_answers
-    return bool(answers) and answers.fuzzy_match == "N/A"
-
-
-def judged_later(task, row) -> bool:
-    """A fuzzy answer waits for an LLM judge: without one it is reported unjudged."""
-    answers = task.eval.reference_answers
-    return row["status"] == "unjudged" and bool(answers) and isinstance(answers.fuzzy_match, list)
 
 
 def test_templates_and_tasks(tasks):
@@ -43,14 +35,14 @@ def test_templates_and_tasks(tasks):
     assert len(tasks) >= 120
     eval_types = {kind for t in tasks for kind in t.eval.eval_types}
     assert {"string_match", "url_match", "program_html"} <= eval_types
-    assert 1 <= len({t.template for t in tasks if unachievable(t)}) <= 2
+    assert 1 <= len({t.template for t in tasks if eval_kind(t) == "N/A"}) <= 2
     fuzzy = {t.template for t in tasks if t.eval.reference_answers
              and isinstance(t.eval.reference_answers.fuzzy_match, list)}
     assert len(fuzzy) <= 1  # few LLM-judged answers
     for task in tasks:
         assert not task.require_login and task.storage_state is None, task.task_id  # as WebArena's map tasks
         assert task.cheat and task.cheat[-1].splitlines()[-1].startswith("exit(message="), task.task_id
-        if unachievable(task):
+        if eval_kind(task) == "N/A":
             assert task.cheat[-1] == 'exit(message="N/A")' and task.eval.string_note, task.task_id
     intents = [t.intent for t in tasks]
     assert len(intents) == len(set(intents))  # no instance asked twice

@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 
 from webrl.sites.reddit.tasks import TEMPLATES
-from webrl.tasks.suite import build_suite
+from webrl.tasks.suite import build_suite, eval_kind
 
 KEYS = {t.key for t in TEMPLATES}
 
@@ -28,10 +28,6 @@ def one_per_template(tasks, sites):
     return list(chosen.values())
 
 
-def unachievable(task) -> bool:
-    answers = task.eval.reference_answers
-    return bool(answers) and answers.fuzzy_match == "N/A"
-
 
 def test_templates_and_tasks(tasks):
     forum_only = [t for t in TEMPLATES if t.sites == ("reddit",)]
@@ -43,13 +39,13 @@ def test_templates_and_tasks(tasks):
     assert sum(1 for t in tasks if t.sites == ["reddit"]) >= 120
     eval_types = {kind for t in tasks for kind in t.eval.eval_types}
     assert {"string_match", "url_match", "program_html"} <= eval_types
-    assert any(unachievable(t) for t in tasks)
+    assert any(eval_kind(t) == "N/A" for t in tasks)
     fuzzy = {t.template for t in tasks if t.eval.reference_answers
              and isinstance(t.eval.reference_answers.fuzzy_match, list)}
     assert len(fuzzy) <= 1
     for task in tasks:
         assert task.cheat and task.cheat[-1].splitlines()[-1].startswith("exit(message="), task.task_id
-        if unachievable(task):
+        if eval_kind(task) == "N/A":
             assert task.cheat == ['exit(message="N/A")'] and task.eval.string_note, task.task_id
     intents = [t.intent for t in tasks]
     assert len(intents) == len(set(intents))  # no instance asked twice

@@ -8,9 +8,10 @@ import json
 from collections import Counter
 
 import pytest
+from tasksupport import judged_later
 
 from webrl.sites.shopping.tasks import TEMPLATES
-from webrl.tasks.suite import build_suite
+from webrl.tasks.suite import build_suite, eval_kind
 
 KEYS = {t.key for t in TEMPLATES}
 
@@ -20,15 +21,6 @@ def tasks(tmp_path_factory):
     return [t for t in build_suite(tmp_path_factory.mktemp("snapshots")) if t.template in KEYS]
 
 
-def unachievable(task) -> bool:
-    answers = task.eval.reference_answers
-    return bool(answers) and answers.fuzzy_match == "N/A"
-
-
-def judged_later(task, row) -> bool:
-    """A fuzzy answer waits for an LLM judge: without one it is reported unjudged."""
-    answers = task.eval.reference_answers
-    return row["status"] == "unjudged" and bool(answers) and isinstance(answers.fuzzy_match, list)
 
 
 def test_templates_and_tasks(tasks):
@@ -39,14 +31,14 @@ def test_templates_and_tasks(tasks):
     assert len(tasks) >= 120
     eval_types = {kind for t in tasks for kind in t.eval.eval_types}
     assert {"string_match", "url_match", "program_html"} <= eval_types
-    assert 1 <= len({t.template for t in tasks if unachievable(t)}) <= 2
+    assert 1 <= len({t.template for t in tasks if eval_kind(t) == "N/A"}) <= 2
     fuzzy = {t.template for t in tasks if t.eval.reference_answers
              and isinstance(t.eval.reference_answers.fuzzy_match, list)}
     assert len(fuzzy) <= 1
     for task in tasks:
         assert task.cheat and task.cheat[-1].splitlines()[-1].startswith("exit(message="), task.task_id
         assert "__SHOPPING__" in task.start_url and task.require_login, task.task_id
-        if unachievable(task):
+        if eval_kind(task) == "N/A":
             assert task.cheat[-1] == 'exit(message="N/A")' and task.eval.string_note, task.task_id
     intents = [t.intent for t in tasks]
     assert len(intents) == len(set(intents))  # no instance asked twice
