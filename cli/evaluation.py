@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated
@@ -18,7 +16,7 @@ from webrl.cli.main import GLOBALS
 from webrl.cli.sites import compact_table
 from webrl.errors import UsageError
 from webrl.models import model_cache
-from webrl.policy.base import POLICY_FORMS, Policy, make_policy
+from webrl.policy.base import POLICY_FORMS, make_policy, serving
 from webrl.sites.backends import make_backend
 
 console = Console()
@@ -39,6 +37,7 @@ def eval_command(
     observation: Annotated[str, typer.Option(help="webrl (simplified HTML) or axtree.")] = "webrl",
     actions: Annotated[str, typer.Option(help="Action syntax: webrl or webarena.")] = "webrl",
     temperature: Annotated[float, typer.Option(help="Sampling temperature (WebRL evaluates at 0).")] = 0.0,
+    max_tokens: Annotated[int, typer.Option(help="Token limit of each answer (WebRL: 2048).")] = 2048,
     out: Annotated[Path | None, typer.Option(help="Run folder [default: runs/eval-<time>].")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the run in --out, skipping finished "
                                                           "episodes.")] = False,
@@ -55,7 +54,7 @@ def eval_command(
         settings = EvalSettings(
             tasks=tasks, policy=policy, backend=config.sites.backend, parallel=parallel, repeats=repeats,
             max_steps=max_steps, mode=mode, judge=judge, observation=observation, action_space=actions,
-            temperature=temperature, resume=resume,
+            temperature=temperature, max_tokens=max_tokens, resume=resume,
             out=out or Path("runs") / f"eval-{datetime.now():%Y%m%d-%H%M%S}",
         )
     except ValidationError as err:
@@ -68,7 +67,7 @@ def eval_command(
     plan = site_backend.running() if config.sites.backend == "embedded" else None
     task_list = resolve_task_set(tasks, config.state_dir, plan.seed if plan else config.sites.seed)
     settings.task_suite = getattr(task_list[0], "suite_version", None) if task_list else None
-    with _serving(agent), Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+    with serving(agent, lambda: console.status(f"starting {agent.name}")), Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                    TimeElapsedColumn(), TextColumn("{task.fields[rate]}"), console=console) as progress:
         bar = progress.add_task("episodes", total=len(task_list) * repeats, rate="")
         successes = []
@@ -89,20 +88,6 @@ def eval_command(
                     for c in [*SITE_COLUMNS, "Other", "Average"]))
     console.print(table)
     console.print(f"episodes: {summary['episodes']}  ·  report: {settings.out / 'report.html'}")
-
-
-@contextmanager
-def _serving(agent: Policy) -> Iterator[None]:
-    """Start a policy that runs its own model server (vllm:) before the first episode, so that a failed start
-    is one clear error rather than a policy_error per episode; stop it afterwards, whatever happens."""
-    try:
-        if hasattr(agent, "start"):
-            with console.status(f"starting {agent.name}"):
-                agent.start()
-        yield
-    finally:
-        if hasattr(agent, "close"):
-            agent.close()
 
 
 def register(app: typer.Typer) -> None:

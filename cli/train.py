@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -203,9 +204,10 @@ def rl_update(
     replay: Annotated[list[Path] | None, typer.Option(
         metavar="FILE", help="Step files of earlier phases (the SFT demonstrations at phase 0) for the replay "
                              "buffer; repeat the option for several.", dir_okay=False)] = None,
-    objective: Annotated[Literal["official", "paper"], typer.Option(
+    objective: Annotated[Literal["official", "paper", "awr"], typer.Option(
         help="official: the released code's losses and binarised advantage (the published numbers); paper: "
-             "Eq. 8, Eq. 9 and the squared KL-regularised loss.")] = "official",
+             "Eq. 8, Eq. 9 and the squared KL-regularised loss; awr: the paper's AWR baseline, Eq. 8's critic, "
+             "A = r_T − V(s) and the token-mean log-likelihood weighted by min(exp(A), 20).")] = "official",
     beta: Annotated[float, typer.Option(min=0.0, help="The paper objective's KL weight β (the paper does not "
                                                      "state its value; the official form adapts its own).")] = 1.0,
     max_tokens: MaxTokensOption = None,
@@ -223,6 +225,155 @@ def rl_update(
     print_summary(f"rl-update ({objective}) → {out}", summary)
 
 
+
+
+# ---- webrl train -----------------------------------------------------------------------------------------
+
+RUN_OPTION_SKIP = ("sft", "update")  # nested TrainSettings: from --config, or --lr / --sft-lr
+
+
+def run_parameters() -> list[inspect.Parameter]:
+    """One option per scalar RunSettings field, defaulting to "not given" so that the preset and the file apply."""
+    from webrl.rl.settings import RunSettings
+
+    params = []
+    for name, field in RunSettings.model_fields.items():
+        if name in RUN_OPTION_SKIP:
+            continue
+        default = field.get_default(call_default_factory=True)
+        shown = f" [default: {default}]" if default is not None else ""
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None,
+                                        annotation=Annotated[field.annotation | None,
+                                                             typer.Option(help=f"{field.description}{shown}")]))
+    return params
+
+
+def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in over.items():
+        merged[key] = deep_merge(merged[key], value) if isinstance(value, dict) and isinstance(merged.get(key), dict) \
+            else value
+    return merged
+
+
+def resolve_run_settings(preset: str | None, config_file: Path | None, flags: dict[str, Any]) -> Any:
+    """Preset < config file (its `train:` section, or the whole file) < flags, validated; a bad value names its
+    source."""
+    from webrl.config import _read_config_file
+    from webrl.rl.settings import PRESETS, RunSettings
+
+    layers: list[tuple[str, dict[str, Any]]] = []
+    if preset is not None:
+        if preset not in PRESETS:
+            raise UsageError(f"--preset {preset}: unknown; choose one of {', '.join(PRESETS)}")
+        layers.append((f"--preset {preset}", PRESETS[preset]))
+    if config_file is not None:
+        data = _read_config_file(config_file)
+        layers.append((f"--config {config_file}", data.get("train", data)))
+    layers.append(("options", {k: v for k, v in flags.items() if v is not None}))
+    merged: dict[str, Any] = {}
+    for _, layer in layers:
+        merged = deep_merge(merged, layer)
+    try:
+        return RunSettings.model_validate(merged)
+    except ValidationError as err:
+        first = err.errors()[0]
+        loc = [str(p) for p in first["loc"]]
+        source = next((name for name, layer in reversed(layers) if _has(layer, loc)), "settings")
+        raise UsageError(f"{source}: field '{'.'.join(loc)}': {first['msg']}") from None
+
+
+def _has(layer: dict[str, Any], loc: list[str]) -> bool:
+    node: Any = layer
+    for key in loc:
+        if not isinstance(node, dict) or key not in node:
+            return False
+        node = node[key]
+    return True
+
+
+class LiveView:
+    """The run as it goes: phase, stage, episodes done and their successes; a line per finished phase."""
+
+    def __init__(self, progress, phases: int):
+        self.progress, self.phases = progress, phases
+        self.bar = progress.add_task("starting", total=None, rate="")
+        self.successes: list[bool] = []
+
+    def stage(self, phase: int, name: str, total: int | None = None) -> None:
+        self.successes = []
+        self.progress.reset(self.bar, total=total, description=f"phase {phase}/{self.phases} · {name}", rate="")
+
+    def episode(self, success: bool | None) -> None:
+        if success is not None:
+            self.successes.append(success)
+        self.progress.update(self.bar, advance=1, rate=f"{sum(self.successes)}/{len(self.successes)} succeeded")
+
+    def phase_done(self, metrics: dict) -> None:
+        from webrl.runs.train_report import eval_rate, rollout_rate
+
+        rollouts = rollout_rate(metrics)
+        self.progress.console.print(f"phase {metrics['phase']}: eval {eval_rate(metrics)}%"
+                                    + (f" · rollouts {rollouts}%" if rollouts is not None else "")
+                                    + f" · {sum(metrics['seconds'].values()) / 60:.1f} min")
+
+
+def phase_table(phases: list[dict]) -> Table:
+    from webrl.runs.train_report import COLUMNS, eval_rate, rollout_rate
+
+    table = Table("phase", *COLUMNS, "rollouts", title="success rate (%) on the evaluation tasks")
+    for m in phases:
+        cells = [eval_rate(m, c) for c in COLUMNS]
+        table.add_row(str(m["phase"]), *("–" if c is None else str(c) for c in cells),
+                      "–" if rollout_rate(m) is None else str(rollout_rate(m)))
+    return table
+
+
+def train_command(
+    preset: Annotated[str | None, typer.Option(help="Start from a preset: cpu-demo (the whole loop on 2 CPU cores, "
+                                                    "tiny model), ci (two tiny phases, the test suite's), paper (the "
+                                                    "paper's hyperparameters, GPUs).")] = None,
+    config: Annotated[Path | None, typer.Option("--config", help="YAML/TOML file of these settings (its train: "
+                                                "section or the whole file); sft: and update: hold the training "
+                                                "settings of `webrl sft` / `webrl rl-update`.", dir_okay=False)] = None,
+    out: Annotated[Path | None, typer.Option(help="Run folder [default: runs/train-<time>].", file_okay=False)] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue the run in --out from its last finished "
+                                                          "stage, with its saved settings.")] = False,
+    lr: Annotated[float | None, typer.Option(help="Learning rate of every phase's update [default: the preset's, "
+                                                  "else 1e-6].")] = None,
+    sft_lr: Annotated[float | None, typer.Option(help="Learning rate of phase 0's SFT [default: the preset's, "
+                                                      "else 1e-5].")] = None,
+    **options: Any,
+) -> None:
+    """The whole WebRL run: SFT (phase 0), then per phase: tasks from the last phase's failures, critic filter,
+    rollouts, rewards (rules or ORM), critic and actor update with replay, evaluation. Needs `webrl up`."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from webrl.cli.main import GLOBALS
+    from webrl.rl.loop import TrainRun
+    from webrl.sites.backends import make_backend
+
+    if resume and out is None:
+        raise UsageError("--resume needs the --out folder of the run to continue")
+    nested = {"update": {"lr": lr} if lr is not None else {}, "sft": {"lr": sft_lr} if sft_lr is not None else {}}
+    settings = resolve_run_settings(preset, config, {**options, **{k: v for k, v in nested.items() if v}})
+    site_config = GLOBALS.config()
+    out = out or Path("runs") / f"train-{datetime.now():%Y%m%d-%H%M%S}"
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.fields[rate]}"), console=console) as progress:
+        run = TrainRun.start(settings, out, site_config, make_backend(site_config), None, resume)
+        run.progress = LiveView(progress, run.phases)
+        try:
+            phases = run.run()
+        except KeyboardInterrupt:
+            console.print(f"interrupted; continue with: webrl train --resume --out {out}")
+            raise typer.Exit(130) from None
+    console.print(phase_table(phases))
+    console.print(f"report: {out / 'report.html'}  ·  curve: {out / 'curve.png'}")
+
+
 def register(app: typer.Typer) -> None:
     app.command("sft")(sft)
     app.command("rl-update")(rl_update)
+    app.command("train")(extend_command(train_command, run_parameters(), lambda kwargs: train_command(**kwargs),
+                                        drop="options"))

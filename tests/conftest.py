@@ -3,26 +3,17 @@ for running the `webrl` command as a user does (clisupport.webrl)."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
+from clisupport import private_env
 
-from webrl.config import DEFAULT_PORTS, INSTANCE_STRIDE, load_config, on_free_ports
-from webrl.netutil import free_port_blocks
+from webrl.config import load_config, on_free_ports
 from webrl.sites.embedded.backend import EmbeddedBackend
 
 
 @pytest.fixture
 def cli_env(tmp_path):
     """Environment for a private state dir with every port moved to a free one."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WEBRL_")}
-    env["WEBRL_STATE_DIR"] = str(tmp_path / "state")
-    ports = free_port_blocks([*DEFAULT_PORTS, "control"], 1, INSTANCE_STRIDE)
-    env["WEBRL_SITES__CONTROL_PORT"] = str(ports.pop("control"))
-    for site, port in ports.items():
-        env[f"WEBRL_SITES__PORTS__{site.upper()}"] = str(port)
-    env["COLUMNS"] = "200"
-    return env
+    return private_env(tmp_path / "state")
 
 
 def free_ports_config(state_dir, **sites_settings):

@@ -10,11 +10,15 @@ import torch
 
 from webrl.rl.data import action_logprobs, collate, encode, pad_token_id
 from webrl.rl.objective import (
+    AWR_MAX_WEIGHT,
     Objective,
+    actor_loss_awr,
     actor_loss_official,
     actor_loss_paper,
+    advantage_awr,
     advantage_official,
     advantage_paper,
+    awr_weights,
     critic_loss_official,
     critic_loss_paper,
     sft_loss,
@@ -101,6 +105,46 @@ def test_paper_actor_loss_and_sft_loss_by_hand():
     assert sft_loss(t(-3, -5), t(2, 3)).item() == pytest.approx(8 / 5)
 
 
+def test_awr_advantage_is_the_outcome_minus_the_value():
+    v = t(0.25, 0.5, 0.75).requires_grad_()
+    advantage = advantage_awr(v, t(1.0, 1.0, 0.0))
+    assert advantage.tolist() == pytest.approx([0.75, 0.5, -0.75])
+    assert not advantage.requires_grad  # a target, not a path for the critic's gradient
+
+
+def test_awr_weights_are_exp_of_a_over_tau_clipped_at_20():
+    assert AWR_MAX_WEIGHT == 20
+    # τ = 1: e^0 = 1, e^−1, e^2.5 ≈ 12.18 (under the clip), e^3.5 ≈ 33.1 → 20, e^1000 = inf → 20
+    weights = awr_weights(t(0.0, -1.0, 2.5, 3.5, 1000.0), 1.0)
+    assert weights.tolist() == pytest.approx([1.0, math.exp(-1), math.exp(2.5), 20.0, 20.0])
+    # τ = 2 halves the exponent: A = 5 → e^2.5, under the clip again
+    assert awr_weights(t(5.0), 2.0).item() == pytest.approx(math.exp(2.5))
+
+
+def test_awr_actor_loss_by_hand_and_larger_advantage_larger_gradient():
+    logp = t(-3.0, -4.0).requires_grad_()
+    n_tokens, advantage = t(3, 2), t(math.log(2), math.log(4))  # w = 2 and 4
+    loss = actor_loss_awr(logp, n_tokens, advantage, 1.0)
+    # −(2·(−3)/3 + 4·(−4)/2) / 2 = −(−2 − 8) / 2 = 5
+    assert loss.item() == pytest.approx(5.0)
+    loss.backward()
+    # dL/dℓ_i = −w_i / (n_i · B): −2/6 and −4/4; the weights carry no gradient of their own
+    assert logp.grad.tolist() == pytest.approx([-1 / 3, -1.0])
+    # the same token counts: the larger advantage gets the larger push up
+    logp = t(-3.0, -3.0).requires_grad_()
+    actor_loss_awr(logp, t(2, 2), t(-0.5, 1.5), 1.0).backward()
+    assert (logp.grad < 0).all() and logp.grad[1] < logp.grad[0]
+    assert logp.grad.tolist() == pytest.approx([-math.exp(-0.5) / 4, -math.exp(1.5) / 4])
+
+
+def test_awr_actor_loss_clips_the_weight_and_its_gradient():
+    logp = t(-2.0, -2.0).requires_grad_()
+    loss = actor_loss_awr(logp, t(1, 1), t(3.5, 10.0), 1.0)  # both weights clip to 20
+    assert loss.item() == pytest.approx(40.0)
+    loss.backward()
+    assert logp.grad.tolist() == pytest.approx([-10.0, -10.0])
+
+
 def test_objective_selects_the_form():
     reward, mc_return, terminal = t(1, 0), t(2.71, 0), torch.tensor([True, False])
     logits_next = torch.randn(2, 2, 2)
@@ -115,6 +159,30 @@ def test_objective_selects_the_form():
     assert loss.item() == pytest.approx(0.0) and stats["log_ratio"] == pytest.approx(1.0)
     with pytest.raises(ValueError, match="official"):
         Objective("ppo")
+
+
+def test_objective_awr_form():
+    awr = Objective("awr", awr_temperature=2.0)
+    reward, mc_return, terminal = t(1, 0), t(1.9, 0), torch.tensor([False, True])
+    logits_next = torch.randn(2, 2, 2)  # unused: the paper's critic on s only
+    assert awr.critic_loss(LOGITS, logits_next, reward, mc_return) == critic_loss_paper(LOGITS, reward)
+    # V = 0.5 and 0.25 from LOGITS: A = 1 − 0.5 and 0 − 0.25; neither v_next nor mc_return enters
+    v = value_from_logits(LOGITS)
+    assert awr.advantage(v, torch.rand(2), reward, mc_return, terminal).tolist() == pytest.approx([0.5, -0.25])
+    # τ = 2: w = e^1 and e^−1;  ℓ/n = −1 and −2;  L = −(−e − 2/e)/2
+    logp = t(-2.0, -6.0).requires_grad_()
+    loss, stats = awr.actor_loss(logp, t(-4.0, -6.0), t(2, 3), t(2.0, -2.0))
+    assert loss.item() == pytest.approx((math.e + 2 / math.e) / 2)
+    # log ratio (2 + 0) / 5 tokens; half positive; mean weight (e + 1/e)/2
+    assert stats == pytest.approx({"log_ratio": 0.4, "positive_fraction": 0.5, "beta": (math.e + 1 / math.e) / 2})
+    loss.backward()  # no reference term: ℓ_ref does not change the gradient
+    assert logp.grad.tolist() == pytest.approx([-math.e / 4, -math.exp(-1) / 6])
+
+
+@pytest.mark.parametrize("form, temperature", [("ppo", 1.0), ("AWR", 1.0), ("awr", 0.0), ("awr", -1.0)])
+def test_objective_rejects_an_invalid_form_or_temperature(form, temperature):
+    with pytest.raises(ValueError, match="official" if form != "awr" else "awr_temperature"):
+        Objective(form, awr_temperature=temperature)
 
 
 # ---- real optimizer steps on the tiny model --------------------------------------------------------------

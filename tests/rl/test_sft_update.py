@@ -192,7 +192,7 @@ def test_paper_objective_lowers_its_loss_and_moves_log_probs_along_the_advantage
                                                         "--lr", "1e-5", "--epochs", "1", "--zero-stage", "0"))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     summary = json.loads((out / "metrics.json").read_text())
-    assert summary["objective"] == {"form": "paper", "beta": beta, "lam": 0.5}
+    assert summary["objective"] == {"form": "paper", "beta": beta, "lam": 0.5, "awr_temperature": 1.0}
     assert summary["actor"]["optimizer_steps"] == summary["data"]["trained_steps"]
     prepared, values = (json.loads((out / name).read_text()) for name in ("prepare.json", "values.json"))
     baseline = json.loads((phase["update"] / "prepare.json").read_text())["mixed"]

@@ -3,6 +3,8 @@ offers the environment loop, and the spec strings that name one on the command l
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -23,6 +25,7 @@ class Sampling:
     top_p: float = 1.0
     max_tokens: int = 2048
     stop: tuple[str, ...] = (END_OF_TURN,)
+    seed: int | None = None  # makes a sampled answer reproducible (a resumed rollout samples what it would have)
 
 
 @dataclass
@@ -88,3 +91,18 @@ def make_policy(spec: str, models_dir: Path | None = None) -> Policy:
         return HFPolicy(rest, models_dir)
     forms = "\n  ".join(POLICY_FORMS)
     raise UsageError(f"unknown policy spec '{spec}'; valid forms:\n  {forms}")
+
+
+@contextmanager
+def serving(policy: Policy, starting: Callable[[], AbstractContextManager] = nullcontext) -> Iterator[Policy]:
+    """Start a policy that runs its own model server (vllm:) before the first episode, inside `starting()` (a
+    spinner), so that a failed start is one clear error rather than a policy error per episode; stop it
+    afterwards, whatever happens."""
+    try:
+        if hasattr(policy, "start"):
+            with starting():
+                policy.start()
+        yield policy
+    finally:
+        if hasattr(policy, "close"):
+            policy.close()

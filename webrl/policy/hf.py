@@ -7,6 +7,7 @@ during generation, which is what a policy-gradient update compares against.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -49,6 +50,8 @@ class HFPolicy:
         # token ids only: a checkpoint's own sampling defaults (temperature, top_k...) must not override Sampling
         self.model.generation_config = GenerationConfig(bos_token_id=self.tokenizer.bos_token_id,
                                                         eos_token_id=self.eos_ids, pad_token_id=self.pad_id)
+        # sampling draws from torch's global generator: one generation at a time, so that a seeded one is exact
+        self._generating = threading.Lock()
 
     def act(self, inputs: list[PolicyInput], sampling: Sampling) -> list[Response]:
         prompts = [webrl_prompt(x.task.intent, x.history, x.observation.text) for x in inputs]
@@ -68,7 +71,9 @@ class HFPolicy:
         width = batch["input_ids"].shape[1]
         raw = _RawLogprobs()
         tracker = _StopTracker(raw, self.tokenizer, sampling.stop, width)
-        with torch.inference_mode():
+        with self._generating, torch.inference_mode():
+            if sampling.seed is not None:
+                torch.manual_seed(sampling.seed)
             out = self.model.generate(**batch, generation_config=self._generation_config(sampling, max_new),
                                       logits_processor=LogitsProcessorList([raw, *_warpers(sampling)]),
                                       stopping_criteria=StoppingCriteriaList([tracker]))

@@ -61,6 +61,8 @@ class OpenAIPolicy:
                       "max_tokens": sampling.max_tokens}
         if sampling.stop:  # an empty stop list is not valid everywhere
             body["stop"] = list(sampling.stop)
+        if sampling.seed is not None:  # vLLM and the OpenAI API take a per-request sampling seed
+            body["seed"] = sampling.seed
         return body
 
     def _post(self, path: str, body: dict) -> tuple[dict, dict]:

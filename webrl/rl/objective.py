@@ -1,4 +1,5 @@
-"""The WebRL losses and advantages, in the official code's form and the paper's (reference/webrl-method.md §4–6).
+"""The WebRL losses and advantages in three forms: the official code's, the paper's (reference/webrl-method.md
+§4–6), and AWR, the Advantage-Weighted Regression baseline the paper compares against (§13, Peng et al. 2019).
 
 Tensors are per sample ([B]) unless stated. Critic logits are [B, 2 heads, 2 classes]; class 1 is "success".
 Sequence log-probs `logp` are sums over the action tokens (data.action_logprobs), `n_tokens` their counts.
@@ -16,6 +17,7 @@ from torch import Tensor
 
 STEP_MARGIN = 0.05  # official advantage's per-step margin
 NEGATIVE_ADVANTAGE = -0.6  # official binarised advantage of a non-positive step
+AWR_MAX_WEIGHT = 20.0  # AWR's clip on exp(A / τ) (Peng et al. 2019)
 
 
 def value_from_logits(logits: Tensor) -> Tensor:
@@ -65,6 +67,12 @@ def advantage_paper(v: Tensor, v_next: Tensor, reward_T: Tensor, terminal: Tenso
     return (lam * (r_t + next_value - v) + (1 - lam) * (reward_T - v)).detach()
 
 
+def advantage_awr(v: Tensor, reward_T: Tensor) -> Tensor:
+    """A = r_T − V(s): the episode's outcome minus the value, both in [0, 1]  (AWR with the critic's own target;
+    the official mc_return, the outcome summed over the remaining steps, reaches 10 and would clip most weights)."""
+    return (reward_T - v).detach()
+
+
 def actor_loss_official(logp: Tensor, logp_ref: Tensor, n_tokens: Tensor, advantage: Tensor
                         ) -> tuple[Tensor, dict[str, float]]:
     """The official actor loss (official code, trainer.actor_loss):
@@ -102,6 +110,20 @@ def actor_loss_paper(logp: Tensor, logp_ref: Tensor, advantage: Tensor, beta: fl
     return ((beta * (logp - logp_ref.detach()) - advantage) ** 2).mean()
 
 
+def awr_weights(advantage: Tensor, temperature: float) -> Tensor:
+    """w = min(exp(A / τ), 20), detached  (AWR)."""
+    return torch.exp(advantage.detach() / temperature).clamp(max=AWR_MAX_WEIGHT)
+
+
+def actor_loss_awr(logp: Tensor, n_tokens: Tensor, advantage: Tensor, temperature: float) -> Tensor:
+    """L = −mean_batch[ w · ℓ / n ], w = awr_weights(A, τ): weighted token-mean log-likelihood  (AWR).
+
+    No reference term: AWR's only tie to the data's policy is that it regresses onto the data's actions.
+    """
+    w = awr_weights(advantage.to(logp.dtype), temperature)
+    return -(w * logp / n_tokens.clamp(min=1)).mean()
+
+
 def sft_loss(logp: Tensor, n_tokens: Tensor) -> Tensor:
     """L = −Σ_batch ℓ / Σ_batch n: token-mean NLL of the actions (official code's unused actor_loss_sft)."""
     return -logp.sum() / n_tokens.sum().clamp(min=1)
@@ -109,38 +131,50 @@ def sft_loss(logp: Tensor, n_tokens: Tensor) -> Tensor:
 
 @dataclass(frozen=True)
 class Objective:
-    """Which WebRL objective to train: "official" (released code; default) or "paper" (Eq. 8, Eq. 9, squared loss).
+    """Which WebRL objective to train: "official" (released code; default), "paper" (Eq. 8, Eq. 9, squared
+    loss) or "awr" (the AWR baseline: the paper's critic, A = r_T − V(s), advantage-weighted likelihood).
 
-    One call signature per role for both forms, so the trainer does not branch. `beta` is the paper
-    form's KL weight (the paper does not state its final value; Fig. 7 ablates it); `lam` is Eq. 9's λ.
+    One call signature per role for all forms, so the trainer does not branch. `beta` is the paper
+    form's KL weight (the paper does not state its final value; Fig. 7 ablates it); `lam` is Eq. 9's λ;
+    `awr_temperature` is AWR's τ in exp(A / τ) (the paper does not state it).
     """
 
-    form: Literal["official", "paper"] = "official"
+    form: Literal["official", "paper", "awr"] = "official"
     beta: float = 1.0
     lam: float = 0.5
+    awr_temperature: float = 1.0
 
     def __post_init__(self) -> None:
-        if self.form not in ("official", "paper"):
-            raise ValueError(f"objective form must be 'official' or 'paper', got {self.form!r}")
+        if self.form not in ("official", "paper", "awr"):
+            raise ValueError(f"objective form must be 'official', 'paper' or 'awr', got {self.form!r}")
+        if not self.awr_temperature > 0:
+            raise ValueError(f"awr_temperature must be positive, got {self.awr_temperature}")
 
     def critic_loss(self, logits_s: Tensor, logits_next: Tensor, reward: Tensor, mc_return: Tensor) -> Tensor:
-        """Official: 4-term CE with labels 1[mc_return > 0] on s and s'; paper: BCE of V(s) toward r_T."""
+        """Official: 4-term CE with labels 1[mc_return > 0] on s and s'; paper and awr: BCE of V(s) toward r_T."""
         if self.form == "official":
             return critic_loss_official(logits_s, logits_next, mc_return > 0)
         return critic_loss_paper(logits_s, reward)
 
     def advantage(self, v: Tensor, v_next: Tensor, reward: Tensor, mc_return: Tensor, terminal: Tensor) -> Tensor:
-        """A per sample; v_next is V(Step.next_observation) (the paper form ignores it at terminal steps)."""
+        """A per sample; v_next is V(Step.next_observation) (the paper form ignores it at terminal steps, awr
+        everywhere)."""
         if self.form == "official":
             return advantage_official(v, v_next, reward, mc_return)
+        if self.form == "awr":
+            return advantage_awr(v, reward)
         return advantage_paper(v, v_next, reward, terminal, self.lam)
 
     def actor_loss(self, logp: Tensor, logp_ref: Tensor, n_tokens: Tensor, advantage: Tensor
                    ) -> tuple[Tensor, dict[str, float]]:
-        """(loss, stats) of the chosen form; the paper form's stats mirror the official ones."""
+        """(loss, stats) of the chosen form; the paper and awr forms' stats mirror the official ones ("beta" is
+        the paper's β, and awr's mean weight)."""
         if self.form == "official":
             return actor_loss_official(logp, logp_ref, n_tokens, advantage)
-        log_ratio = (logp - logp_ref).detach()
-        stats = {"log_ratio": float(log_ratio.sum() / n_tokens.sum().clamp(min=1)),
-                 "positive_fraction": float((advantage > 0).float().mean()), "beta": self.beta}
-        return actor_loss_paper(logp, logp_ref, advantage, self.beta), stats
+        stats = {"log_ratio": float((logp - logp_ref).detach().sum() / n_tokens.sum().clamp(min=1)),
+                 "positive_fraction": float((advantage > 0).float().mean())}
+        if self.form == "awr":
+            weights = awr_weights(advantage, self.awr_temperature)
+            return (actor_loss_awr(logp, n_tokens, advantage, self.awr_temperature),
+                    {**stats, "beta": float(weights.mean())})
+        return actor_loss_paper(logp, logp_ref, advantage, self.beta), {**stats, "beta": self.beta}

@@ -13,6 +13,7 @@ import platform
 import statistics
 import subprocess
 import time
+import zlib
 from collections import defaultdict
 from datetime import UTC, datetime
 from importlib import metadata
@@ -51,6 +52,8 @@ class EvalSettings(BaseModel):
     observation: Literal["webrl", "axtree"] = "webrl"
     action_space: Literal["webrl", "webarena"] = "webrl"
     temperature: float = 0.0
+    max_tokens: int = Field(2048, ge=1)  # per answer (WebRL: 2048)
+    seed: int | None = None  # with temperature > 0: every answer's sampling seed derives from it (exact resume)
     out: Path
     resume: bool = False
     screenshots: bool = True
@@ -156,13 +159,12 @@ async def run_episode(env: BrowserEnv, browsers: Browsers, policy: Policy, task:
                       settings: EvalSettings) -> dict:
     """One episode. An environment fault (site down, browser crash) is retried once, then recorded as
     env_error; neither counts as an agent failure."""
-    sampling = Sampling(temperature=settings.temperature)
     status, error = "env_error", None
     for _ in range(ENV_ERROR_RETRIES + 1):
         started = time.perf_counter()
         try:
             env.browser = env.auth.browser = await browsers.get()
-            return await _episode(env, policy, task, repeat, sampling, settings, started)
+            return await _episode(env, policy, task, repeat, settings, started)
         except PolicyFailure as err:
             status, error = "policy_error", str(err)
             break
@@ -177,7 +179,17 @@ async def run_episode(env: BrowserEnv, browsers: Browsers, policy: Policy, task:
             "status": status, "error": error, "score": None, "steps": [], "last_observation": None}
 
 
-async def _episode(env, policy, task, repeat, sampling, settings, started) -> dict:
+def step_sampling(settings: EvalSettings, task: Task, repeat: int, step: int) -> Sampling:
+    """The decoding settings of one answer. A seeded sampled run gives each answer its own seed from (run seed,
+    task, repeat, step), so an episode re-run after a crash samples exactly what it would have, whatever else
+    ran in between or beside it."""
+    seed = None
+    if settings.seed is not None and settings.temperature > 0:
+        seed = zlib.crc32(f"{settings.seed}:{task.task_id}:{repeat}:{step}".encode())
+    return Sampling(temperature=settings.temperature, max_tokens=settings.max_tokens, seed=seed)
+
+
+async def _episode(env, policy, task, repeat, settings, started) -> dict:
     obs, info = await env.reset(task)
     shots = settings.out / "screens"
     shots.mkdir(exist_ok=True)
@@ -185,6 +197,7 @@ async def _episode(env, policy, task, repeat, sampling, settings, started) -> di
     while True:
         seen = obs  # what the policy answers to; the last one is the ORM's final page (reference traces' html)
         try:
+            sampling = step_sampling(settings, task, repeat, len(steps))
             [response] = await asyncio.to_thread(policy.act, [PolicyInput(env.task, env.history, obs)], sampling)
         except Exception as err:
             raise PolicyFailure(f"{type(err).__name__}: {err}") from err
@@ -194,7 +207,7 @@ async def _episode(env, policy, task, repeat, sampling, settings, started) -> di
             await env.page.screenshot(path=settings.out / shot, type="jpeg", quality=40)
         obs, _, terminated, truncated, step_info = await env.step(response.text)
         record = env.steps[-1]
-        steps.append({"index": record.index, "url": record.url, "response": record.response,
+        steps.append({"index": record.index, "url": record.url, "observation": seen.text, "response": record.response,
                       "action": record.action, "error": record.error, "timings_ms": record.timings_ms,
                       "screenshot": shot, "policy": response.meta})
         if terminated or truncated:

@@ -1,0 +1,205 @@
+"""`webrl train` end to end: the ci preset's two phases on `tiny` against real sites, real Chromium and the real
+DeepSpeed engine, a kill in the middle of a phase followed by --resume, and bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+import typer
+import yaml
+from clisupport import private_env, webrl
+from safetensors.torch import load_file
+
+from webrl.policy.prompt import webrl_prompt
+from webrl.rl.loop import percentile_threshold, train_flags
+from webrl.rl.settings import PRESETS, RunSettings, TrainSettings
+
+STAGES = ("tasks", "rollouts", "rewards", "update", "eval")
+TRAIN_TIMEOUT = 900
+
+
+@pytest.fixture(scope="module")
+def sites(tmp_path_factory):
+    """A private state dir with the sites up (the ci preset runs one episode at a time)."""
+    env = private_env(tmp_path_factory.mktemp("train") / "state")
+    env["OMP_NUM_THREADS"] = "1"  # two shared cores: one thread each for the browser, the sites and torch
+    started = webrl(env, "up")
+    assert started.returncode == 0, started.stderr
+    yield env
+    webrl(env, "down")
+
+
+@pytest.fixture(scope="module")
+def ci_run(sites, tmp_path_factory):
+    """An uninterrupted `webrl train --preset ci` run: (its folder, the command's result)."""
+    out = tmp_path_factory.mktemp("runs") / "ci"
+    result = webrl(sites, "train", "--preset", "ci", "--out", str(out), timeout=TRAIN_TIMEOUT)
+    return out, result
+
+
+def read_json(path: Path):
+    return json.loads(path.read_text())
+
+
+def lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_ci_preset_runs_sft_and_two_phases_unattended(ci_run):
+    out, result = ci_run
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    done = read_json(out / "progress.json")["done"]
+    assert list(done) == ["0:demos", "0:sft", "0:eval", *(f"{k}:{s}" for k in (1, 2) for s in STAGES)]
+    settings = RunSettings.model_validate(yaml.safe_load((out / "settings.yaml").read_text()))
+    assert settings == RunSettings(**PRESETS["ci"])
+
+    # phase 0: the oracle's successful steps are the demonstrations, SFT gives the first actor
+    demos = lines(out / "phases/0/demos.jsonl")
+    assert demos and all(d["reward"] == 1.0 for d in demos)
+    assert (out / "phases/0/sft/actor/config.json").is_file()
+
+    # phase 1 rolls out train tasks; phase 2 new tasks evolved from phase 1's failures, never seen before
+    first = read_json(out / "phases/1/tasks.json")
+    assert len(first) == 4 and all(t["split"] == "train" for t in first)
+    rewarded = read_json(out / "phases/1/rewarded.json")
+    failed = {r["row"]["task_id"] for r in rewarded if r["reward"] == 0.0}
+    second = read_json(out / "phases/2/tasks.json")
+    report = read_json(out / "phases/2/tasks-report.json")
+    if failed:
+        assert len(second) == 4 and report["candidates"] == 8 and report["critic"]["applied"]
+        assert all(t["origin"]["kind"] == "evolved" and t["origin"]["from"] in failed for t in second)
+        assert min(t["task_id"] for t in second) > max(t["task_id"] for t in first)
+        assert not {t["intent"] for t in second} & {t["intent"] for t in first}
+
+    for k in (1, 2):
+        phase = out / "phases" / str(k)
+        episodes = lines(phase / "rollouts/episodes.jsonl")
+        steps = lines(phase / "steps.jsonl")
+        # every acted episode's steps, its rule reward on each, prompts rebuilt around the observation
+        acted = [e for e in episodes if e["steps"] and e["status"] == "done"]
+        assert len(steps) == sum(len(e["steps"]) for e in acted)
+        by_episode = {f"{e['task_id']}-{e['repeat']}": e for e in acted}
+        for record in steps:
+            episode = by_episode[record["episode"]]
+            assert record["reward"] == float(episode["score"] == 1.0)
+            history = [step["response"] for step in episode["steps"][:record["step"]]]
+            observation = episode["steps"][record["step"]]["observation"]
+            assert record["prompt"] == webrl_prompt(episode["intent"], history, observation)
+            assert record["response"] == episode["steps"][record["step"]]["response"]
+        metrics = read_json(phase / "metrics.json")
+        assert metrics["rewards"]["rewarded"] == metrics["rewards"]["by_source"]["rules"] == len(acted)
+        assert metrics["eval"]["episodes"]
+        assert (phase / "update/actor/config.json").is_file() and (phase / "update/critic/heads.pt").is_file()
+        assert metrics["training"]["data"]["replay_candidates"] > 0  # the demonstrations (and phase 1's steps)
+    # the critic of phase 1 is where phase 2 starts; the actor chain is phase 0 → 1 → 2
+    assert "/phases/1/update/critic" in (out / "phases/2/update.log").read_text()
+    assert f"--actor {out}/phases/1/update/actor" in (out / "phases/2/update.log").read_text()
+
+    every = read_json(out / "metrics.json")
+    assert [m["phase"] for m in every] == [0, 1, 2]
+    assert (out / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "curve.png" in (out / "report.html").read_text()
+    assert "success rate (%) on the evaluation tasks" in result.stdout
+
+
+def actor_tensors(folder: Path) -> dict[str, torch.Tensor]:
+    return load_file(folder / "model.safetensors")
+
+
+def test_a_killed_run_resumes_to_the_same_result(sites, ci_run, tmp_path):
+    """Killed (SIGKILL, the whole process group) once phase 1's rollouts have begun, then resumed: phase 1's
+    tasks, rollouts, rewards, updated actor and evaluation equal the uninterrupted run's."""
+    reference, _ = ci_run
+    out = tmp_path / "killed"
+    command = [sys.executable, "-m", "webrl", "train", "--preset", "ci", "--phases", "1", "--out", str(out)]
+    child = subprocess.Popen(command, env=sites, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+    episodes = out / "phases/1/rollouts/episodes.jsonl"
+    deadline = time.monotonic() + TRAIN_TIMEOUT
+    while not (episodes.exists() and episodes.read_text().strip()) and child.poll() is None:
+        assert time.monotonic() < deadline, "phase 1's rollouts never began"
+        time.sleep(0.2)
+    os.killpg(child.pid, signal.SIGKILL)
+    child.wait()
+    assert "1:rollouts" not in read_json(out / "progress.json")["done"]
+
+    resumed = webrl(sites, "train", "--resume", "--out", str(out), timeout=TRAIN_TIMEOUT)
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    for name in ("tasks.json", "steps.jsonl", "rewards.json"):
+        assert (out / "phases/1" / name).read_text() == (reference / "phases/1" / name).read_text(), name
+    ours, theirs = (actor_tensors(run / "phases/1/update/actor") for run in (out, reference))
+    assert ours.keys() == theirs.keys() and all(torch.equal(ours[k], theirs[k]) for k in ours)
+    for k in (0, 1):
+        ours_eval, theirs_eval = (read_json(run / f"phases/{k}/metrics.json")["eval"] for run in (out, reference))
+        assert ours_eval == theirs_eval
+
+
+def test_filtered_bc_baseline_from_an_initial_model(sites, ci_run, tmp_path):
+    """--init skips the demonstrations and SFT (filtered BC has no replay buffer); the phase imitates only its
+    successful rollouts, and with none the actor stays the initial one."""
+    reference, _ = ci_run
+    init = reference / "phases/0/sft/actor"
+    out = tmp_path / "bc"
+    result = webrl(sites, "train", "--preset", "ci", "--phases", "1", "--algorithm", "filtered-bc", "--init", str(init),
+                   "--out", str(out), timeout=TRAIN_TIMEOUT)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert list(read_json(out / "progress.json")["done"]) == ["0:eval", *(f"1:{s}" for s in STAGES)]
+    assert read_json(out / "phases/0/metrics.json")["eval"] == read_json(reference / "phases/0/metrics.json")["eval"]
+    successes = {f"{r['row']['task_id']}-{r['row']['repeat']}" for r in read_json(out / "phases/1/rewarded.json")
+                 if r["reward"] == 1.0}
+    imitated = lines(out / "phases/1/filtered-bc.jsonl")
+    assert {record["episode"] for record in imitated} == successes
+    assert all(record["reward"] == 1.0 for record in imitated)
+    metrics = read_json(out / "phases/1/metrics.json")
+    assert metrics["actor"] == (str(out / "phases/1/update/actor") if successes else str(init))
+    assert not (out / "phases/1/update/critic").exists()
+
+
+def test_bad_input_is_refused_with_the_reason(sites, ci_run, tmp_path):
+    reference, _ = ci_run
+    cases = [
+        (("--preset", "fast"), "--preset fast: unknown; choose one of ci, cpu-demo, paper"),
+        (("--resume",), "--resume needs the --out folder"),
+        (("--resume", "--out", str(tmp_path / "nothing")), "not a webrl train run folder"),
+        (("--preset", "ci", "--out", str(reference)), "holds a run already: continue it with --resume"),
+    ]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("train:\n  tasks_per_phase: -3\n")
+    cases.append((("--config", str(bad), "--out", str(tmp_path / "x")), f"--config {bad}: field 'tasks_per_phase'"))
+    typo = tmp_path / "typo.yaml"
+    typo.write_text("phasess: 3\n")
+    cases.append((("--config", str(typo), "--out", str(tmp_path / "y")), "field 'phasess': Extra inputs"))
+    for args, message in cases:
+        result = webrl(sites, "train", *args)
+        assert result.returncode == 2, (args, result.stdout, result.stderr)
+        assert message in " ".join(result.stderr.split()), (args, result.stderr)
+        assert "Traceback" not in result.stderr
+
+
+def test_filtered_bc_threshold_is_the_70th_percentile_of_the_rewards():
+    assert percentile_threshold([0, 0, 0, 0, 0, 0, 0, 1, 1, 1], 70) == 0
+    assert percentile_threshold([0, 0, 0, 0, 0, 0, 1, 1, 1, 1], 70) == 1
+    assert percentile_threshold([0.2, 0.9, 0.5], 70) == 0.9
+
+
+def test_train_flags_are_what_the_training_commands_parse():
+    settings = TrainSettings(zero_stage=0, lr=3e-4, betas=(0.8, 0.95), gradient_checkpointing=True)
+    flags = train_flags(settings)
+    assert flags[flags.index("--lr") + 1] == "0.0003" and "--gradient-checkpointing" in flags and "--no-offload" in flags
+    assert flags[flags.index("--betas") + 1:flags.index("--betas") + 3] == ["0.8", "0.95"]
+    from typer.main import get_command
+
+    from webrl.cli.train import sft
+
+    app = typer.Typer(add_completion=False)
+    app.command()(sft)
+    parsed = get_command(app).make_context("sft", ["--data", "d.jsonl", "--model", "tiny", "--out", "o", *flags]).params
+    assert TrainSettings(**{name: parsed[name] for name in TrainSettings.model_fields}) == settings

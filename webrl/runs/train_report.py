@@ -1,0 +1,70 @@
+"""A `webrl train` run's learning curve (curve.png) and report.html: the success rate on the evaluation tasks
+after every phase, per WebRL column, beside the phase's rollout success rate and what each phase made."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from webrl.runs.eval import SITE_COLUMNS
+from webrl.runs.report import TEMPLATES
+
+COLUMNS = [*SITE_COLUMNS, "Other", "Average"]
+
+
+def eval_rate(metrics: dict, column: str = "Average") -> float | None:
+    cell = metrics["eval"]["success_rate"].get(column)
+    return cell["mean"] if cell else None
+
+
+def rollout_rate(metrics: dict) -> float | None:
+    return (metrics.get("rewards") or {}).get("success_rate")
+
+
+def write_curve(path: Path, title: str, phases: list[dict]) -> Path:
+    """curve.png: evaluation success (average bold, per site thin) and rollout success against the phase."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, no display
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
+    xs = [m["phase"] for m in phases]
+    top = 0.0
+    for column in COLUMNS:
+        ys = [eval_rate(m, column) for m in phases]
+        if any(y is not None for y in ys):
+            top = max([top, *(y for y in ys if y is not None)])
+            average = column == "Average"
+            ax.plot(xs, [float("nan") if y is None else y for y in ys], marker="o", linewidth=2.5 if average else 1,
+                    alpha=1 if average else 0.6, label=f"eval: {column}")
+    rollouts = [(m["phase"], rollout_rate(m)) for m in phases if rollout_rate(m) is not None]
+    if rollouts:
+        top = max(top, *(y for _, y in rollouts))
+        ax.plot(*zip(*rollouts), linestyle="--", marker="s", color="gray", label="rollouts (the phase's tasks)")
+    ax.set_xlabel("phase (0 = SFT)")
+    ax.set_ylabel("success rate (%)")
+    ax.set_xticks(xs)
+    ax.set_ylim(0, max(10.0, 1.15 * top))  # a flat zero curve still reads as percent
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
+    fig.tight_layout()
+    tmp = path.with_suffix(".tmp.png")
+    fig.savefig(tmp)
+    plt.close(fig)
+    tmp.replace(path)
+    return path
+
+
+def write_train_report(out: Path, settings, phases: list[dict]) -> Path:
+    write_curve(out / "curve.png", f"{settings.algorithm} from {settings.init or settings.model}", phases)
+    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]))
+    html = env.get_template("train.html").render(settings=settings.model_dump(mode="json"), phases=phases,
+                                                 columns=COLUMNS, eval_rate=eval_rate, rollout_rate=rollout_rate)
+    path = out / "report.html"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(html)
+    tmp.replace(path)
+    return path
