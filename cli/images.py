@@ -1,4 +1,4 @@
-"""`webrl images list | load`: the Docker images the docker backend runs."""
+"""`webrl images list | pull | load`: the Docker images the docker backend runs."""
 
 from __future__ import annotations
 
@@ -15,10 +15,11 @@ from webrl.cli.main import GLOBALS
 from webrl.cli.sites import compact_table
 from webrl.errors import UsageError, WebrlError
 from webrl.sites.docker.backend import LABEL_OWNER, DockerBackend
-from webrl.sites.docker.engine import connect
-from webrl.sites.docker.images import EMBEDDED_BUILD, EMBEDDED_IMAGE, WEBARENA
+from webrl.sites.docker.engine import connect, pull
+from webrl.sites.docker.images import EMBEDDED_BUILD, EMBEDDED_IMAGE, WEBARENA, webarena_image
 
-app = typer.Typer(help="The Docker images of the docker backend: list them, load a WebArena tarball.",
+app = typer.Typer(help="The Docker images of the docker backend: list them, pull the real sites, load a WebArena "
+                       "tarball.",
                   no_args_is_help=True)
 console = Console()
 
@@ -46,6 +47,31 @@ def list_images() -> None:
     console.print(table)
     console.print(f"missing: `docker pull IMAGE` (verified), `webrl images load IMAGE.tar` (original tarballs), "
                   f"`{EMBEDDED_BUILD}` ({EMBEDDED_IMAGE})", highlight=False)
+
+
+@app.command("pull")
+def pull_images(sites: Annotated[list[str] | None, typer.Argument(
+        help="Sites whose WebArena-Verified image to pull [default: every site `webrl up --backend docker` runs].",
+        show_default=False)] = None) -> None:
+    """Pull the real sites' images from the registry, with progress (13-32 GB each; the map needs its volumes)."""
+    images = [webarena_image(site) for site in sites] if sites else [i for i in WEBARENA.values() if i.automated]
+    client = connect()
+    failed = []
+    with Progress(TextColumn("pulling {task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+                  console=console) as progress:
+        for image in images:
+            bar = progress.add_task(image.verified, total=None)
+            try:
+                pull(client, image.verified, lambda done, total, bar=bar: progress.update(bar, completed=done,
+                                                                                        total=total or None))
+            except WebrlError as err:
+                failed.append(f"{err}; instead: {image.tarball_route}" if image.tarball_route else str(err))
+                continue
+            progress.update(bar, total=1, completed=1)
+    for line in failed:
+        console.print(f"[red]✗[/red] {line}", highlight=False)
+    if failed:
+        raise typer.Exit(1)
 
 
 @app.command("load")

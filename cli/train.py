@@ -315,17 +315,17 @@ class LiveView:
         rollouts = rollout_rate(metrics)
         self.progress.console.print(f"phase {metrics['phase']}: eval {eval_rate(metrics)}%"
                                     + (f" · rollouts {rollouts}%" if rollouts is not None else "")
+                                    + f" · valid actions {metrics['eval']['valid_actions']}%"
                                     + f" · {sum(metrics['seconds'].values()) / 60:.1f} min")
 
 
 def phase_table(phases: list[dict]) -> Table:
-    from webrl.runs.train_report import COLUMNS, eval_rate, rollout_rate
+    from webrl.runs.train_report import COLUMNS, eval_rate, rollout_rate, valid_actions
 
-    table = Table("phase", *COLUMNS, "rollouts", title="success rate (%) on the evaluation tasks")
+    table = Table("phase", *COLUMNS, "rollouts", "valid actions", title="success rate (%) on the evaluation tasks")
     for m in phases:
-        cells = [eval_rate(m, c) for c in COLUMNS]
-        table.add_row(str(m["phase"]), *("–" if c is None else str(c) for c in cells),
-                      "–" if rollout_rate(m) is None else str(rollout_rate(m)))
+        cells = [*(eval_rate(m, c) for c in COLUMNS), rollout_rate(m), valid_actions(m)]
+        table.add_row(str(m["phase"]), *("–" if c is None else str(c) for c in cells))
     return table
 
 

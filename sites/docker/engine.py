@@ -1,16 +1,18 @@
-"""The Docker engine: connecting with a useful error, and refusing up front what cannot fit (disk, memory, ports)."""
+"""The Docker engine: connecting with a useful error, pulling with progress, and refusing up front what cannot fit
+(disk, memory, ports)."""
 
 from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import docker
-from docker.errors import DockerException
+from docker.errors import APIError, DockerException
 from requests.exceptions import RequestException
 
-from webrl.errors import UsageError
+from webrl.errors import UsageError, WebrlError
 from webrl.netutil import port_free, port_owner
 
 ENGINE_FIX = ("start it (as root: `dockerd &`, or `systemctl start docker`; scripts/install-docker.sh installs "
@@ -33,6 +35,29 @@ def connect(timeout: int = 60) -> docker.DockerClient:
         raise UsageError(f"the Docker engine is not reachable at {where} ({type(err).__name__}): "
                          f"{ENGINE_FIX}") from None
     return client
+
+
+LAYER_DONE = ("Download complete", "Already exists", "Pull complete")
+
+
+def pull(client: docker.DockerClient, image: str, on_progress: Callable[[int, int], None] = lambda done, total: None
+         ) -> None:
+    """Pull `image` from its registry, calling `on_progress(bytes downloaded, bytes known so far)` summed over its
+    layers; a failure (no registry reachable, no such image) is one WebrlError naming the image."""
+    name, _, tag = image.rpartition(":") if ":" in image.rsplit("/", 1)[-1] else (image, "", "latest")
+    layers: dict[str, tuple[int, int]] = {}
+    try:
+        for event in client.api.pull(name, tag=tag, stream=True, decode=True):
+            if "error" in event:
+                raise WebrlError(f"cannot pull {image}: {event['error']}")
+            layer, detail = event.get("id"), event.get("progressDetail") or {}
+            if event.get("status") == "Downloading" and detail.get("total"):
+                layers[layer] = (detail.get("current", 0), detail["total"])
+            elif event.get("status") in LAYER_DONE and layer in layers:
+                layers[layer] = (layers[layer][1], layers[layer][1])
+            on_progress(sum(done for done, _ in layers.values()), sum(total for _, total in layers.values()))
+    except APIError as err:
+        raise WebrlError(f"cannot pull {image}: {err.explanation or err}") from None
 
 
 @dataclass(frozen=True)

@@ -47,13 +47,18 @@ class WebArenaImage:
     def tarball(self) -> str | None:
         return f"{self.original}.tar" if self.original else None
 
+    @property
+    def tarball_route(self) -> str | None:
+        """The way around the registry: download the original tarball and load it (None: there is none)."""
+        if not self.original:
+            return None
+        return (f"download {self.tarball} ({self.original_disk_gb:g} GB, {ORIGINALS_URL}/{self.tarball}) and run "
+                f"`webrl images load {self.tarball}`")
+
     def how_to_get(self) -> str:
         """The exact commands that make the image available."""
         pull = f"`docker pull {self.verified}` ({self.disk_gb:g} GB)"
-        if not self.original:
-            return pull
-        return (f"{pull}, or download {self.tarball} ({self.original_disk_gb:g} GB, {ORIGINALS_URL}/{self.tarball}) "
-                f"and run `webrl images load {self.tarball}`")
+        return f"{pull}, or {self.tarball_route}" if self.tarball_route else pull
 
 
 GL_OPT = "/opt/gitlab"

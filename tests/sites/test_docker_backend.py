@@ -24,12 +24,12 @@ import yaml
 from docker.errors import ImageNotFound, NotFound
 
 from webrl.config import DEFAULT_PORTS, INSTANCE_STRIDE, load_config, on_free_ports
-from webrl.errors import UsageError
+from webrl.errors import UsageError, WebrlError
 from webrl.policy.base import make_policy
 from webrl.runs.eval import EvalSettings
 from webrl.sites.docker.backend import LABEL_OWNER, LABEL_UNIT, DockerBackend
 from webrl.sites.docker.configure import configure_commands
-from webrl.sites.docker.engine import Need, check_resources, connect
+from webrl.sites.docker.engine import Need, check_resources, connect, pull
 from webrl.sites.docker.images import EMBEDDED_IMAGE, WEBARENA
 from webrl.tasks.load import load_tasks
 
@@ -267,6 +267,16 @@ def test_images_load_and_list(engine, cli_env, tmp_path):
     for bad, message in ((tmp_path / "nope.tar", "no such file"), (SMOKE, "not a tar archive")):
         result = webrl(cli_env, "images", "load", str(bad))
         assert result.returncode == 2 and message in result.stderr and str(bad) in result.stderr
+
+
+def test_a_failed_pull_names_the_image(engine, cli_env):
+    """No registry is reachable here (and nobody publishes this name): either way one error naming the image.
+    A successful pull's progress needs a registry and is not tested."""
+    name = f"webrl-test/never-published:{os.getpid()}"
+    with pytest.raises(WebrlError, match=f"cannot pull {name}: "):
+        pull(engine, name)
+    result = webrl(cli_env, "images", "pull", "wikipedia")
+    assert result.returncode == 2 and "there is no WebArena image for 'wikipedia'" in result.stderr
 
 
 def test_missing_webarena_images_name_the_commands(engine, cli_env):

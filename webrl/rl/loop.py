@@ -102,6 +102,15 @@ def percentile_threshold(rewards: Sequence[float], percentile: float) -> float:
     return ordered[rank - 1]
 
 
+def valid_action_rate(rows: Sequence[dict]) -> float | None:
+    """The percentage of answers that parsed as an action: what a small model learns first, long before it
+    succeeds at a task."""
+    steps = [step for row in rows for step in row["steps"]]
+    if not steps:
+        return None
+    return round(100 * sum(not (step.get("error") or "").startswith("unparseable") for step in steps) / len(steps), 1)
+
+
 class TrainRun:
     """One run folder and the stages that fill it (module docstring)."""
 
@@ -297,7 +306,7 @@ class TrainRun:
         import torch
 
         from webrl.curriculum.filters import critic_scores, in_band, page_key, start_pages
-        from webrl.models import load_tokenizer
+        from webrl.models import load_tokenizer, quiet
         from webrl.policy.prompt import webrl_prompt
         from webrl.rl.critic import Critic
 
@@ -307,7 +316,8 @@ class TrainRun:
         pages = start_pages(tasks, self.backend, 0, cache)
         write_atomically(cache_path, json.dumps({json.dumps([a, list(b), c]): text for (a, b, c), text in pages.items()}))
         pages = {(a, tuple(b), c): text for (a, b, c), text in pages.items()}
-        critic = Critic.load(critic_dir, torch.float32)
+        with quiet():
+            critic = Critic.load(critic_dir, torch.float32)
         scores = critic_scores(critic, load_tokenizer(critic_dir),
                                [webrl_prompt(t.intent, [], pages[page_key(t)]) for t in tasks],
                                max_tokens=settings.max_tokens)
@@ -462,7 +472,8 @@ class TrainRun:
         summary = json.loads((phase / "eval" / "summary.json").read_text())
         metrics: dict[str, Any] = {
             "phase": k, "algorithm": self.settings.algorithm, "actor": self.actor(k),
-            "eval": {"success_rate": summary["success_rate"], "episodes": summary["episodes"]},
+            "eval": {"success_rate": summary["success_rate"], "episodes": summary["episodes"],
+                     "valid_actions": valid_action_rate(read_episodes(phase / "eval"))},
             "seconds": {key.partition(":")[2]: s for key, s in self.done.items() if key.startswith(f"{k}:")},
         }
         for name in ("rewards.json", "tasks-report.json"):

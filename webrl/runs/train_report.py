@@ -18,6 +18,10 @@ def eval_rate(metrics: dict, column: str = "Average") -> float | None:
     return cell["mean"] if cell else None
 
 
+def valid_actions(metrics: dict) -> float | None:
+    return metrics["eval"].get("valid_actions")
+
+
 def rollout_rate(metrics: dict) -> float | None:
     return (metrics.get("rewards") or {}).get("success_rate")
 
@@ -62,7 +66,8 @@ def write_train_report(out: Path, settings, phases: list[dict]) -> Path:
     write_curve(out / "curve.png", f"{settings.algorithm} from {settings.init or settings.model}", phases)
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]))
     html = env.get_template("train.html").render(settings=settings.model_dump(mode="json"), phases=phases,
-                                                 columns=COLUMNS, eval_rate=eval_rate, rollout_rate=rollout_rate)
+                                                 columns=COLUMNS, eval_rate=eval_rate, rollout_rate=rollout_rate,
+                                                 valid_actions=valid_actions)
     path = out / "report.html"
     tmp = path.with_suffix(".tmp")
     tmp.write_text(html)
