@@ -256,9 +256,10 @@ def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def resolve_run_settings(preset: str | None, config_file: Path | None, flags: dict[str, Any]) -> Any:
-    """Preset < config file (its `train:` section, or the whole file) < flags, validated; a bad value names its
-    source."""
+def resolve_run_settings(preset: str | None, config_file: Path | None, flags: dict[str, Any],
+                         defaults: dict[str, Any] | None = None) -> Any:
+    """Preset < `defaults` (the global configuration's `train` section) < config file (its `train:` section, or the
+    whole file) < flags, validated; a bad value names its source."""
     from webrl.config import _read_config_file
     from webrl.rl.settings import PRESETS, RunSettings
 
@@ -267,6 +268,8 @@ def resolve_run_settings(preset: str | None, config_file: Path | None, flags: di
         if preset not in PRESETS:
             raise UsageError(f"--preset {preset}: unknown; choose one of {', '.join(PRESETS)}")
         layers.append((f"--preset {preset}", PRESETS[preset]))
+    if defaults:
+        layers.append(("the configuration's train section", defaults))
     if config_file is not None:
         data = _read_config_file(config_file)
         layers.append((f"--config {config_file}", data.get("train", data)))
@@ -356,8 +359,9 @@ def train_command(
     if resume and out is None:
         raise UsageError("--resume needs the --out folder of the run to continue")
     nested = {"update": {"lr": lr} if lr is not None else {}, "sft": {"lr": sft_lr} if sft_lr is not None else {}}
-    settings = resolve_run_settings(preset, config, {**options, **{k: v for k, v in nested.items() if v}})
     site_config = GLOBALS.config()
+    settings = resolve_run_settings(preset, config, {**options, **{k: v for k, v in nested.items() if v}},
+                                    site_config.train)
     out = out or Path("runs") / f"train-{datetime.now():%Y%m%d-%H%M%S}"
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.fields[rate]}"), console=console) as progress:

@@ -52,6 +52,12 @@ class SitePorts(_Model):
 
 class SitesConfig(_Model):
     backend: Literal["embedded", "docker"] = Field("embedded", description="Where the sites come from.")
+    images: Literal["embedded", "webarena"] | None = Field(
+        None, description="Docker backend: the image set `up` starts, embedded (our image of the embedded sites) or "
+        "webarena (the real sites) [default: the running one's, else webarena].")
+    reset: Literal["recreate", "restore"] = Field(
+        "recreate", description="Docker backend: how a dirty site is reset, by recreating its container from the "
+        "snapshot (any image) or by restoring its database in place (the embedded image: milliseconds).")
     sites: list[str] | None = Field(None, description="Sites to start; default: all the backend has.")
     instances: int = Field(1, ge=1, le=50, description="Independent copies of every site.")
     host: str = Field("127.0.0.1", description="Address the sites bind to.")
@@ -77,6 +83,8 @@ class Config(_Model):
         description="Pid files, logs, databases and snapshots.",
     )
     sites: SitesConfig = Field(default_factory=SitesConfig)
+    train: dict[str, Any] = Field(default_factory=dict, description="`webrl train` settings (its options, "
+                                  "checked there): defaults for every run.")
 
 
 def load_config(path: Path | None = None, flags: dict[str, Any] | None = None, environ=os.environ) -> Config:

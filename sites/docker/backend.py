@@ -124,8 +124,9 @@ class DockerState(BaseModel):
 
 class DockerBackend:
     def __init__(self, config: Config, images: ImageSet | None = None):
-        """`images`: the image set `up` starts; default: the running one's, else the real WebArena images."""
-        self.config, self.images = config, images
+        """`images`: the image set `up` starts; default: `sites.images`, else the running one's, else the real
+        WebArena images."""
+        self.config, self.images = config, images or config.sites.images
         self.root = config.state_dir / "docker"
         self.state_path, self.token_path = self.root / "state.json", self.root / "control.token"
         self.owner = _short_hash(str(config.state_dir.resolve()))
@@ -281,15 +282,17 @@ class DockerBackend:
         return {site: plan.site_url(site, instance) for site in plan.sites}
 
     def reset(self, sites: list[str] | None = None, instance: int | None = None,
-              how: Literal["recreate", "restore"] = "recreate") -> list[ResetResult]:
-        """Recreate the containers serving `sites` from their snapshots (default), or restore the embedded
-        sites' databases in place through the control API (`how="restore"`)."""
+              how: Literal["recreate", "restore"] | None = None) -> list[ResetResult]:
+        """Recreate the containers serving `sites` from their snapshots, or restore the embedded sites' databases
+        in place through the control API (`how="restore"`); default: the `sites.reset` setting."""
+        how = how or self.config.sites.reset
         plan = self._state_or_fail().plan
         sites = self._check_running_sites(plan, sites)
         instances = range(plan.instances) if instance is None else [_check_instance(plan, instance)]
         if how == "restore":
             if plan.images != "embedded":
-                raise UsageError("a database restore needs the embedded images; the real sites reset by recreation")
+                raise UsageError("a database restore (sites.reset = restore) needs the embedded image; the real sites "
+                                 "reset by recreation")
             return [ResetResult(**{**row, "instance": k}) for k in instances
                     for row in self._control(plan, k, "POST", "/reset", {"sites": sites})["reset"]]
         units = [u for u in plan.units() if u.instance in instances and set(u.sites) & set(sites)]

@@ -177,6 +177,8 @@ def test_bad_input_is_refused_with_the_reason(sites, ci_run, tmp_path):
     typo = tmp_path / "typo.yaml"
     typo.write_text("phasess: 3\n")
     cases.append((("--config", str(typo), "--out", str(tmp_path / "y")), "field 'phasess': Extra inputs"))
+    result = webrl(sites | {"WEBRL_TRAIN__PHASES": "-1"}, "train", "--out", str(tmp_path / "z"))
+    assert result.returncode == 2 and "the configuration's train section: field 'phases'" in result.stderr
     for args, message in cases:
         result = webrl(sites, "train", *args)
         assert result.returncode == 2, (args, result.stdout, result.stderr)

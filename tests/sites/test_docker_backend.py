@@ -120,11 +120,15 @@ def test_browser_write_then_reset_gives_back_the_snapshot(shop, engine):
     [status] = [s for s in shop.status() if s.site == "shopping" and s.instance == 0]
     assert status.last_reset_ms == round(result.ms, 1)  # status reports the recreation, not the boot restore
 
-    add_to_cart_over_http(url)  # the other way back: the in-container database restore
+    add_to_cart_over_http(url)  # the other way back: the in-container database restore (sites.reset = restore)
     assert shop.is_dirty("shopping_admin", 0)  # one store behind both sites
-    restored = shop.reset(["shopping"], 0, how="restore")
+    recreated = container(engine, shop, 0).id
+    restoring = DockerBackend(shop.config.model_copy(update={"sites": shop.config.sites.model_copy(
+        update={"reset": "restore"})}))
+    restored = restoring.reset(["shopping"], 0)
     assert {r.site for r in restored} == {"shopping", "shopping_admin"} and all(r.ms < 5_000 for r in restored)
     assert shop.checksums("shopping", 0) == (pristine, pristine)
+    assert container(engine, shop, 0).id == recreated  # restored in place
     [status] = [s for s in shop.status() if s.site == "shopping" and s.instance == 0]
     assert status.last_reset_ms is not None and status.last_reset_ms < result.ms  # now the restore is the latest
 
