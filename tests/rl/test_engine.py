@@ -144,3 +144,25 @@ def events_so_far(run_dir: Path) -> list[dict]:
     path = run_dir / "events.jsonl"
     lines = path.read_text().splitlines(keepends=True) if path.exists() else []
     return [json.loads(line) for line in lines if line.endswith("\n")]
+
+
+def test_a_master_port_taken_before_use_is_replaced(tmp_path):
+    """The one-process group's port is chosen free, but something may take it before the group listens on it (an
+    outgoing connection on a busy machine): the group then starts on another port. Run in a child process (one
+    process group per process); the first port offered is one this test listens on."""
+    script = tmp_path / "taken_port.py"
+    script.write_text(
+        "import os, socket\n"
+        "import torch.distributed as dist\n"
+        "import webrl.rl.engine as engine\n"
+        "from webrl.netutil import free_port\n"
+        "taken = socket.socket()\n"
+        "taken.bind(('127.0.0.1', 0))\n"
+        "taken.listen()\n"
+        "offered = iter([taken.getsockname()[1], free_port()])\n"
+        "engine.free_port = lambda: next(offered)\n"
+        "engine.init_distributed()\n"
+        "print('joined', dist.is_initialized(), os.environ['MASTER_PORT'] != str(taken.getsockname()[1]))\n")
+    result = subprocess.run([sys.executable, str(script)], env=child_env(), capture_output=True, text=True, timeout=240,
+                            check=False)
+    assert "joined True True" in result.stdout, result.stdout[-2000:] + result.stderr[-2000:]

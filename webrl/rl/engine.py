@@ -58,18 +58,34 @@ def deepspeed_config(settings: TrainSettings) -> dict[str, Any]:
     }
 
 
+PORT_ATTEMPTS = 5
+
+
 def init_distributed() -> None:
-    """Join the process group: the launcher's when launched, else a one-process group on a free port."""
+    """Join the process group: the launcher's when launched, else a one-process group on a free port. A free
+    port can be taken between choosing it and listening on it (an outgoing connection's ephemeral port, on a
+    busy machine): then another one is tried."""
     if dist.is_initialized():
         return
-    if "RANK" not in os.environ:
-        os.environ.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1",
-                          MASTER_PORT=str(free_port()))
     import deepspeed
 
     if torch.cuda.is_available():
-        torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
-    deepspeed.init_distributed(dist_backend="nccl" if torch.cuda.is_available() else "gloo", verbose=False)
+        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+    backend = "nccl" if torch.cuda.is_available() else "gloo"
+    if "RANK" in os.environ:
+        deepspeed.init_distributed(dist_backend=backend, verbose=False)
+        return
+    for attempt in range(PORT_ATTEMPTS):
+        os.environ.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1",
+                          MASTER_PORT=str(free_port()))
+        try:
+            deepspeed.init_distributed(dist_backend=backend, verbose=False)
+            return
+        except dist.DistNetworkError:
+            for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
+                os.environ.pop(name)
+            if attempt == PORT_ATTEMPTS - 1:
+                raise
 
 
 def make_optimizer(model: nn.Module, settings: TrainSettings) -> torch.optim.Optimizer:
