@@ -59,6 +59,8 @@ def deepspeed_config(settings: TrainSettings) -> dict[str, Any]:
 
 
 PORT_ATTEMPTS = 5
+# What the DeepSpeed launcher sets for each process it starts; a child of a process that has them would join its group
+DIST_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
 
 
 def init_distributed() -> None:
@@ -82,7 +84,7 @@ def init_distributed() -> None:
             deepspeed.init_distributed(dist_backend=backend, verbose=False)
             return
         except dist.DistNetworkError:
-            for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
+            for name in DIST_VARIABLES:
                 os.environ.pop(name)
             if attempt == PORT_ATTEMPTS - 1:
                 raise

@@ -32,6 +32,7 @@ import asyncio
 import gc
 import json
 import math
+import os
 import random
 import subprocess
 import sys
@@ -409,11 +410,14 @@ class TrainRun:
 
     def _train(self, command: list[str], log: Path) -> None:
         """One `webrl` training command as a child process; its output goes to `log`."""
+        from webrl.rl.engine import DIST_VARIABLES
+
         full = [sys.executable, "-m", "webrl", "--state-dir", str(self.config.state_dir), *command]
+        env = {k: v for k, v in os.environ.items() if k not in DIST_VARIABLES}  # its own process group, not ours
         with log.open("a") as sink:
             sink.write("$ " + " ".join(full) + "\n")
             sink.flush()
-            code = subprocess.run(full, stdout=sink, stderr=subprocess.STDOUT, check=False).returncode
+            code = subprocess.run(full, env=env, stdout=sink, stderr=subprocess.STDOUT, check=False).returncode
         if code != 0:
             tail = "".join(log.read_text().splitlines(keepends=True)[-8:])
             raise WebrlError(f"`webrl {command[0]}` failed (exit {code}); the end of {log}:\n{tail}")
