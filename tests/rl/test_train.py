@@ -135,6 +135,7 @@ def test_a_killed_run_resumes_to_the_same_result(sites, ci_run, tmp_path):
     while not (episodes.exists() and episodes.read_text().strip()) and child.poll() is None:
         assert time.monotonic() < deadline, "phase 1's rollouts never began"
         time.sleep(0.2)
+    assert child.poll() is None, f"the run ended (exit {child.returncode}) before phase 1's rollouts began"
     os.killpg(child.pid, signal.SIGKILL)
     child.wait()
     assert "1:rollouts" not in read_json(out / "progress.json")["done"]
