@@ -27,7 +27,8 @@ def rollout_rate(metrics: dict) -> float | None:
 
 
 def write_curve(path: Path, title: str, phases: list[dict]) -> Path:
-    """curve.png: evaluation success (average bold, per site thin) and rollout success against the phase."""
+    """curve.png: evaluation success (average bold, per site thin), rollout success and the share of evaluation
+    answers that parse as actions, against the phase."""
     import matplotlib
 
     matplotlib.use("Agg")  # files only, no display
@@ -47,8 +48,12 @@ def write_curve(path: Path, title: str, phases: list[dict]) -> Path:
     if rollouts:
         top = max(top, *(y for _, y in rollouts))
         ax.plot(*zip(*rollouts), linestyle="--", marker="s", color="gray", label="rollouts (the phase's tasks)")
+    valid = [(m["phase"], valid_actions(m)) for m in phases if valid_actions(m) is not None]
+    if valid:
+        top = max(top, *(y for _, y in valid))
+        ax.plot(*zip(*valid), linestyle=":", marker="^", color="black", label="valid actions (eval answers)")
     ax.set_xlabel("phase (0 = SFT)")
-    ax.set_ylabel("success rate (%)")
+    ax.set_ylabel("%")
     ax.set_xticks(xs)
     ax.set_ylim(0, max(10.0, 1.15 * top))  # a flat zero curve still reads as percent
     ax.set_title(title)
