@@ -48,8 +48,29 @@ def test_dirty_sites_are_reset_and_clean_ones_are_not(site_servers):
         return first, second
 
     first, second = run(backend, body)
-    assert first["reset_sites"] == ["shopping"] and not backend.is_dirty("shopping", 0)
+    # The admin shares the shop's database, so its restore goes with it.
+    assert first["reset_sites"] == ["shopping", "shopping_admin"] and not backend.is_dirty("shopping", 0)
     assert second["reset_sites"] == []  # clean: not reset again
+
+
+def test_a_reset_that_takes_a_signed_in_site_along_signs_in_again(site_servers):
+    """An admin task's reset restores the store database under the shop too and drops the shop's sessions: the
+    next shop task must sign in afresh rather than reuse the dead session (it found itself signed out)."""
+    backend = site_servers("shopping", "shopping_admin")
+    backend.reset()
+    shop_task = task(storage_state="./.auth/shopping_state.json")
+    admin_task = task(sites=["shopping_admin"], start_url="__SHOPPING_ADMIN__",
+                      storage_state="./.auth/shopping_admin_state.json")
+
+    async def body(env):
+        await env.reset(shop_task)
+        signed_in = "Sign Out" in await env.page.inner_text("body")
+        httpx.get(backend.urls(0)["shopping"] + "/catalogsearch/result/", params={"q": "dirty"})
+        _, admin = await env.reset(admin_task)
+        _, shop = await env.reset(shop_task)
+        return signed_in, admin["reset_sites"], shop["reset_sites"], "Sign Out" in await env.page.inner_text("body")
+
+    assert run(backend, body) == (True, ["shopping", "shopping_admin"], [], True)
 
 
 def test_only_the_task_sites_and_homepage_are_reachable(site_servers):

@@ -75,10 +75,9 @@ class BrowserEnv:
         await self.close()
         # In a worker thread: a reset can take seconds (a Docker container is recreated), and the other
         # --parallel workers share this event loop.
-        urls, dirty, reset_ms = await asyncio.to_thread(self._reset_sites, task)
+        urls, reset, reset_ms = await asyncio.to_thread(self._reset_sites, task)
         self.task = substitute(task, urls)
-        if dirty:
-            self.auth.forget(dirty)
+        self.auth.forget(reset)
         # Tasks that need an account name a storage state (WebArena's convention); map tasks have none.
         login = [s for s in self.task.sites if s in urls] if self.task.storage_state else []
         storage = await self.auth.storage_state(login)
@@ -101,7 +100,7 @@ class BrowserEnv:
         self.answer: str | None = None
         self._parse_failures = 0
         self.obs = await observe(self.page, self.observation_kind)
-        return self.obs, {"reset_sites": dirty, "reset_ms": round(reset_ms, 1)}
+        return self.obs, {"reset_sites": reset, "reset_ms": round(reset_ms, 1)}
 
     async def step(self, text: str):
         """Apply one raw model response. Returns (obs, reward, terminated, truncated, info); the
@@ -151,13 +150,13 @@ class BrowserEnv:
                               urls=self.backend.urls(self.instance))
 
     def _reset_sites(self, task: Task) -> tuple[dict[str, str], list[str], float]:
-        """The site URLs of this instance, and the task's dirty sites reset (clean ones are not)."""
+        """The site URLs of this instance, and the sites reset: the task's dirty ones (clean ones are not) and any
+        that went with them (a site sharing their database or their container), which lost their sessions too."""
         urls = self.backend.urls(self.instance)
         start = time.perf_counter()
         dirty = [s for s in task.sites if s in urls and self.backend.is_dirty(s, self.instance)]
-        if dirty:
-            self.backend.reset(dirty, self.instance)
-        return urls, dirty, (time.perf_counter() - start) * 1000
+        reset = sorted({r.site for r in self.backend.reset(dirty, self.instance)}) if dirty else []
+        return urls, reset, (time.perf_counter() - start) * 1000
 
     async def close(self) -> None:
         if self.context is not None:
