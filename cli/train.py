@@ -303,9 +303,12 @@ class LiveView:
         self.bar = progress.add_task("starting", total=None, rate="")
         self.successes: list[bool] = []
 
-    def stage(self, phase: int, name: str, total: int | None = None) -> None:
+    def stage(self, phase: int, name: str) -> None:
         self.successes = []
-        self.progress.reset(self.bar, total=total, description=f"phase {phase}/{self.phases} · {name}", rate="")
+        self.progress.reset(self.bar, total=None, description=f"phase {phase}/{self.phases} · {name}", rate="")
+
+    def episodes(self, total: int) -> None:
+        self.progress.update(self.bar, total=total)
 
     def episode(self, success: bool | None) -> None:
         if success is not None:

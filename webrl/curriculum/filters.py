@@ -16,10 +16,12 @@ those still pass unasked and the generated tasks are judged.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 import torch
@@ -28,6 +30,7 @@ from webrl.curriculum.generate import describe_sites, needs_orm
 from webrl.errors import WebrlError
 from webrl.evaluators.judge import Judge
 from webrl.policy.prompt import webrl_prompt
+from webrl.rl.checkpoint import write_atomically
 from webrl.rl.critic import Critic
 from webrl.rl.data import Encoded, collate, encode_prompt, pad_token_id
 from webrl.rl.objective import value_from_logits
@@ -78,6 +81,17 @@ def start_pages(tasks: Sequence[Task], backend, instance: int = 0,
                 cache: dict[PageKey, str] | None = None) -> dict[PageKey, str]:
     """`observe_start_pages` for callers outside an event loop."""
     return asyncio.run(observe_start_pages(tasks, backend, instance, cache))
+
+
+def stored_start_pages(tasks: Sequence[Task], backend, path: Path, instance: int = 0) -> dict[PageKey, str]:
+    """`start_pages` with a JSON file as the cache, so that a page is observed once per run (and a resumed run
+    scores its tasks on the very pages it saw before)."""
+    stored = json.loads(path.read_text()) if path.exists() else []
+    cache = {(url, tuple(sites), signed_in): text for url, sites, signed_in, text in stored}
+    pages = start_pages(tasks, backend, instance, cache)
+    write_atomically(path, json.dumps([[url, list(sites), signed_in, text]
+                                       for (url, sites, signed_in), text in pages.items()]))
+    return pages
 
 
 # -- critic filter ----------------------------------------------------------------------------------------------

@@ -50,6 +50,7 @@ from webrl.rl.settings import RunSettings, TrainSettings
 from webrl.tasks.model import Task
 
 SETTINGS_FILE, PROGRESS_FILE, METRICS_FILE = "settings.yaml", "progress.json", "metrics.json"
+START_PAGES_FILE = "start-pages.json"  # the observed start page of every candidate task, once per run
 FILTERED_BC_PERCENTILE = 70  # the paper's Filtered BC threshold (Table 4)
 DEMO_MAX_STEPS = 30  # the scripted solutions' limit, whatever the rollouts' is
 
@@ -57,7 +58,9 @@ DEMO_MAX_STEPS = 30  # the scripted solutions' limit, whatever the rollouts' is
 class Progress(Protocol):
     """What the loop tells a live view."""
 
-    def stage(self, phase: int, name: str, total: int | None = None) -> None: ...
+    def stage(self, phase: int, name: str) -> None: ...
+
+    def episodes(self, total: int) -> None: ...  # the stage under way runs `total` episodes
 
     def episode(self, success: bool | None) -> None: ...
 
@@ -65,7 +68,10 @@ class Progress(Protocol):
 
 
 class Silent:
-    def stage(self, phase: int, name: str, total: int | None = None) -> None:
+    def stage(self, phase: int, name: str) -> None:
+        pass
+
+    def episodes(self, total: int) -> None:
         pass
 
     def episode(self, success: bool | None) -> None:
@@ -306,28 +312,19 @@ class TrainRun:
             return tasks[:settings.tasks_per_phase], {"applied": False}
         import torch
 
-        from webrl.curriculum.filters import critic_scores, in_band, page_key, start_pages
+        from webrl.curriculum.filters import critic_filter, in_band, stored_start_pages
         from webrl.models import load_tokenizer, quiet
-        from webrl.policy.prompt import webrl_prompt
         from webrl.rl.critic import Critic
 
-        cache_path = self.out / "start-pages.json"
-        cache = {tuple(json.loads(key)): text for key, text in json.loads(cache_path.read_text()).items()} \
-            if cache_path.exists() else {}
-        pages = start_pages(tasks, self.backend, 0, cache)
-        write_atomically(cache_path, json.dumps({json.dumps([a, list(b), c]): text for (a, b, c), text in pages.items()}))
-        pages = {(a, tuple(b), c): text for (a, b, c), text in pages.items()}
+        pages = stored_start_pages(tasks, self.backend, self.out / START_PAGES_FILE)
         with quiet():
             critic = Critic.load(critic_dir, torch.float32)
-        scores = critic_scores(critic, load_tokenizer(critic_dir),
-                               [webrl_prompt(t.intent, [], pages[page_key(t)]) for t in tasks],
-                               max_tokens=settings.max_tokens)
+        inside, scores = critic_filter(tasks, pages, critic, load_tokenizer(critic_dir), band=settings.critic_band,
+                                       rule=settings.critic_rule, max_tokens=settings.max_tokens)
         del critic
         low, high = settings.critic_band
-        scored = list(zip(tasks, scores))
-        inside = [t for t, s in scored if in_band(s, settings.critic_band, settings.critic_rule)]
-        outside = [t for t, s in sorted((pair for pair in scored if not in_band(pair[1], settings.critic_band,
-                                                                                 settings.critic_rule)),
+        outside = [t for t, s in sorted(((t, s) for t, s in zip(tasks, scores)
+                                         if not in_band(s, settings.critic_band, settings.critic_rule)),
                                         key=lambda pair: min(abs(pair[1].value - low), abs(pair[1].value - high)))]
         kept = (inside + outside)[:settings.tasks_per_phase]
         values = [s.value for s in scores]
@@ -348,7 +345,7 @@ class TrainRun:
                                 parallel=self.settings.parallel, max_steps=max_steps, judge=self.settings.judge,
                                 temperature=temperature, max_tokens=self.settings.max_new_tokens, seed=seed, out=out,
                                 resume=True, screenshots=False)
-        self.progress.stage(self._current_phase(out), out.name, len(tasks))
+        self.progress.episodes(len(tasks))
         policy = make_policy(policy_spec, self.models_dir)
         try:
             with serving(policy):
@@ -359,9 +356,6 @@ class TrainRun:
         finally:
             del policy
             gc.collect()
-
-    def _current_phase(self, path: Path) -> int:
-        return int(path.relative_to(self.out / "phases").parts[0])
 
     def _policy(self, k: int) -> str:
         return f"{self.settings.rollout_policy}:{self.actor(k)}"
