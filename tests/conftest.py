@@ -25,15 +25,17 @@ def free_ports_config(state_dir, **sites_settings):
 @pytest.fixture(scope="session")
 def site_servers(tmp_path_factory):
     """`site_servers("reddit")`: a real background server for those sites, started once per test session
-    (each set of sites gets its own server, state dir and free ports)."""
-    started: dict[tuple[str, ...], EmbeddedBackend] = {}
+    (each set of sites and instances gets its own server, state dir and free ports)."""
+    started: dict[tuple, EmbeddedBackend] = {}
 
-    def serve(*sites: str) -> EmbeddedBackend:
-        if sites not in started:
-            backend = EmbeddedBackend(free_ports_config(tmp_path_factory.mktemp("state"), sites=list(sites)))
+    def serve(*sites: str, instances: int = 1) -> EmbeddedBackend:
+        key = (sites, instances)
+        if key not in started:
+            backend = EmbeddedBackend(free_ports_config(tmp_path_factory.mktemp("state"), sites=list(sites),
+                                                        instances=instances))
             backend.up()
-            started[sites] = backend
-        return started[sites]
+            started[key] = backend
+        return started[key]
 
     yield serve
     for backend in started.values():
@@ -95,3 +97,4 @@ def run_oracle(tmp_path):
         return {row["task_id"]: row for row in rows}
 
     return run
+

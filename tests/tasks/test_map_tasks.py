@@ -3,12 +3,10 @@ solving one instance of every template with the real harness against the real ma
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from tasksupport import judged_later
 
 from webrl.sites.map.tasks import TEMPLATES
 from webrl.tasks.suite import build_suite, eval_kind
@@ -49,14 +47,3 @@ def test_templates_and_tasks(tasks):
     assert {t.tier for t in tasks} == {"easy", "medium", "hard"}
     assert sum(1 for t in tasks if t.start_url.rstrip("/") == "__MAP__") >= len(tasks) / 2
 
-
-def test_oracle_solves_one_instance_of_every_template(tasks, backend, run_oracle):
-    chosen = list({t.template: t for t in reversed(tasks)}.values())  # the first instance of each
-    assert len(chosen) == len(KEYS)
-    rows = run_oracle(backend, chosen)
-    failures = [
-        f"{task.template} (task {task.task_id}): {task.intent}\n  status={rows[task.task_id]['status']} "
-        f"eval={json.dumps(rows[task.task_id]['eval'])[:1500]}\n  steps={json.dumps(rows[task.task_id]['steps'])[:2500]}"
-        for task in chosen if rows[task.task_id]["score"] != 1.0 and not judged_later(task, rows[task.task_id])
-    ]
-    assert not failures, "\n\n".join(failures)

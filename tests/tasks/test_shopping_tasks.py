@@ -4,11 +4,9 @@ the real embedded shop)."""
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 
 import pytest
-from tasksupport import judged_later
 
 from webrl.sites.shopping.tasks import TEMPLATES
 from webrl.tasks.suite import build_suite, eval_kind
@@ -51,20 +49,6 @@ def test_templates_and_tasks(tasks):
     assert any(p.url == "func:shopping_get_latest_order_url()" for t in tasks for p in t.eval.program_html)
 
 
-def test_oracle_solves_one_task_per_template(tasks, site_servers, run_oracle):
-    chosen = {}
-    for task in sorted(tasks, key=lambda t: (len(t.cheat), t.task_id)):  # the shortest instance of each
-        chosen.setdefault(task.template, task)
-    assert len(chosen) == len(KEYS)
-    rows = run_oracle(site_servers("shopping", "shopping_admin"), list(chosen.values()))
-    failures = []
-    for task in chosen.values():
-        row = rows[task.task_id]
-        if row["score"] != 1.0 and not judged_later(task, row):
-            steps = "\n".join(f"  {s['url']} | {s['response']} | error: {s['error']}" for s in row["steps"])
-            failures.append(f"{task.template} (task {task.task_id}): {task.intent}\nstatus {row['status']}, eval "
-                            f"{json.dumps(row.get('eval'), default=str)}\nsteps:\n{steps}")
-    assert not failures, "\n\n".join(failures)
 
 
 def test_templates_are_deterministic(tmp_path):
