@@ -8,6 +8,9 @@
 # and webrl goes into the image from a wheelhouse built here, so the build itself needs no network.
 # Run scripts/install.sh first (it makes .venv). `scripts/install-docker.sh --stop` stops a dockerd it started.
 #
+# `--suite` also builds webrl/suite:latest (Dockerfile.suite): webrl itself with Chromium and the training stack,
+# from this machine's .venv (a GPU machine's .venv gives the GPU image) and Chromium's Debian packages.
+#
 # Settings (environment): BASE_IMAGE (default local/debian-py:bookworm; a registry image such as python:3.11-slim
 # is pulled instead), DOCKERD_LOG. The sites image is webrl/sites:latest (webrl.sites.docker.images.EMBEDDED_IMAGE).
 set -euo pipefail
@@ -15,9 +18,11 @@ cd "$(dirname "$0")/.."
 
 BASE_IMAGE=${BASE_IMAGE:-local/debian-py:bookworm}
 SITES_IMAGE=webrl/sites:latest
+SUITE_IMAGE=webrl/suite:latest
 DOCKERD_LOG=${DOCKERD_LOG:-/var/log/webrl-dockerd.log}
 DOCKERD_PID=/run/webrl-dockerd.pid  # written only when this script started dockerd
 CONTEXT=build/docker/context
+SUITE_CONTEXT=build/docker/suite-context
 PYTHON=.venv/bin/python
 
 say() { printf '[install-docker] %s\n' "$*"; }
@@ -28,6 +33,10 @@ step() {  # step NAME COMMAND...: run a step and print how long it took
   start=$(date +%s.%N)
   "$@"
   say "$(awk -v s="$start" -v e="$(date +%s.%N)" -v n="$name" 'BEGIN { printf "%-40s %7.1f s", n, e - s }')"
+}
+
+pip_quiet() {  # pip, minus the noise of index locations configured on some machines; its failure still fails
+  "$PYTHON" -m pip "$@" 2>&1 | { grep -v "^WARNING: Location" || true; }
 }
 
 apt_get() {
@@ -92,19 +101,47 @@ wheelhouse() {
   # Only what the sites import goes into the image (no torch, Playwright or DeepSpeed); the list lives in
   # webrl.sites.docker.images and takes its version ranges from the installed webrl's metadata.
   "$PYTHON" -m webrl.sites.docker.images requirements >"$CONTEXT/wheelhouse/sites-requirements.txt"
-  "$PYTHON" -m pip wheel -q --no-deps -w "$CONTEXT/webrl" .
-  "$PYTHON" -m pip wheel -q -w "$CONTEXT/wheelhouse" -r "$CONTEXT/wheelhouse/sites-requirements.txt"
+  pip_quiet wheel -q --no-deps -w "$CONTEXT/webrl" .
+  pip_quiet wheel -q -w "$CONTEXT/wheelhouse" -r "$CONTEXT/wheelhouse/sites-requirements.txt"
 }
 
-sites_image() {
+build_image() {  # build_image DOCKERFILE CONTEXT IMAGE
   local old
-  old=$(docker image inspect -f '{{.Id}}' "$SITES_IMAGE" 2>/dev/null || true)
-  docker build -q -f Dockerfile --build-arg "BASE=$BASE_IMAGE" -t "$SITES_IMAGE" "$CONTEXT" >/dev/null
+  old=$(docker image inspect -f '{{.Id}}' "$3" 2>/dev/null || true)
+  # Its output only on a failure (the legacy builder warns of its deprecation on every build).
+  docker build -q -f "$1" --build-arg "BASE=$BASE_IMAGE" -t "$3" "$2" >"$2.log" 2>&1 || { cat "$2.log" >&2; exit 1; }
   # The image this build replaced, unless containers still use it (their snapshots record which one they need).
-  if [[ -n $old && $old != $(docker image inspect -f '{{.Id}}' "$SITES_IMAGE") ]]; then
+  if [[ -n $old && $old != $(docker image inspect -f '{{.Id}}' "$3") ]]; then
     docker rmi "$old" >/dev/null 2>&1 || true
   fi
-  say "$SITES_IMAGE: $(docker image inspect -f '{{.Size}}' "$SITES_IMAGE" | awk '{ printf "%.0f MB", $1 / 1e6 }')"
+  say "$3: $(docker image inspect -f '{{.Size}}' "$3" | awk '{ printf "%.0f MB", $1 / 1e6 }')"
+}
+
+suite_context() {
+  local codename base_codename apt_state
+  codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
+  base_codename=$(docker run --rm "$BASE_IMAGE" sh -c '. /etc/os-release && echo "$VERSION_CODENAME"')
+  if [[ $codename != "$base_codename" ]]; then
+    say "the suite image takes Chromium's packages from this machine's apt ($codename), but $BASE_IMAGE is" \
+        "${base_codename:-not Debian}: set BASE_IMAGE to a $codename image"
+    exit 1
+  fi
+  rm -rf "$SUITE_CONTEXT"
+  mkdir -p "$SUITE_CONTEXT/debs/partial" "$SUITE_CONTEXT/wheelhouse" "$SUITE_CONTEXT/webrl"
+  # Chromium, what it needs beyond the base image (apt resolves against the base image's package database), and
+  # libatomic1 for the node runtime inside Playwright.
+  apt_state=$(mktemp -d)
+  docker run --rm "$BASE_IMAGE" cat /var/lib/dpkg/status >"$apt_state/status"
+  local download=(-o "Dir::State::status=$apt_state/status" -o "Dir::Cache::archives=$PWD/$SUITE_CONTEXT/debs"
+                  -o Debug::NoLocking=1 --download-only --no-install-recommends install chromium libatomic1)
+  apt_get "${download[@]}" >/dev/null 2>&1 || { apt_get update && apt_get "${download[@]}" >/dev/null; }
+  rm -rf "$apt_state" "$SUITE_CONTEXT/debs/partial" "$SUITE_CONTEXT/debs/lock"
+  # Every package of .venv at its installed version: the image runs what the tests ran here.
+  pip_quiet list --format=freeze --exclude-editable --exclude pip >"$SUITE_CONTEXT/requirements.txt"
+  pip_quiet wheel -q --no-deps -w "$SUITE_CONTEXT/wheelhouse" -r "$SUITE_CONTEXT/requirements.txt"
+  pip_quiet wheel -q --no-deps -w "$SUITE_CONTEXT/webrl" .
+  say "suite context: $(ls "$SUITE_CONTEXT/debs" | wc -l) Debian packages, $(ls "$SUITE_CONTEXT/wheelhouse" | wc -l)" \
+      "wheels, $(du -sh "$SUITE_CONTEXT" | cut -f1)"
 }
 
 stop() {
@@ -126,5 +163,9 @@ step "engine (docker.io)" engine
 step "daemon (dockerd)" daemon
 step "base image ($BASE_IMAGE)" base_image
 step "wheelhouse" wheelhouse
-step "sites image ($SITES_IMAGE)" sites_image
+step "sites image ($SITES_IMAGE)" build_image Dockerfile "$CONTEXT" "$SITES_IMAGE"
+if [[ ${1:-} == --suite ]]; then
+  step "suite context" suite_context
+  step "suite image ($SUITE_IMAGE)" build_image Dockerfile.suite "$SUITE_CONTEXT" "$SUITE_IMAGE"
+fi
 say "done: run \`webrl up --backend docker --images embedded\`"

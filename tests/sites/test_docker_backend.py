@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 from docker.errors import ImageNotFound, NotFound
+from dockersupport import docker_engine_with
 
 from webrl.config import DEFAULT_PORTS, INSTANCE_STRIDE, load_config, on_free_ports
 from webrl.errors import UsageError, WebrlError
@@ -29,8 +30,8 @@ from webrl.policy.base import make_policy
 from webrl.runs.eval import EvalSettings
 from webrl.sites.docker.backend import LABEL_OWNER, LABEL_UNIT, DockerBackend
 from webrl.sites.docker.configure import configure_commands
-from webrl.sites.docker.engine import Need, check_resources, connect, pull
-from webrl.sites.docker.images import EMBEDDED_IMAGE, WEBARENA
+from webrl.sites.docker.engine import Need, check_resources, pull
+from webrl.sites.docker.images import EMBEDDED_BUILD, EMBEDDED_IMAGE, WEBARENA
 from webrl.tasks.load import load_tasks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,15 +42,7 @@ NO_ENGINE = "unix:///nonexistent/docker.sock"
 
 @pytest.fixture(scope="module")
 def engine():
-    try:
-        client = connect(timeout=10)
-    except UsageError as err:
-        pytest.skip(str(err))  # names the fix: scripts/install-docker.sh
-    try:
-        client.images.get(EMBEDDED_IMAGE)
-    except ImageNotFound:
-        pytest.skip(f"the embedded-sites image {EMBEDDED_IMAGE} is not built: run `sudo scripts/install-docker.sh`")
-    return client
+    return docker_engine_with(EMBEDDED_IMAGE, EMBEDDED_BUILD)
 
 
 def docker_config(state_dir: Path, **sites):
@@ -206,8 +199,9 @@ def test_eval_resets_dirty_sites_between_episodes(shop, run_oracle):
     shop.reset()
     rows = run_oracle(shop, load_tasks(SMOKE))
     assert [rows[t]["score"] for t in sorted(rows)] == [1.0] * len(rows), rows
-    # Task 2 writes the wish list, so task 3 (same store) starts with the store recreated.
-    assert rows[3]["reset"]["reset_sites"] == ["shopping"] and rows[3]["reset"]["reset_ms"] > 0
+    # Task 2 writes the wish list, so task 3 (same store) starts with the container of the store and its admin
+    # recreated.
+    assert rows[3]["reset"]["reset_sites"] == ["shopping", "shopping_admin"] and rows[3]["reset"]["reset_ms"] > 0
 
 
 # -- the CLI ----------------------------------------------------------------------------------------------
@@ -284,11 +278,12 @@ def test_a_failed_pull_names_the_image(engine, cli_env):
 
 
 def test_missing_webarena_images_name_the_commands(engine, cli_env):
-    result = webrl(cli_env, "up", "--backend", "docker", "--sites", "shopping,gitlab")
+    # The two smallest sites: the disk and memory check comes first and must pass here (about 13 GB of disk).
+    result = webrl(cli_env, "up", "--backend", "docker", "--sites", "shopping_admin,reddit")
     assert result.returncode == 2
-    assert "`docker pull am1n3e/webarena-verified-shopping`" in result.stderr
-    assert "`webrl images load gitlab-populated-final-port8023.tar`" in result.stderr
-    assert "metis.lti.cs.cmu.edu/webarena-images/shopping_final_0712.tar" in result.stderr
+    assert "`docker pull am1n3e/webarena-verified-shopping_admin`" in result.stderr
+    assert "`webrl images load postmill-populated-exposed-withimg.tar`" in result.stderr
+    assert "metis.lti.cs.cmu.edu/webarena-images/shopping_admin_final_0719.tar" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
 
 
