@@ -72,7 +72,7 @@ def test_ci_preset_runs_sft_and_two_phases_unattended(ci_run):
     # phase 0: the oracle's successful steps are the demonstrations, SFT gives the first actor
     demos = lines(out / "phases/0/demos.jsonl")
     assert demos and all(d["reward"] == 1.0 for d in demos)
-    assert (out / "phases/0/sft/actor/config.json").is_file()
+    assert (out / "phases/0/sft/actor/config.json").is_file() and not (out / "phases/0/sft/checkpoints").exists()
 
     # phase 1 rolls out train tasks; phase 2 new tasks evolved from phase 1's failures, never seen before
     first = read_json(out / "phases/1/tasks.json")
@@ -106,6 +106,7 @@ def test_ci_preset_runs_sft_and_two_phases_unattended(ci_run):
         assert metrics["rewards"]["rewarded"] == metrics["rewards"]["by_source"]["rules"] == len(acted)
         assert metrics["eval"]["episodes"] and 0 <= metrics["eval"]["valid_actions"] <= 100
         assert (phase / "update/actor/config.json").is_file() and (phase / "update/critic/heads.pt").is_file()
+        assert not (phase / "update/checkpoints").exists()  # finished: the exported actor and critic suffice
         assert metrics["training"]["data"]["replay_candidates"] > 0  # the demonstrations (and phase 1's steps)
     # the critic of phase 1 is where phase 2 starts; the actor chain is phase 0 → 1 → 2
     assert "/phases/1/update/critic" in (out / "phases/2/update.log").read_text()
@@ -124,10 +125,12 @@ def actor_tensors(folder: Path) -> dict[str, torch.Tensor]:
 
 def test_a_killed_run_resumes_to_the_same_result(sites, ci_run, tmp_path):
     """Killed (SIGKILL, the whole process group) once phase 1's rollouts have begun, then resumed: phase 1's
-    tasks, rollouts, rewards, updated actor and evaluation equal the uninterrupted run's."""
+    tasks, rollouts, rewards, updated actor and evaluation equal the uninterrupted run's (which did not keep its
+    checkpoints: they change nothing)."""
     reference, _ = ci_run
     out = tmp_path / "killed"
-    command = [sys.executable, "-m", "webrl", "train", "--preset", "ci", "--phases", "1", "--out", str(out)]
+    command = [sys.executable, "-m", "webrl", "train", "--preset", "ci", "--phases", "1", "--keep-checkpoints",
+               "--out", str(out)]
     child = subprocess.Popen(command, env=sites, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                              start_new_session=True)
     episodes = out / "phases/1/rollouts/episodes.jsonl"
@@ -149,6 +152,9 @@ def test_a_killed_run_resumes_to_the_same_result(sites, ci_run, tmp_path):
     for k in (0, 1):
         ours_eval, theirs_eval = (read_json(run / f"phases/{k}/metrics.json")["eval"] for run in (out, reference))
         assert ours_eval == theirs_eval
+    # --keep-checkpoints, from the run's saved settings: the finished trainings' checkpoints stay
+    assert (out / "phases/0/sft/checkpoints/sft/latest").exists()
+    assert (out / "phases/1/update/checkpoints/actor/latest").exists()
 
 
 def test_filtered_bc_baseline_from_an_initial_model(sites, ci_run, tmp_path):

@@ -34,6 +34,7 @@ import json
 import math
 import os
 import random
+import shutil
 import subprocess
 import sys
 import time
@@ -53,6 +54,7 @@ SETTINGS_FILE, PROGRESS_FILE, METRICS_FILE = "settings.yaml", "progress.json", "
 START_PAGES_FILE = "start-pages.json"  # the observed start page of every candidate task, once per run
 FILTERED_BC_PERCENTILE = 70  # the paper's Filtered BC threshold (Table 4)
 DEMO_MAX_STEPS = 30  # the scripted solutions' limit, whatever the rollouts' is
+TRAININGS = ("sft", "update")  # the stages that train, each into phases/<k>/<stage>/
 
 
 class Progress(Protocol):
@@ -177,6 +179,9 @@ class TrainRun:
         work(*args)
         self.done[key] = round(time.perf_counter() - began, 1)
         write_atomically(self.out / PROGRESS_FILE, json.dumps({"done": self.done}, indent=1))
+        if name in TRAININGS and not self.settings.keep_checkpoints:
+            # Only after the stage is marked done: a training killed before that resumes from them.
+            shutil.rmtree(self.phase_dir(phase) / name / "checkpoints", ignore_errors=True)
 
     def phase_dir(self, k: int) -> Path:
         path = self.out / "phases" / str(k)

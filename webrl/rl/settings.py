@@ -101,6 +101,9 @@ class RunSettings(BaseModel):
     max_tokens: int | None = Field(None, ge=2, description="Token limit of prompt + response in training.")
     procs: int = Field(1, ge=1, description="Training processes per machine (DeepSpeed launcher).")
     seed: int = Field(0, description="Seeds task sampling, generation, rollouts and training.")
+    keep_checkpoints: bool = Field(False, description="Keep every finished training's resumable checkpoints "
+                                   "(weights and optimizer states: several times the model's size). By default "
+                                   "only the exported actor and critic stay, which is all the next phase needs.")
 
 
 _SMALL_TRAIN = {"zero_stage": 0, "micro_batch_size": 4}
