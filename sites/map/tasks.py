@@ -140,40 +140,37 @@ def _nearest(m: MapData, anchor: Place, category: str) -> Place | None:
 # -- routes: times and distances ---------------------------------------------------------------
 
 
+def _route_fact(data: Data, key: str, engine: str, fact: str, *, on_directions: bool = False,
+                **bounds: int) -> list[Instance]:
+    """Tasks asking for one route's `fact` ("time", H:MM, or "distance") as the directions panel shows it;
+    `on_directions`: the task starts on the directions page, so the solution skips the click that opens it."""
+    m = _map(data)
+    start_url, skip = ("__MAP__/directions", 1) if on_directions else (HOME, 0)
+    return [_task(
+        values={"start": a.name, "end": b.name}, start_url=start_url,
+        eval=string_eval("must_include", [getattr(r, fact)]),
+        cheat=[*_directions(a, b, engine)[skip:], done(getattr(r, fact))],
+    ) for a, b, r in _pairs(m, key, data.quota(N), engine, **bounds)]
+
+
 def drive_time(data: Data) -> list[Instance]:
     """The driving time between two places, as the directions panel shows it (H:MM)."""
-    m = _map(data)
-    return [_task(
-        values={"start": a.name, "end": b.name}, start_url=HOME, eval=string_eval("must_include", [r.time]),
-        cheat=[*_directions(a, b, CAR), done(r.time)],
-    ) for a, b, r in _pairs(m, "map.drive_time", data.quota(N), CAR)]
+    return _route_fact(data, "map.drive_time", CAR, "time")
 
 
 def walk_time(data: Data) -> list[Instance]:
     """The walking time between two places, as the directions panel shows it (H:MM)."""
-    m = _map(data)
-    return [_task(
-        values={"start": a.name, "end": b.name}, start_url="__MAP__/directions",
-        eval=string_eval("must_include", [r.time]), cheat=[*_directions(a, b, FOOT)[1:], done(r.time)],
-    ) for a, b, r in _pairs(m, "map.walk_time", data.quota(N), FOOT, hi_m=5000)]
+    return _route_fact(data, "map.walk_time", FOOT, "time", on_directions=True, hi_m=5000)
 
 
 def bike_distance(data: Data) -> list[Instance]:
     """The cycling distance between two places, as the directions panel shows it."""
-    m = _map(data)
-    return [_task(
-        values={"start": a.name, "end": b.name}, start_url=HOME, eval=string_eval("must_include", [r.distance]),
-        cheat=[*_directions(a, b, BIKE), done(r.distance)],
-    ) for a, b, r in _pairs(m, "map.bike_distance", data.quota(N), BIKE, hi_m=9000)]
+    return _route_fact(data, "map.bike_distance", BIKE, "distance", hi_m=9000)
 
 
 def drive_distance(data: Data) -> list[Instance]:
     """The driving distance between two places, as the directions panel shows it."""
-    m = _map(data)
-    return [_task(
-        values={"start": a.name, "end": b.name}, start_url=HOME, eval=string_eval("must_include", [r.distance]),
-        cheat=[*_directions(a, b, CAR), done(r.distance)],
-    ) for a, b, r in _pairs(m, "map.drive_distance", data.quota(N), CAR, lo_m=3000)]
+    return _route_fact(data, "map.drive_distance", CAR, "distance", lo_m=3000)
 
 
 def compare_modes(data: Data) -> list[Instance]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 import sqlite3
+from collections import Counter
 
 from webrl.sites.reddit.web import submission_path
 from webrl.tasks.script import click, done, go_back, scroll_down, search, select, type_
@@ -123,14 +124,17 @@ def forum_submission_count(data: Data) -> list[Instance]:
     ) for f in data.sample(key, forums(data), 9, "kept")]
 
 
+def untied_best_per_forum(data: Data, column: str) -> list[dict]:
+    """Each forum's submission with the most `column`, for the forums where no other submission ties it."""
+    rows = data.rows(DB, f"{SUBMISSIONS} WHERE s.{column} = (SELECT MAX({column}) FROM submissions t"
+                         " WHERE t.forum_id = s.forum_id) ORDER BY s.forum_id")
+    per_forum = Counter(s["forum_id"] for s in rows)
+    return [s for s in rows if per_forum[s["forum_id"]] == 1]
+
+
 def forum_top_post_author(data: Data) -> list[Instance]:
     """The author of the highest-scored submission of a forum (forums whose best score is not tied)."""
-    rows = data.rows(DB, f"{SUBMISSIONS} WHERE s.net_score = (SELECT MAX(net_score) FROM submissions t"
-                         " WHERE t.forum_id = s.forum_id) ORDER BY s.forum_id")
-    counts = {}
-    for s in rows:
-        counts[s["forum_id"]] = counts.get(s["forum_id"], 0) + 1
-    unique = [s for s in rows if counts[s["forum_id"]] == 1]
+    unique = untied_best_per_forum(data, "net_score")
     return [Instance(
         values={"forum": s["forum_name"]},
         start_url=f"{R}/",
@@ -142,12 +146,7 @@ def forum_top_post_author(data: Data) -> list[Instance]:
 
 def forum_most_commented_title(data: Data) -> list[Instance]:
     """The title of the most commented submission of a forum (no tie for the most comments)."""
-    rows = data.rows(DB, f"{SUBMISSIONS} WHERE s.comment_count = (SELECT MAX(comment_count) FROM submissions t"
-                         " WHERE t.forum_id = s.forum_id) ORDER BY s.forum_id")
-    counts = {}
-    for s in rows:
-        counts[s["forum_id"]] = counts.get(s["forum_id"], 0) + 1
-    unique = [s for s in rows if counts[s["forum_id"]] == 1]
+    unique = untied_best_per_forum(data, "comment_count")
     return [Instance(
         values={"forum": s["forum_name"]},
         start_url=f"{R}/forums/all",
