@@ -22,6 +22,7 @@ from webrl.curriculum.filters import (
     in_band,
     page_key,
     start_pages,
+    stored_start_pages,
 )
 from webrl.curriculum.generate import generated_task
 from webrl.evaluators.judge import OpenAIJudge
@@ -41,7 +42,7 @@ def test_in_band_rules():
     assert in_band(CriticScore(0.05, (0.05, 0.9)), DEFAULT_BAND) and not in_band(CriticScore(0.76, (0.8, 0.76)))
 
 
-def test_critic_filter_on_real_start_pages(suite, all_sites, critic):
+def test_critic_filter_on_real_start_pages(suite, all_sites, critic, tmp_path):
     model, tokenizer = critic
     by_page: dict = {}
     for task in suite:
@@ -55,6 +56,11 @@ def test_critic_filter_on_real_start_pages(suite, all_sites, critic):
     assert set(pages) == {page_key(t) for t in tasks} and len(pages) == 6
     assert pages[page_key(cached)] == "<html>cached page</html>"  # observed once per start page, or cached
     assert all("<" in text and len(text) > 200 for key, text in pages.items() if key != page_key(cached))
+    # a run's start-pages file: written with what was observed, read back without a browser (no backend)
+    stored = tmp_path / "start-pages.json"
+    stored.write_text("{}")  # unreadable as pages (an older run's format): observed again, then replaced
+    assert stored_start_pages(tasks[:1], all_sites, stored) == {page_key(tasks[0]): pages[page_key(tasks[0])]}
+    assert stored_start_pages(tasks[:1], None, stored) == {page_key(tasks[0]): pages[page_key(tasks[0])]}
 
     # prompts cut to their last 2048 tokens (the trainer's left cut) to keep this CPU test short
     kept, scores = critic_filter(tasks, pages, model, tokenizer, batch_size=4, max_tokens=2048)

@@ -86,8 +86,11 @@ def start_pages(tasks: Sequence[Task], backend, instance: int = 0,
 def stored_start_pages(tasks: Sequence[Task], backend, path: Path, instance: int = 0) -> dict[PageKey, str]:
     """`start_pages` with a JSON file as the cache, so that a page is observed once per run (and a resumed run
     scores its tasks on the very pages it saw before)."""
-    stored = json.loads(path.read_text()) if path.exists() else []
-    cache = {(url, tuple(sites), signed_in): text for url, sites, signed_in, text in stored}
+    try:
+        cache = {(url, tuple(sites), signed_in): text
+                 for url, sites, signed_in, text in json.loads(path.read_text())}
+    except (OSError, ValueError, TypeError):  # none yet, or unreadable: it is only a cache, observe again
+        cache = {}
     pages = start_pages(tasks, backend, instance, cache)
     write_atomically(path, json.dumps([[url, list(sites), signed_in, text]
                                        for (url, sites, signed_in), text in pages.items()]))
