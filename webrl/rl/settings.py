@@ -115,7 +115,7 @@ PRESETS: dict[str, dict] = {
     # the README's demo: the whole loop on 2 CPU cores
     "cpu-demo": {"model": "tiny", "phases": 2, "sft_tasks": 100, "tasks_per_phase": 16, "max_steps": 8,
                  "max_new_tokens": 64, "eval_limit": 30, "parallel": 2, "max_tokens": 2048,
-                 "sft": {**_SMALL_TRAIN, "lr": 3e-3, "epochs": 4},
+                 "sft": {**_SMALL_TRAIN, "lr": 3e-3, "epochs": 8},
                  "update": {**_SMALL_TRAIN, "lr": 1e-4}},
     # the paper's hyperparameters (Table 4, App. A) for GPUs: Llama-3.1-8B, vLLM rollouts, ZeRO-3 with offload
     "paper": {"model": "meta-llama/Llama-3.1-8B", "phases": 8, "tasks_per_phase": 500, "max_steps": 30,
