@@ -1,5 +1,5 @@
-"""The forge's task templates (webrl.sites.gitlab.tasks): their structure over the whole suite, and the oracle
-solving one instance of every template with the real harness on a running forge."""
+"""The forge's task templates (webrl.sites.gitlab.tasks): their structure over the whole suite (the oracle solves
+them in tests/tasks/test_suite.py)."""
 
 from __future__ import annotations
 

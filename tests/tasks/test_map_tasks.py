@@ -1,10 +1,9 @@
-"""The map's task templates (webrl.sites.map.tasks): their structure over the whole suite, and the oracle
-solving one instance of every template with the real harness against the real map server."""
+"""The map's task templates (webrl.sites.map.tasks): their structure over the whole suite (the oracle solves
+them in tests/tasks/test_suite.py)."""
 
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -15,15 +14,8 @@ KEYS = {t.key for t in TEMPLATES}
 
 
 @pytest.fixture(scope="module")
-def backend(site_servers):
-    return site_servers("map")
-
-
-@pytest.fixture(scope="module")
-def tasks(backend):
-    return [t for t in build_suite(Path(backend.paths.snapshots)) if t.template in KEYS]
-
-
+def tasks(tmp_path_factory):
+    return [t for t in build_suite(tmp_path_factory.mktemp("snapshots")) if t.template in KEYS]
 
 
 def test_templates_and_tasks(tasks):

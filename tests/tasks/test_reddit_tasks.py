@@ -1,6 +1,5 @@
-"""The forum's task templates (webrl.sites.reddit.tasks): their structure over the whole suite, and the oracle
-solving one instance of every template with the real harness (the forum alone, and the forum with the forge for
-the multi-site templates)."""
+"""The forum's task templates (webrl.sites.reddit.tasks), the forum's own and those with the forge: their
+structure over the whole suite (the oracle solves them in tests/tasks/test_suite.py)."""
 
 from __future__ import annotations
 
@@ -17,15 +16,6 @@ KEYS = {t.key for t in TEMPLATES}
 @pytest.fixture(scope="module")
 def tasks(tmp_path_factory):
     return [t for t in build_suite(tmp_path_factory.mktemp("snapshots")) if t.template in KEYS]
-
-
-def one_per_template(tasks, sites):
-    chosen = {}
-    for task in tasks:
-        if tuple(task.sites) == sites:
-            chosen.setdefault(task.template, task)
-    return list(chosen.values())
-
 
 
 def test_templates_and_tasks(tasks):

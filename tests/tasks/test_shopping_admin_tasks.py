@@ -1,5 +1,5 @@
-"""The admin panel's task templates (webrl.sites.shopping_admin.tasks): their structure over the whole suite, and
-the oracle solving one instance of every template with the real harness."""
+"""The admin panel's task templates (webrl.sites.shopping_admin.tasks): their structure over the whole suite (the
+oracle solves them in tests/tasks/test_suite.py)."""
 
 from __future__ import annotations
 

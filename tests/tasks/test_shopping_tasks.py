@@ -1,6 +1,5 @@
-"""The storefront's task templates (webrl.sites.shopping.tasks): their structure over the whole suite, and the
-oracle solving one instance of every template with the real harness (`webrl eval`'s runner, a real Chromium,
-the real embedded shop)."""
+"""The storefront's task templates (webrl.sites.shopping.tasks): their structure over the whole suite (the oracle
+solves them in tests/tasks/test_suite.py)."""
 
 from __future__ import annotations
 
