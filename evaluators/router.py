@@ -7,7 +7,8 @@ else a 0 from any evaluator -> scored 0; else an unjudged part -> 'unjudged' (sc
 
 Modes (``MODES``): ``webarena`` = the original evaluator (§5.1-5.4), ``vab`` = VAB-WebArena-Lite's, used for the
 WebRL numbers (§5.5), ``browsergym`` = BrowserGym's WebArena-Lite hybrid (§5.6). BrowserGym's safeguard is applied
-in that mode: any open tab outside the site URLs (``urls``) scores 0.
+in that mode: any open tab outside the site URLs (``urls``) scores 0. ``miniwob_reward`` (MiniWoB++ tasks) reads the
+page's own reward, the same in every mode.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import httpx
 from playwright.async_api import Error as PlaywrightError
 
 from webrl.evaluators.judge import Judge
+from webrl.evaluators.miniwob_reward import miniwob_reward
 from webrl.evaluators.program_html import program_html
 from webrl.evaluators.result import MODES, EvalResult, EvaluationError
 from webrl.evaluators.string_match import string_match
@@ -68,6 +70,10 @@ async def evaluate(task, answer: str | None, page, *, mode: str = "webarena", ju
                 if page is None:
                     raise EvaluationError("url_match needs the page")
                 part = url_match(task, page.url, mode=mode)
+            elif eval_type == "miniwob_reward":
+                if page is None:
+                    raise EvaluationError("miniwob_reward needs the page")
+                part = await miniwob_reward(page)
             else:
                 if page is None:
                     raise EvaluationError("program_html needs the page")

@@ -27,6 +27,7 @@ DEFAULT_PORTS: dict[str, int] = {
     "gitlab": 8023,
     "map": 3000,
     "homepage": 4399,
+    "miniwob": 7790,  # not a WebArena site: MiniWoB++ (webrl's second task family)
 }
 INSTANCE_STRIDE = 1000
 
@@ -48,6 +49,7 @@ class SitePorts(_Model):
     gitlab: int = Field(DEFAULT_PORTS["gitlab"], ge=1, le=65535)
     map: int = Field(DEFAULT_PORTS["map"], ge=1, le=65535)
     homepage: int = Field(DEFAULT_PORTS["homepage"], ge=1, le=65535)
+    miniwob: int = Field(DEFAULT_PORTS["miniwob"], ge=1, le=65535)
 
 
 class SitesConfig(_Model):

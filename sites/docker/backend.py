@@ -47,7 +47,7 @@ from webrl.sites.docker.images import (
     webarena_image,
 )
 from webrl.sites.embedded.backend import check_sites
-from webrl.sites.embedded.registry import site_spec
+from webrl.sites.embedded.registry import WEBARENA_SITES, site_spec
 from webrl.sites.embedded.server import TOKEN_HEADER
 
 ImageSet = Literal["embedded", "webarena"]
@@ -150,7 +150,7 @@ class DockerBackend:
         running = self.running()
         images = self.images or (running.images if running else "webarena")
         if images == "embedded":
-            sites = check_sites(cfg.sites)
+            sites = check_sites(cfg.sites, WEBARENA_SITES)  # the image carries no MiniWoB++
         elif cfg.sites:
             sites = [s for s in WEBARENA if s in {webarena_image(name).site for name in cfg.sites}]
         else:

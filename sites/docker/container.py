@@ -13,6 +13,7 @@ import os
 from webrl.config import load_config
 from webrl.errors import UsageError
 from webrl.sites.embedded.backend import EmbeddedBackend, check_sites
+from webrl.sites.embedded.registry import WEBARENA_SITES
 from webrl.sites.embedded.server import ServerPlan
 
 TOKEN_ENV = "SITES_CONTROL_TOKEN"  # not WEBRL_*: those are settings (webrl.config)
@@ -31,7 +32,7 @@ class ContainerPlan(ServerPlan):
 
 class ContainerBackend(EmbeddedBackend):
     def plan(self) -> ContainerPlan:
-        plan = ContainerPlan.from_config(self.config, check_sites(self.config.sites.sites))
+        plan = ContainerPlan.from_config(self.config, check_sites(self.config.sites.sites, WEBARENA_SITES))
         return plan.model_copy(update={"public_host": os.environ.get(PUBLIC_HOST_ENV, plan.public_host)})
 
     def _prepare(self, plan: ServerPlan, on_step) -> None:

@@ -184,6 +184,9 @@ class EmbeddedBackend:
     def _prepare(self, plan: ServerPlan, on_step) -> None:
         """Build missing snapshots (the slow part, shown to the user) and write plan and token."""
         self.paths.root.mkdir(parents=True, exist_ok=True)
+        for spec in map(site_spec, plan.sites):
+            if spec.check is not None:
+                spec.check()
         databases = {spec.database.name: spec.database for spec in map(site_spec, plan.sites) if spec.database}
         for spec in databases.values():
             if not spec.snapshot_path(self.paths.snapshots, plan.seed).exists():
@@ -240,14 +243,14 @@ class EmbeddedBackend:
         return instance
 
 
-def check_sites(sites: list[str] | None) -> list[str]:
-    """The sites to serve, in the registry's order; unknown names are a usage error."""
+def check_sites(sites: list[str] | None, available: tuple[str, ...] = SITE_NAMES) -> list[str]:
+    """The sites to serve, in the registry's order (default: all `available`); unknown names are a usage error."""
     if not sites:
-        return list(SITE_NAMES)
+        return list(available)
     for site in sites:
-        if site not in SITE_NAMES:
-            raise UsageError(f"unknown site '{site}'; available: {', '.join(SITE_NAMES)}")
-    return [s for s in SITE_NAMES if s in sites]
+        if site not in available:
+            raise UsageError(f"unknown site '{site}'; available: {', '.join(available)}")
+    return [s for s in available if s in sites]
 
 
 def _is_server_process(pid: int) -> bool:

@@ -304,6 +304,7 @@ class SiteSpec:
     database: DatabaseSpec | None  # None: the site keeps no data (the homepage)
     make_app: Callable[[SiteContext], ASGIApp]
     base_path: str = ""  # part of the site's URL, as in WebArena's SHOPPING_ADMIN=<host>:7780/admin
+    check: Callable[[], object] | None = None  # run by `webrl up` first: raises a UsageError naming the fix
 
 
 def money(value: float | None) -> str:

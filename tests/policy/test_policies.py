@@ -22,7 +22,8 @@ TASK = Task.model_validate({"task_id": 1, "sites": ["shopping"], "start_url": "_
                             "cheat": ['do(action="Click", element="{Sign In}")', 'exit(message="done")']})
 HTML = ('<html> <a id="0" data-text="Sign In"> Sign In </a> <input id="1" type="text" '
         'placeholder="Search entire store here..."> </input> <button id="2" title="Search"> Search </button> </html>')
-OBS = Observation(text=HTML, url="http://x/", title="t", ids=[0, 1, 2], boxes={})
+OBS = Observation(text=HTML, url="http://x/", title="t", ids=[0, 1, 2],
+                  boxes={0: (10, 10, 100, 20), 1: (10, 40, 300, 20), 2: (280, 40, 20, 20)})
 
 
 @pytest.mark.parametrize("spec", ["gpt", "random:x", "openai:model", "oracle:1", "openai:@http://x"])
@@ -41,9 +42,11 @@ def test_random_policy_acts_validly_and_is_seeded():
 
 
 def test_oracle_finds_elements_by_what_a_person_sees():
-    assert find_element("Sign In", HTML) == 0
-    assert find_element("placeholder=Search entire store here...", HTML) == 1
-    assert find_element("title=Search", HTML) == 2
+    assert find_element("Sign In", OBS) == 0
+    assert find_element("placeholder=Search entire store here...", OBS) == 1
+    assert find_element("title=Search", OBS) == 2
+    # by position: the smallest box that holds the point (the button lies on the search field)
+    assert find_element("@60,20", OBS) == 0 and find_element("@100,50", OBS) == 1 and find_element("@290,50", OBS) == 2
     oracle = make_policy("oracle")
     assert oracle.act([PolicyInput(TASK, [], OBS)], Sampling())[0].text == 'do(action="Click", element="0")'
     assert oracle.act([PolicyInput(TASK, ["x"], OBS)], Sampling())[0].text == 'exit(message="done")'

@@ -20,7 +20,9 @@ from urllib.parse import urlsplit
 
 from webrl.env.actions import Action, ActionError, execute, parse_action
 from webrl.env.auth import AuthCache
+from webrl.env.miniwob import DEFAULT_TIME_LIMIT_S, episode_done, start_episode
 from webrl.env.observation import Observation, observe
+from webrl.errors import WebrlError
 from webrl.evaluators.result import EvalResult
 from webrl.evaluators.router import evaluate
 from webrl.tasks.load import substitute
@@ -62,10 +64,11 @@ class Step:
 
 class BrowserEnv:
     def __init__(self, browser, backend, instance: int = 0, *, observation: str = "webrl",
-                 action_space: str = "webrl", limits: Limits = Limits(), mode: str = "webarena", judge=None):
+                 action_space: str = "webrl", limits: Limits = Limits(), mode: str = "webarena", judge=None,
+                 miniwob_time_limit_s: float = DEFAULT_TIME_LIMIT_S):
         self.browser, self.backend, self.instance = browser, backend, instance
         self.observation_kind, self.action_space, self.limits = observation, action_space, limits
-        self.mode, self.judge = mode, judge
+        self.mode, self.judge, self.miniwob_time_limit_s = mode, judge, miniwob_time_limit_s
         self.auth = AuthCache(browser, backend, instance)
         self.context = self.page = self.task = None
 
@@ -95,9 +98,12 @@ class BrowserEnv:
             await page.goto(url)
             if i == 0:
                 await self._settle(page)
+        if self.task.miniwob is not None:
+            await self._start_miniwob()
         self.steps: list[Step] = []
         self.history: list[str] = []
         self.answer: str | None = None
+        self.page_ended = False  # a MiniWoB page ended the episode
         self._parse_failures = 0
         self.obs = await observe(self.page, self.observation_kind)
         return self.obs, {"reset_sites": reset, "reset_ms": round(reset_ms, 1)}
@@ -130,7 +136,9 @@ class BrowserEnv:
         self.steps.append(Step(len(self.steps), self.page.url, text, _action_dict(action), error, timings))
         self.history.append(text)
 
-        terminated = self.answer is not None
+        # A MiniWoB page ends its episode itself (a right or wrong submit): that is the agent's last step.
+        self.page_ended = self.task.miniwob is not None and await episode_done(self.page)
+        terminated = self.answer is not None or self.page_ended
         truncated = not terminated and self._limit_reached()
         mark = time.perf_counter()
         self.obs = obs = await observe(self.page, self.observation_kind)
@@ -148,6 +156,13 @@ class BrowserEnv:
         answer = self.answer if self.answer is not None else ""
         return await evaluate(self.task, answer, self.page, mode=self.mode, judge=self.judge,
                               urls=self.backend.urls(self.instance))
+
+    async def _start_miniwob(self) -> None:
+        utterance = await start_episode(self.page, self.task.miniwob.seed, self.miniwob_time_limit_s)
+        if utterance != self.task.intent:  # the task set was built by another package version or browser
+            raise WebrlError(f"MiniWoB task {self.task.task_id}: the page's utterance {utterance!r} is not the "
+                               f"task's intent {self.task.intent!r}")
+        await self._settle(self.page)
 
     def _reset_sites(self, task: Task) -> tuple[dict[str, str], list[str], float]:
         """The site URLs of this instance, and the sites reset: the task's dirty ones (clean ones are not) and any
@@ -169,7 +184,7 @@ class BrowserEnv:
         return self._why_truncated() is not None
 
     def _why_truncated(self) -> str | None:
-        if self.answer is not None:
+        if self.answer is not None or self.page_ended:
             return None
         if len(self.steps) >= self.limits.max_steps:
             return f"max steps ({self.limits.max_steps})"

@@ -3,7 +3,9 @@
 Element ids are only known at run time, so a scripted step names its element by what a person
 sees, in braces, and the oracle finds that element's id in the current observation:
 `do(action="Click", element="{Sign In}")` picks the labelled element whose text (or title,
-placeholder, value, data-text) is "Sign In"; `{placeholder=Email}` or `{title=...}` match one attribute.
+placeholder, value, data-text) is "Sign In"; `{placeholder=Email}` or `{title=...}` match one attribute;
+`{@x,y}` picks the smallest labelled element whose box holds that point of the viewport (MiniWoB++ solutions
+name elements without text, such as a checkbox, by where they are).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import html
 import re
 
+from webrl.env.observation import Observation
 from webrl.policy.base import PolicyInput, Response, Sampling
 
 TARGET = re.compile(r'element="\{([^}]*)\}"')
@@ -35,15 +38,26 @@ class OraclePolicy:
         if step >= len(script):
             return 'exit(message="")'
         try:
-            return TARGET.sub(lambda m: f'element="{find_element(m.group(1), x.observation.text)}"', script[step])
+            return TARGET.sub(lambda m: f'element="{find_element(m.group(1), x.observation)}"', script[step])
         except OracleError as err:  # shows up in the trajectory as an unparseable (no-op) step
             return f"# oracle: {err}"
 
 
-def find_element(target: str, observation_html: str) -> int:
-    """The id of the first labelled element matching `target` ("text" or "attribute=value")."""
+POINT = re.compile(r"@(-?\d+),(-?\d+)")
+
+
+def find_element(target: str, observation: Observation) -> int:
+    """The id of the first labelled element matching `target` ("text" or "attribute=value"), or of the smallest
+    one whose box holds the point "@x,y"."""
+    if point := POINT.fullmatch(target):
+        x, y = map(int, point.groups())
+        holding = [(w * h, i) for i, (left, top, w, h) in observation.boxes.items()
+                   if left <= x <= left + w and top <= y <= top + h]
+        if not holding:
+            raise OracleError(f"no element at {x},{y} on this page")
+        return min(holding)[1]
     attribute, _, wanted = target.rpartition("=")
-    for match in LABELLED.finditer(observation_html):
+    for match in LABELLED.finditer(observation.text):
         attrs = {k: html.unescape(v) for k, v in ATTRIBUTE.findall(match.group(3))}
         text = html.unescape(match.group(4)).strip()
         values = [attrs.get(attribute, "")] if attribute else [text, *attrs.values()]

@@ -27,7 +27,7 @@ from webrl.tasks.model import Task
 
 # Whole placeholder tokens are replaced, so __SHOPPING__ never eats the start of __SHOPPING_ADMIN__.
 PLACEHOLDER = re.compile(r"__([A-Z][A-Z_]*[A-Z])__")
-PLACEHOLDER_SITES = ("shopping", "shopping_admin", "reddit", "gitlab", "map", "wikipedia", "homepage")
+PLACEHOLDER_SITES = ("shopping", "shopping_admin", "reddit", "gitlab", "map", "wikipedia", "homepage", "miniwob")
 FETCH_TIMEOUT_S = 60
 
 
@@ -258,8 +258,13 @@ EMBEDDED_SETS = ("embedded", "embedded:train", "embedded:test")
 
 def resolve_task_set(name_or_path: str | Path, cache_dir: str | Path, seed: int = 0) -> list[Task]:
     """A path (file or folder) loads directly; ``embedded[:train|:test]`` is the embedded suite built from the
-    sites' data for `seed`; a name of ``TASK_SETS`` loads its file (``task_set_file``)."""
+    sites' data for `seed`; ``miniwob[:ENV,...][:train|:test]`` are MiniWoB++ episodes (webrl.sites.miniwob.tasks);
+    a name of ``TASK_SETS`` loads its file (``task_set_file``)."""
     name = str(name_or_path)
+    if name == "miniwob" or name.startswith("miniwob:"):
+        from webrl.sites.miniwob.tasks import miniwob_tasks
+
+        return miniwob_tasks(name, cache_dir)
     if name in EMBEDDED_SETS:
         from webrl.tasks.suite import build_suite
 
@@ -272,4 +277,4 @@ def resolve_task_set(name_or_path: str | Path, cache_dir: str | Path, seed: int 
     if path.exists():
         return load_tasks(path)
     raise UsageError(f"unknown task set {name!r}: not a file or folder, and not one of the named sets "
-                     f"({', '.join([*EMBEDDED_SETS, *TASK_SETS])})")
+                     f"({', '.join([*EMBEDDED_SETS, 'miniwob[:ENV,...][:train|:test]', *TASK_SETS])})")

@@ -31,8 +31,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_serializer, model_validator
 
-EvalType = Literal["string_match", "url_match", "program_html"]
-SITES = ("shopping", "shopping_admin", "reddit", "gitlab", "map", "wikipedia", "homepage")
+EvalType = Literal["string_match", "url_match", "program_html", "miniwob_reward"]
+SITES = ("shopping", "shopping_admin", "reddit", "gitlab", "map", "wikipedia", "homepage", "miniwob")
 AND_SEPARATOR = " |AND| "
 OR_SEPARATOR = " |OR| "
 GITLAB_CLONE_HOST = re.compile(r"ssh://git@[^/\s]+:2222/")
@@ -152,6 +152,13 @@ class EvalSpec(_Open):
         return self.reference_url.split(OR_SEPARATOR) if self.reference_url else []
 
 
+class MiniwobEpisode(_Open):
+    """A MiniWoB++ task: the environment (`miniwob/<env>.html`) and the seed of its problem generator."""
+
+    env: str = Field(pattern=r"^[a-z0-9-]+$")
+    seed: int
+
+
 class Task(_Open):
     task_id: int | str
     sites: list[str] = Field(default_factory=list)
@@ -168,6 +175,7 @@ class Task(_Open):
     old_task_id: int | None = None
     # Our extras
     cheat: list[str] | None = None  # a scripted solution: action strings in the webrl action syntax
+    miniwob: MiniwobEpisode | None = None  # set on MiniWoB++ tasks: the episode the page generates
     split: str | None = None
     tier: int | str | None = None
     warnings: list[str] = Field(default_factory=list)  # data quirks found while loading (see module docstring)
@@ -185,6 +193,12 @@ class Task(_Open):
     @property
     def reference_urls(self) -> list[str]:
         return self.eval.reference_urls
+
+    @model_validator(mode="after")
+    def _miniwob_has_its_episode(self):
+        if ("miniwob_reward" in self.eval.eval_types) != (self.miniwob is not None):
+            raise ValueError("eval_types has miniwob_reward without a miniwob episode (env, seed), or the reverse")
+        return self
 
     @model_validator(mode="before")
     @classmethod
