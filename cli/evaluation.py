@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from webrl.cli.main import GLOBALS
 from webrl.cli.sites import compact_table
+from webrl.env.miniwob import DEFAULT_TIME_LIMIT_S
 from webrl.errors import UsageError
 from webrl.models import model_cache
 from webrl.policy.base import POLICY_FORMS, make_policy, serving
@@ -23,7 +24,8 @@ console = Console()
 
 
 def eval_command(
-    tasks: Annotated[str, typer.Option(help="A task set (webarena-lite, webarena) or a task file/folder.")],
+    tasks: Annotated[str, typer.Option(help="A task set (webarena-lite, webarena, embedded[:train|:test], "
+                                            "miniwob[:ENV,...][:train|:test]) or a task file/folder.")],
     policy: Annotated[str, typer.Option(help="Who acts: " + "; ".join(f.split("  ")[0] for f in POLICY_FORMS)
                                         + ".")] = "oracle",
     backend: Annotated[str | None, typer.Option(help="embedded or docker [default: embedded].")] = None,
@@ -38,6 +40,12 @@ def eval_command(
     actions: Annotated[str, typer.Option(help="Action syntax: webrl or webarena.")] = "webrl",
     temperature: Annotated[float, typer.Option(help="Sampling temperature (WebRL evaluates at 0).")] = 0.0,
     max_tokens: Annotated[int, typer.Option(help="Token limit of each answer (WebRL: 2048).")] = 2048,
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N tasks of the set (a MiniWoB++ set is "
+                                                         "ordered seed by seed across its environments).")] = None,
+    miniwob_time_limit: Annotated[float, typer.Option(min=1, help="Seconds a MiniWoB++ page gives an episode before "
+                                                                  "it ends it with reward -1 (the package's own "
+                                                                  "limits of 10-30 s are for scripted agents).")]
+    = DEFAULT_TIME_LIMIT_S,
     out: Annotated[Path | None, typer.Option(help="Run folder [default: runs/eval-<time>].")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the run in --out, skipping finished "
                                                           "episodes.")] = False,
@@ -54,7 +62,8 @@ def eval_command(
         settings = EvalSettings(
             tasks=tasks, policy=policy, backend=config.sites.backend, parallel=parallel, repeats=repeats,
             max_steps=max_steps, mode=mode, judge=judge, observation=observation, action_space=actions,
-            temperature=temperature, max_tokens=max_tokens, resume=resume,
+            temperature=temperature, max_tokens=max_tokens, resume=resume, limit=limit,
+            miniwob_time_limit_s=miniwob_time_limit,
             out=out or Path("runs") / f"eval-{datetime.now():%Y%m%d-%H%M%S}",
         )
     except ValidationError as err:
@@ -65,7 +74,7 @@ def eval_command(
     judge_model = parse_judge_spec(judge)
     site_backend = make_backend(config)
     plan = site_backend.running() if config.sites.backend == "embedded" else None
-    task_list = resolve_task_set(tasks, config.state_dir, plan.seed if plan else config.sites.seed)
+    task_list = resolve_task_set(tasks, config.state_dir, plan.seed if plan else config.sites.seed)[:limit]
     settings.task_suite = getattr(task_list[0], "suite_version", None) if task_list else None
     with serving(agent, lambda: console.status(f"starting {agent.name}")), Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                    TimeElapsedColumn(), TextColumn("{task.fields[rate]}"), console=console) as progress:
@@ -87,7 +96,19 @@ def eval_command(
     table.add_row(*(f"{rates[c]['mean']} ± {rates[c]['std']}" if c in rates else "–"
                     for c in [*SITE_COLUMNS, "Other", "Average"]))
     console.print(table)
+    if "miniwob" in summary:
+        console.print(miniwob_console_table(summary["miniwob"]))
     console.print(f"episodes: {summary['episodes']}  ·  report: {settings.out / 'report.html'}")
+
+
+def miniwob_console_table(miniwob: dict):
+    table = compact_table("environment", "episodes", "success %", "raw reward", "steps", title="MiniWoB++")
+    for env, row in miniwob["environments"].items():
+        table.add_row(env, str(row["episodes"]), f"{row['success']:.1f}",
+                      "–" if row["raw_reward"] is None else f"{row['raw_reward']:.2f}",
+                      f"{row['steps']:.1f}")
+    table.add_row("mean over environments", "", f"{miniwob['mean_success']:.1f}", "", "", style="bold")
+    return table
 
 
 def register(app: typer.Typer) -> None:

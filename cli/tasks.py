@@ -1,4 +1,5 @@
-"""`webrl tasks`: the embedded task suite — list, show, export, and demonstrations for SFT."""
+"""`webrl tasks`: the embedded task suite — list, show, export, and demonstrations for SFT; MiniWoB++'s
+environments."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from webrl.cli.sites import compact_table
 from webrl.errors import UsageError
 
 console = Console()
-app = typer.Typer(help="The embedded task suite: list, show, export, demonstrations.", no_args_is_help=True)
+app = typer.Typer(help="The embedded task suite: list, show, export, demonstrations; MiniWoB++'s environments.",
+                  no_args_is_help=True)
 
 SplitOption = Annotated[str | None, typer.Option("--split", help="train or test [default: both].")]
 
@@ -90,7 +92,10 @@ def export(out: Annotated[Path, typer.Option(help="JSON file to write (WebArena'
 
 @app.command("demos")
 def demos(out: Annotated[Path, typer.Option(help="JSONL file: one record per step, {prompt, response}.")],
-          split: Annotated[str, typer.Option(help="train or test.")] = "train") -> None:
+          split: Annotated[str, typer.Option(help="train or test (of the embedded suite).")] = "train",
+          tasks: Annotated[str | None, typer.Option(help="Another task set or file instead, e.g. miniwob:train; "
+                                                         "its tasks without a scripted solution are skipped.")]
+          = None) -> None:
     """Run every task's scripted solution in the browser and write the steps of the successful episodes as
     SFT records in the exact WebRL prompt format. Needs the sites running (`webrl up`)."""
     import asyncio
@@ -99,9 +104,14 @@ def demos(out: Annotated[Path, typer.Option(help="JSONL file: one record per ste
 
     from webrl.sites.backends import make_backend
     from webrl.tasks.demos import write_demos
+    from webrl.tasks.load import resolve_task_set
 
-    tasks = _suite(split)
-    backend = make_backend(GLOBALS.config())
+    config = GLOBALS.config()
+    if tasks is None:
+        tasks = _suite(split)
+    else:
+        tasks = [t for t in resolve_task_set(tasks, config.state_dir, config.sites.seed) if t.cheat]
+    backend = make_backend(config)
     if backend.running() is None:
         raise UsageError("the sites are not running; start them with `webrl up`")
     failed = []
@@ -118,6 +128,25 @@ def demos(out: Annotated[Path, typer.Option(help="JSONL file: one record per ste
                   + (f"; failed: {failed}" if failed else ""))
     if failed:
         raise typer.Exit(1)
+
+
+@app.command("miniwob")
+def miniwob() -> None:
+    """MiniWoB++'s environments: scripted (supported, with a scripted solution the oracle runs), supported (the
+    WebRL actions and observation can express it) or unsupported, with the reason; the seeds of each split."""
+    from webrl.sites.miniwob.tasks import TEST_SEEDS, TRAIN_SEED_START, TRAIN_SEEDS, environments
+
+    table = compact_table("environment", "status", "why not")
+    table.columns[-1].no_wrap = False
+    envs = environments()
+    for env in envs:
+        table.add_row(env.name, env.status, env.reason)
+    console.print(table)
+    counts = Counter(e.status for e in envs)
+    console.print(f"{len(envs)} environments: {counts['scripted']} scripted, {counts['supported']} supported without "
+                  f"a script, {counts['unsupported']} unsupported. Seeds per environment: test 0..{TEST_SEEDS - 1}, "
+                  f"train from {TRAIN_SEED_START} ({TRAIN_SEEDS} in `miniwob:train`); seeds whose problem no WebRL "
+                  "action can solve are left out.")
 
 
 def register(root: typer.Typer) -> None:

@@ -49,6 +49,14 @@ UNSUPPORTED: dict[str, str] = {
         "bisect-angle", "circle-center", "right-angle", "find-midpoint", "grid-coordinate", "hot-cold")},
     **{name: "the targets move or change over time (WebRL has no wait action)" for name in (
         "chase-circle", "moving-items", "simon-says", "stock-market")},
+    "button-delay": "needs waiting 1-3 s between two clicks (WebRL has no wait action)",
+    "form-sequence": "needs moving a slider (dragging; a click on its handle leaves the value as it is)",
+    **{name: "its reply/retweet/like/share icons have no pointer cursor, role or handler the observation sees" for name
+       in ("social-media", "social-media-all", "social-media-some")},
+    "order-food": "its +/- controls are plain spans with no pointer cursor or handler the observation sees",
+    "daily-calendar": "an event is made by dragging across half-hour slots",
+    "enter-date": "a date field: a WebRL Type clicks its centre (the year) and every key stays in that segment",
+    "tic-tac-toe": "the board's cells have no text, handler or role, so the observation does not show them",
     **{name: "colours, which the simplified HTML does not show" for name in (
         "click-color", "click-shades", "use-colorwheel", "use-colorwheel-2")},
     **{name: "SVG shapes, whose geometry the simplified HTML does not show" for name in (
@@ -105,7 +113,7 @@ def parse_set_name(name: str) -> tuple[list[str], list[str]]:
     if len(parts) == 1:
         return supported_names(), splits
     if len(parts) > 2:
-        raise UsageError(f"task set {name!r}: expected miniwob[:ENV[,ENV...]][:train|:test]")
+        raise UsageError(f"task set {name!r}: {parts[-1]!r} is not a split (train or test)")
     by_name = {e.name: e for e in environments()}
     envs = [e.strip() for e in parts[1].split(",") if e.strip()]
     for env in envs:
@@ -253,5 +261,7 @@ async def _serve(route, folder: Path) -> None:
     if folder not in path.parents or not path.is_file():
         await route.fulfill(status=404, body="not found")
         return
-    await route.fulfill(status=200, body=path.read_bytes(),
-                        content_type=mimetypes.guess_type(path.name)[0] or "application/octet-stream")
+    kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    if kind.startswith("text/") or kind.endswith("javascript"):
+        kind += "; charset=utf-8"  # as the miniwob site serves them (the pages declare none; unicode-test needs it)
+    await route.fulfill(status=200, body=path.read_bytes(), content_type=kind)

@@ -14,6 +14,7 @@ The context reaches only the task's sites and the homepage; other requests are b
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -91,7 +92,8 @@ class BrowserEnv:
         self.context.on("requestfailed", lambda _: self._count_request(-1))
         self.blocked: list[str] = []
         allowed = {_origin(u) for site, u in urls.items() if site in self.task.sites or site == "homepage"}
-        await self.context.route("**/*", self._guard(allowed))
+        self._guarded = _outside(allowed)
+        await self.context.route(self._guarded, self._block)
         for i, url in enumerate(self.task.start_urls):
             page = await self.context.new_page()
             self.page = self.page or page
@@ -152,7 +154,7 @@ class BrowserEnv:
         return obs, reward, terminated, truncated, info
 
     async def evaluate(self) -> EvalResult:
-        await self.context.unroute("**/*")  # the evaluator is the harness, not the agent: it may go anywhere
+        await self.context.unroute(self._guarded)  # the evaluator is the harness, not the agent: it may go anywhere
         answer = self.answer if self.answer is not None else ""
         return await evaluate(self.task, answer, self.page, mode=self.mode, judge=self.judge,
                               urls=self.backend.urls(self.instance))
@@ -225,16 +227,17 @@ class BrowserEnv:
                 return
             await asyncio.sleep(0.005)
 
-    def _guard(self, allowed: set[str]):
-        async def handle(route) -> None:
-            url = route.request.url
-            if _origin(url) in allowed or url.startswith(("data:", "blob:", "about:")):
-                await route.continue_()
-            else:
-                self.blocked.append(url)
-                await route.abort("blockedbyclient")
+    async def _block(self, route) -> None:
+        self.blocked.append(route.request.url)
+        await route.abort("blockedbyclient")
 
-        return handle
+
+def _outside(allowed: set[str]) -> re.Pattern:
+    """URLs on none of the `allowed` origins (nor data:, blob:, about:). Playwright matches a pattern in the browser
+    driver, so allowed requests never make the round trip through this process (a handler that let them through
+    cost ~0.2 s per request on a busy 2-core machine: a MiniWoB page loads ten scripts)."""
+    origins = "|".join(re.escape(origin) for origin in sorted(allowed))
+    return re.compile(rf"^(?!(?:{origins})(?:[/?#]|$)|data:|blob:|about:)")
 
 
 def _origin(url: str) -> str:

@@ -29,6 +29,13 @@ START_JS = """async ([seed, limitMs, readyTimeoutMs]) => {
     if (Date.now() > until) throw new Error('the MiniWoB task did not become ready');
     await new Promise(resolve => setTimeout(resolve, 20));
   }
+  // The images of the new problem (some are CSS `content: url()`, without a size until loaded): an element is only
+  // labelled in the observation once it has a box.
+  const loading = () => [...document.images].some(img => !img.complete) || [...document.body.querySelectorAll('*')]
+    .some(el => getComputedStyle(el).content.startsWith('url(') && el.getClientRects().length > 0
+                && el.getClientRects()[0].width === 0);
+  await new Promise(resolve => requestAnimationFrame(resolve));
+  while (loading() && Date.now() < until) await new Promise(resolve => setTimeout(resolve, 20));
   const utterance = core.getUtterance();  // some environments return {utterance, fields}
   return typeof utterance === 'string' ? utterance : utterance.utterance;
 }"""
@@ -41,4 +48,5 @@ async def start_episode(page, seed: int, time_limit_s: float = DEFAULT_TIME_LIMI
 
 
 async def episode_done(page) -> bool:
-    return bool((await episode_state(page))["done"])
+    state = await episode_state(page)
+    return state is not None and bool(state["done"])

@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 
 from webrl.browser import launch_chromium
 from webrl.env.browser_env import BrowserEnv, Limits
+from webrl.env.miniwob import DEFAULT_TIME_LIMIT_S
 from webrl.errors import UsageError
 from webrl.policy.base import Policy, PolicyInput, Sampling
 from webrl.runs.report import write_report
@@ -54,6 +55,8 @@ class EvalSettings(BaseModel):
     temperature: float = 0.0
     max_tokens: int = Field(2048, ge=1)  # per answer (WebRL: 2048)
     seed: int | None = None  # with temperature > 0: every answer's sampling seed derives from it (exact resume)
+    miniwob_time_limit_s: float = Field(DEFAULT_TIME_LIMIT_S, gt=0)  # a MiniWoB++ page's episode timer
+    limit: int | None = Field(None, ge=1)  # only the first N tasks of the set
     out: Path
     resume: bool = False
     screenshots: bool = True
@@ -105,7 +108,8 @@ async def run_eval(settings: EvalSettings, tasks: list[Task], backend, policy: P
                     async def worker(instance: int) -> None:
                         env = BrowserEnv(None, backend, instance, observation=settings.observation,
                                          action_space=settings.action_space, limits=Limits(settings.max_steps),
-                                         mode=settings.mode, judge=judge)
+                                         mode=settings.mode, judge=judge,
+                                         miniwob_time_limit_s=settings.miniwob_time_limit_s)
                         try:
                             while not queue.empty():
                                 task, repeat = queue.get_nowait()
@@ -176,7 +180,12 @@ async def run_episode(env: BrowserEnv, browsers: Browsers, policy: Policy, task:
             except Exception:  # the context died with its browser
                 env.context = env.page = None
     return {"task_id": task.task_id, "repeat": repeat, "sites": task.sites, "intent": task.intent,
-            "status": status, "error": error, "score": None, "steps": [], "last_observation": None}
+            **_miniwob_field(task), "status": status, "error": error, "score": None, "steps": [],
+            "last_observation": None}
+
+
+def _miniwob_field(task: Task) -> dict:
+    return {"miniwob": task.miniwob.model_dump()} if task.miniwob is not None else {}
 
 
 def step_sampling(settings: EvalSettings, task: Task, repeat: int, step: int) -> Sampling:
@@ -214,7 +223,7 @@ async def _episode(env, policy, task, repeat, settings, started) -> dict:
             result, why = step_info["eval"], step_info["truncated_by"]
             break
     return {
-        "task_id": task.task_id, "repeat": repeat, "sites": task.sites, "intent": task.intent,
+        "task_id": task.task_id, "repeat": repeat, "sites": task.sites, "intent": task.intent, **_miniwob_field(task),
         "status": "done" if result.status == "scored" else result.status, "score": result.score,
         "answer": env.answer, "truncated_by": why, "eval": {"mode": result.mode, "judge": result.judge,
                                                             "details": result.details},
@@ -251,11 +260,32 @@ def summarize(rows: list[dict], settings: EvalSettings, policy: Policy) -> dict:
         "settings": settings.model_dump(mode="json"),
         "policy": policy.name,
         "success_rate": table,
+        **({"miniwob": miniwob_table(rows)} if any(row.get("miniwob") for row in rows) else {}),
         "episodes": dict(counts),
         "versions": {name: _version(name) for name in ("webrl", "playwright", "torch", "transformers")},
         "python": platform.python_version(),
         "git_commit": _git_commit(),
     }
+
+
+def miniwob_table(rows: list[dict]) -> dict:
+    """MiniWoB++ per environment (scored episodes of every repeat): success %, mean raw reward of the page, mean
+    steps; and the mean of the environments' success rates, the number MiniWoB++ papers report."""
+    by_env: dict[str, list[dict]] = defaultdict(list)
+    for row in rows:
+        if row.get("miniwob") and row["status"] == "done":
+            by_env[row["miniwob"]["env"]].append(row)
+    environments = {}
+    for env, episodes in sorted(by_env.items()):
+        rewards = [d["raw_reward"] for r in episodes for d in r["eval"]["details"] if d.get("type") == "miniwob_reward"]
+        environments[env] = {
+            "episodes": len(episodes),
+            "success": round(100 * statistics.mean(float(r["score"] == 1.0) for r in episodes), 1),
+            "raw_reward": round(statistics.mean(rewards), 3) if rewards else None,
+            "steps": round(statistics.mean(len(r["steps"]) for r in episodes), 2),
+        }
+    mean = statistics.mean(e["success"] for e in environments.values()) if environments else None
+    return {"environments": environments, "mean_success": None if mean is None else round(mean, 1)}
 
 
 def _version(name: str) -> str | None:

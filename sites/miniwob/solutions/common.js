@@ -8,7 +8,8 @@
 // value is exactly that) or "attribute=value". Use an element for what is on the page now, a string for what
 // appears later (after a click opens it). `exit` ends a solution with an answer; most environments end when
 // the page rewards the last action. A problem that no WebRL action can solve (the element to click is covered
-// by another at its centre, where a WebRL click lands) throws "unsolvable: ...": that seed is left out of the sets.
+// by another at its centre, where a WebRL click lands; the option to select comes after one whose text contains
+// it) throws "unsolvable: ...": that seed is left out of the sets.
 //
 // A group file is one object literal, `({ "env-name": () => [steps], ... })`, keys indented by two spaces.
 // This file holds the helpers they use: webrl.sites.miniwob.tasks runs it inside
@@ -29,7 +30,7 @@ const target = (t) => {
 const reachable = (el) => {
   const box = el.getClientRects()[0] || el.getBoundingClientRect();
   const hit = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
-  return hit !== null && (hit === el || el.contains(hit) || hit.contains(el));
+  return hit !== null && (hit === el || el.contains(hit));  // an ancestor hit: el is clipped or covered there
 };
 const click = (t) => {
   if (t && typeof t !== "string" && !reachable(t)) throw new Error("unsolvable: the element is covered at its centre");
@@ -38,7 +39,16 @@ const click = (t) => {
 const hover = (t) => ["Hover", target(t)];
 const type = (t, value) => ["Type", target(t), String(value)];
 const search = (t, value) => ["Search", target(t), String(value)];
-const select = (t, option) => ["Select Dropdown Option", target(t), String(option)];
+// WebRL's select picks the first option whose text contains the argument (case-insensitive), as VAB's does.
+const select = (t, option) => {
+  if (t && typeof t !== "string") {
+    const first = [...t.options].find((o) => o.text.toLowerCase().includes(String(option).toLowerCase()));
+    if (first && first.text.trim() !== String(option)) {
+      throw new Error(`unsolvable: an earlier option (${first.text.trim()}) contains ${option}`);
+    }
+  }
+  return ["Select Dropdown Option", target(t), String(option)];
+};
 const exit = (message) => ["exit", null, String(message)];
 // The quoted parts of the utterance, in order: 'Enter "x" ...' -> ["x"].
 const quoted = () => [...utterance.matchAll(/"([^"]*)"/g)].map((m) => m[1]);

@@ -1,0 +1,167 @@
+"""MiniWoB++ through webrl's own harness, on the real pages of the installed `miniwob` package in real Chromium:
+the page's episode protocol (seeded problems, the page's own reward), the named sets, the oracle on the test seeds
+of every scripted environment, the random baseline, observation hygiene and bad input."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+
+import pytest
+from clisupport import webrl
+
+from webrl.errors import UsageError
+from webrl.policy.base import make_policy
+from webrl.runs.eval import EvalSettings, run_eval
+from webrl.sites.miniwob import tasks as miniwob
+from webrl.tasks.load import load_tasks, resolve_task_set
+
+# The page's score panel, START cover and click canvas: none may reach the agent (the panel shows the reward).
+PANEL_TEXT = ("Last reward", "Last 10 average", "Time left", "Episodes done", "START", "click-canvas")
+FORMS = ["click-button", "enter-text", "login-user", "click-checkboxes", "choose-list"]
+CI_SEEDS = 3  # test seeds per environment in the oracle test: about 240 episodes, two at a time
+
+
+@pytest.fixture(scope="module")
+def sites(site_servers):
+    return site_servers("miniwob", instances=2)
+
+
+@pytest.fixture(scope="module")
+def state(tmp_path_factory):
+    return tmp_path_factory.mktemp("state")
+
+
+def evaluate(backend, tasks, out, policy="oracle", **settings):
+    """`webrl eval`'s runner: the episode rows and the summary."""
+    config = EvalSettings(tasks="in-memory", policy=policy, out=out, screenshots=False, **settings)
+    summary = asyncio.run(run_eval(config, tasks, backend, make_policy(policy)))
+    rows = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    return {row["task_id"]: row for row in rows}, summary
+
+
+def test_a_seed_fixes_the_problem():
+    pairs = [(env, seed) for env in FORMS for seed in (0, 1, 2)]
+    batch = miniwob.read_problems(pairs)  # one page load per environment
+    for env, seed in pairs[:6]:  # a fresh page load per problem, as an episode has
+        assert miniwob.read_problems([(env, seed)]) == {f"{env}.{seed}": batch[f"{env}.{seed}"]}
+    assert miniwob.read_problems(pairs) == batch
+    for env in FORMS:
+        intents = {batch[f"{env}.{seed}"]["intent"] for seed in (0, 1, 2)}
+        assert len(intents) == 3, (env, intents)  # seeds differ
+
+
+def test_named_sets_split_seeds_and_list_environments(state):
+    envs = miniwob.environments()
+    status = {e.name: e.status for e in envs}
+    assert len(envs) == len(miniwob.environment_names()) >= 100
+    assert sum(s == "scripted" for s in status.values()) >= 40
+    assert status["drag-box"] == "unsupported" and all(e.reason for e in envs if e.status == "unsupported")
+    assert not set(miniwob.UNSUPPORTED) & set(miniwob.scripted_names())
+    test = resolve_task_set("miniwob:click-button,enter-text:test", state)
+    train = resolve_task_set("miniwob:click-button,enter-text:train", state)
+    both = resolve_task_set("miniwob:click-button,enter-text", state)
+    test_seeds = {t.miniwob.seed for t in test}
+    assert test_seeds == set(range(miniwob.TEST_SEEDS)) and not test_seeds & {t.miniwob.seed for t in train}
+    assert len(train) == 2 * miniwob.TRAIN_SEEDS and {t.split for t in both} == {"train", "test"}
+    assert [t.miniwob.env for t in test[:4]] == ["click-button", "enter-text"] * 2  # seed by seed
+    task = test[0]
+    assert task.sites == ["miniwob"] and task.eval.eval_types == ["miniwob_reward"] and task.cheat
+    assert task.intent == 'Click on the "okay" button.' and task.task_id == "click-button.0"
+    # a task round-trips through a task file
+    assert [t.to_config() for t in load_tasks_from(state, test)] == [t.to_config() for t in test]
+    for bad, needle in [("miniwob:nope", "unknown MiniWoB environment 'nope'"),
+                        ("miniwob:drag-box:test", "not supported: needs dragging"),
+                        ("miniwob:click-button:test:9", "expected miniwob[:ENV"),
+                        ("miniwob:click-button:valid", "'valid' is not a split (train or test)")]:
+        with pytest.raises(UsageError, match=re.escape(needle)):
+            resolve_task_set(bad, state)
+
+
+def load_tasks_from(folder, tasks):
+    path = folder / "tasks.json"
+    path.write_text(json.dumps([t.to_config() for t in tasks]))
+    return load_tasks(path)
+
+
+def test_the_page_rewards_right_answers_and_punishes_wrong_ones(sites, state, tmp_path):
+    tasks = resolve_task_set(f"miniwob:{','.join(FORMS)}:test", state)[:10]
+    right, _ = evaluate(sites, tasks, tmp_path / "right")
+    # the same tasks, submitted without doing the work first: the last scripted step alone
+    wrong = [t.model_copy(update={"cheat": t.cheat[-1:]}) for t in tasks if len(t.cheat) > 1]
+    wrong_rows, _ = evaluate(sites, wrong, tmp_path / "wrong")
+    for task in tasks:
+        reward = reward_of(right[task.task_id])
+        assert reward["done"] and reward["raw_reward"] > 0 and right[task.task_id]["score"] == 1.0, task.task_id
+    assert len(wrong) >= 5
+    for row in wrong_rows.values():
+        reward = reward_of(row)
+        assert reward["done"] and reward["raw_reward"] <= 0 and row["score"] == 0.0, row["task_id"]
+
+
+def reward_of(row: dict) -> dict:
+    return next(d for d in row["eval"]["details"] if d["type"] == "miniwob_reward")
+
+
+def test_oracle_solves_every_scripted_environment_and_hides_the_score_panel(sites, state, tmp_path):
+    """The first CI_SEEDS test seeds of every scripted environment (the README gives the whole test split)."""
+    scripted = miniwob.scripted_names()
+    tasks = [t for t in resolve_task_set("miniwob:test", state) if t.miniwob.seed < CI_SEEDS]
+    assert {t.miniwob.env for t in tasks} == set(scripted)
+    rows, summary = evaluate(sites, tasks, tmp_path / "oracle", parallel=2)
+    failures = [f"{row['task_id']}: {row['intent']}\n  {row['status']} {row.get('error')} "
+                f"{json.dumps(row.get('eval'))[:400]}\n" + "\n".join(f"  {s['response']!r} {s['error']}"
+                                                                    for s in row["steps"])
+                for row in rows.values() if row["score"] != 1.0]
+    assert not failures, "\n\n".join(failures)
+    table = summary["miniwob"]
+    assert set(table["environments"]) == set(scripted) and table["mean_success"] == 100.0
+    assert summary["settings"]["miniwob_time_limit_s"] == 600
+    observations = [s["observation"] for row in rows.values() for s in row["steps"]]
+    observations += [row["last_observation"] for row in rows.values()]
+    leaks = [(text, o[:200]) for o in observations for text in PANEL_TEXT if text in o]
+    assert not leaks, leaks[:3]
+
+
+def test_random_baseline_is_below_the_oracle(sites, state, tmp_path):
+    tasks = resolve_task_set(f"miniwob:{','.join(miniwob.scripted_names()[:12])}:test", state)[:24]
+    rows, summary = evaluate(sites, tasks, tmp_path / "random", policy="random:1", parallel=2)
+    table = summary["miniwob"]["environments"]
+    assert len(table) == 12 and all(row["episodes"] == 2 for row in table.values())
+    assert summary["miniwob"]["mean_success"] < 100.0
+    assert all(-1 <= row["raw_reward"] <= 1 for row in table.values())
+
+
+def test_leaving_the_page_scores_zero(sites, state, tmp_path):
+    task = resolve_task_set("miniwob:click-button:test", state)[0]
+    away = task.model_copy(update={"cheat": ['do(action="Go Backward")', *task.cheat]})
+    rows, _ = evaluate(sites, [away], tmp_path / "away")
+    row = rows[task.task_id]
+    assert row["status"] == "done" and row["score"] == 0.0
+    assert reward_of(row)["reason"] == "the agent left the environment's page (now about:blank)"
+
+
+def test_a_page_timer_that_runs_out_scores_zero(sites, state, tmp_path):
+    task = resolve_task_set("miniwob:enter-text:test", state)[0]
+    slow = task.model_copy(update={"cheat": [task.cheat[0], *['do(action="Scroll Down")'] * 3, task.cheat[-1]]})
+    rows, summary = evaluate(sites, [slow], tmp_path / "timer", miniwob_time_limit_s=0.2)
+    reward = reward_of(rows[task.task_id])
+    assert reward["raw_reward"] == -1 and reward["reason"] == "timed out" and rows[task.task_id]["score"] == 0.0
+    assert summary["settings"]["miniwob_time_limit_s"] == 0.2
+
+
+def test_bad_input_is_one_line(cli_env, tmp_path):
+    for args, needle in [
+        (["--tasks", "miniwob:nope"], "unknown MiniWoB environment 'nope'"),
+        (["--tasks", "miniwob:use-slider:test"], "is not supported: needs dragging"),
+    ]:
+        result = webrl(cli_env, "eval", *args, "--out", str(tmp_path / "out"))
+        assert result.returncode == 2 and needle in result.stderr and "Traceback" not in result.stderr, result
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([{"task_id": "x.1", "sites": ["miniwob"], "start_url": "__MINIWOB__/miniwob/x.html",
+                                "intent": "x", "eval": {"eval_types": ["miniwob_reward"]},
+                                "miniwob": {"env": "click-button", "seed": "one"}}]))
+    result = webrl(cli_env, "eval", "--tasks", str(bad), "--out", str(tmp_path / "out2"))
+    assert result.returncode == 2 and "task x.1: field 'miniwob.seed'" in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
