@@ -101,6 +101,7 @@ def test_models_prepare_and_list_on_the_command_line(tmp_path):
     assert usage.returncode == 0 and "ORG/NAME" in usage.stdout
 
 
+@pytest.mark.slow  # converts and runs a 135M model
 def test_smollm2_converts_from_the_wheel_and_answers_sensibly(tmp_path, offline):
     start = time.perf_counter()
     path = resolve_model(SMOLLM2, tmp_path)

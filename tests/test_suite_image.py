@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from dockersupport import docker_engine_with
 
+pytestmark = pytest.mark.slow  # builds on the suite's Docker image
+
 ROOT = Path(__file__).resolve().parents[1]
 SUITE_IMAGE = "webrl/suite:latest"
 

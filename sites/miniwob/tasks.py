@@ -126,10 +126,8 @@ def parse_set_name(name: str) -> tuple[list[str], list[str]]:
     return envs, splits
 
 
-def seeds(split: str, count: int | None = None) -> range:
-    if split == "test":
-        return range(TEST_SEEDS if count is None else count)
-    return range(TRAIN_SEED_START, TRAIN_SEED_START + (TRAIN_SEEDS if count is None else count))
+def seeds(split: str) -> range:
+    return range(TEST_SEEDS) if split == "test" else range(TRAIN_SEED_START, TRAIN_SEED_START + TRAIN_SEEDS)
 
 
 def task_id(env: str, seed: int) -> str:
@@ -198,6 +196,9 @@ class ProblemCache:
         tmp = self.path.with_suffix(f".tmp{os.getpid()}-{threading.get_ident()}")
         tmp.write_text(json.dumps(self.data, sort_keys=True))
         tmp.replace(self.path)
+        for stale in self.path.parent.glob("problems-*.json"):  # built by other solutions or package versions
+            if stale != self.path:
+                stale.unlink(missing_ok=True)
 
 
 def read_problems(pairs: list[tuple[str, int]]) -> dict[str, dict]:

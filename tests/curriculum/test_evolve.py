@@ -90,6 +90,7 @@ def test_evolved_tasks_are_valid_new_and_reproducible(evolver, suite):
     assert not {t.intent for t in later} & ({t.intent for t in tasks} | suite_intents)
 
 
+@pytest.mark.slow  # the oracle on every site
 def test_the_oracle_solves_evolved_tasks_on_the_real_sites(evolver, suite, all_sites, run_oracle):
     train = [t for t in suite if t.split == "train"]
     failed = [random.Random(5).choice([t for t in train if site_group(t) == group])

@@ -42,6 +42,7 @@ def test_in_band_rules():
     assert in_band(CriticScore(0.05, (0.05, 0.9)), DEFAULT_BAND) and not in_band(CriticScore(0.76, (0.8, 0.76)))
 
 
+@pytest.mark.slow  # a critic over the start pages of every site
 def test_critic_filter_on_real_start_pages(suite, all_sites, critic, tmp_path):
     model, tokenizer = critic
     by_page: dict = {}

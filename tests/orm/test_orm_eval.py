@@ -33,6 +33,7 @@ def test_sites_are_webrl_columns_in_order():
     assert (table["OSS"]["n"], table["OSS"]["accuracy"], table["Overall"]["accuracy"]) == (2, 0.5, 0.8)
 
 
+@pytest.mark.slow  # trains an ORM first
 def test_orm_eval_command_on_a_hand_labelled_set(trained, tmp_path):
     """Eight trajectories whose labels follow the page, two of them relabelled by hand (a judge the ORM must
     disagree with): the report's numbers are those of the ORM's own p(YES)."""

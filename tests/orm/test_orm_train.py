@@ -16,6 +16,8 @@ from webrl.models import load_tokenizer
 from webrl.orm.evaluate import run_orm_eval
 from webrl.orm.train import Item, balance_classes, encode_items
 
+pytestmark = pytest.mark.slow  # trains an outcome reward model
+
 
 def test_trained_orm_beats_the_majority_class(trained, tmp_path):
     metrics = json.loads((trained["out"] / "metrics.json").read_text())

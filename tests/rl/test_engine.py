@@ -104,6 +104,7 @@ def test_zero3_save_pretrained_reloads_as_the_trained_model(tiny, tmp_path):
     assert not list(tmp_path.glob(".tmp-*"))
 
 
+@pytest.mark.slow  # two training processes
 def test_two_processes_match_one_process_with_gradient_accumulation(tiny, tmp_path):
     two = TrainSettings(zero_stage=2, micro_batch_size=1, grad_accum=1, **FAST)
     process = run_script(tiny, tmp_path / "two", two, items=8, launcher=launch_command(2))
@@ -118,6 +119,7 @@ def test_two_processes_match_one_process_with_gradient_accumulation(tiny, tmp_pa
     assert {p.name for p in checkpoint.glob("rng-rank*.pt")} == {"rng-rank0.pt", "rng-rank1.pt"}
 
 
+@pytest.mark.slow  # trains, is killed, resumes
 def test_a_killed_run_resumed_ends_with_the_uninterrupted_weights(tiny, tmp_path):
     settings = TrainSettings(zero_stage=2, micro_batch_size=2, save_every=1, **FAST)
     killed = run_script(tiny, tmp_path / "killed", settings, items=10, step_delay=1.0)

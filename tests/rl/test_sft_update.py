@@ -27,6 +27,8 @@ from webrl.rl.data import action_logprobs, collate, encode, load_steps, pad_toke
 from webrl.rl.engine import TrainSettings
 from webrl.rl.sft import run_sft
 
+pytestmark = pytest.mark.slow  # trains under DeepSpeed, some under its launcher
+
 INTENTS = ["Search for red shoes", "Open the newest order", "Find the cheapest laptop", "Post a comment on the forum",
            "Show my account settings", "Add the blue mug to the cart"]
 MAX_TOKENS = 384

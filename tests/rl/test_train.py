@@ -23,6 +23,8 @@ from webrl.policy.prompt import webrl_prompt
 from webrl.rl.loop import percentile_threshold, train_flags
 from webrl.rl.settings import PRESETS, RunSettings, TrainSettings
 
+pytestmark = pytest.mark.slow  # whole training runs (minutes on 2 cores)
+
 STAGES = ("tasks", "rollouts", "rewards", "update", "eval")
 TRAIN_TIMEOUT = 900
 

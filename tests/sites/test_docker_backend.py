@@ -35,6 +35,8 @@ from webrl.sites.docker.images import EMBEDDED_BUILD, EMBEDDED_IMAGE, WEBARENA
 from webrl.sites.embedded.registry import WEBARENA_SITES
 from webrl.tasks.load import load_tasks
 
+pytestmark = pytest.mark.slow  # a real Docker engine: images, containers, recreations
+
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ROOT / "sites" / "embedded" / "tasks" / "smoke.json"
 BASE_IMAGE = "local/debian-py:bookworm"

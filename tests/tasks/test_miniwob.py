@@ -104,6 +104,7 @@ def reward_of(row: dict) -> dict:
     return next(d for d in row["eval"]["details"] if d["type"] == "miniwob_reward")
 
 
+@pytest.mark.slow  # the oracle over ~240 episodes
 def test_oracle_solves_every_scripted_environment_and_hides_the_score_panel(sites, state, tmp_path):
     """The first CI_SEEDS test seeds of every scripted environment (the README gives the whole test split)."""
     scripted = miniwob.scripted_names()

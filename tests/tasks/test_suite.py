@@ -36,6 +36,7 @@ def test_size_split_and_tiers(suite, tmp_path):
         assert task.cheat and "exit(" in task.cheat[-1], task.task_id
 
 
+@pytest.mark.slow  # the oracle over ~200 episodes
 def test_oracle_solves_the_test_split_and_every_template(suite, site_servers, run_oracle):
     """Every test-split task (what `webrl eval` and `webrl train` score) and the shortest instance of every
     other template: each scripted solution reaches score 1 through the real harness, except fuzzy answers,
@@ -95,6 +96,7 @@ def test_demos_are_the_webrl_prompt_byte_for_byte(suite, site_servers, tmp_path)
     assert records[0]["prompt"] == webrl_prompt(task.intent, [], asyncio.run(first_observation()))
 
 
+@pytest.mark.slow  # the CLI over the whole suite, demos included
 def test_tasks_commands(cli_env, tmp_path, suite):
     from clisupport import webrl
 
