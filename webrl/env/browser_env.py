@@ -163,7 +163,7 @@ class BrowserEnv:
         utterance = await start_episode(self.page, self.task.miniwob.seed, self.miniwob_time_limit_s)
         if utterance != self.task.intent:  # the task set was built by another package version or browser
             raise WebrlError(f"MiniWoB task {self.task.task_id}: the page's utterance {utterance!r} is not the "
-                               f"task's intent {self.task.intent!r}")
+                             f"task's intent {self.task.intent!r}")
         await self._settle(self.page)
 
     def _reset_sites(self, task: Task) -> tuple[dict[str, str], list[str], float]:

@@ -1,8 +1,8 @@
 """The episode protocol of a MiniWoB++ page, as the package's own driver runs it: the page loads showing a
 "START" cover; the harness seeds the page's random generator (`Math.seedrandom(seed)`), sets the episode time
 limit (`core.EPISODE_MAX_TIME`, in ms), calls `core.startEpisodeReal()` (which generates the problem and starts
-the timer) and waits for `WOB_TASK_READY`. The utterance is the `#query` text (`core.getUtterance()`, or its `utterance` field where it returns one). The page
-ends the episode itself (`core.endEpisode`: `WOB_DONE_GLOBAL`, the rewards; see
+the timer), waits for `WOB_TASK_READY` and for the problem's images. The utterance is the `#query` text
+(`core.getUtterance()`, or its `utterance` field where it returns one). The page ends the episode itself (`core.endEpisode`: `WOB_DONE_GLOBAL`, the rewards; see
 `webrl.evaluators.miniwob_reward`), or the timer does with reward -1.
 
 The page's own score panel (last reward, average, time left, episodes done), its click visualiser and the START
@@ -42,7 +42,8 @@ START_JS = """async ([seed, limitMs, readyTimeoutMs]) => {
 
 
 async def start_episode(page, seed: int, time_limit_s: float = DEFAULT_TIME_LIMIT_S) -> str:
-    """Start the episode of `seed` on a freshly loaded environment page; return its utterance."""
+    """Start the episode of `seed` on a loaded environment page; return its utterance. (Episodes load the page
+    afresh; the task builder starts one seed after another on one load, which gives the same problems.)"""
     await page.add_style_tag(content=HIDDEN_CSS)
     return await page.evaluate(START_JS, [seed, int(time_limit_s * 1000), READY_TIMEOUT_MS])
 

@@ -25,7 +25,6 @@ const settle = async () => {
 // `message` the reply. The page checks only the sender's name, except that a forward must carry the body of the
 // email it picked: with two different emails by that sender the task is ambiguous.
 const inbox = async ({ task, by, to, message }) => {
-  await settle();
   const threads = $$("#main .email-thread").filter((t) => text($(".email-sender", t)) === by);
   if (!threads.length) throw new Error(`no email by ${by}`);
   // The list shows the start of a body: open an email here (the page's own handlers) to read all of it.
