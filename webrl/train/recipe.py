@@ -1,0 +1,332 @@
+"""`webrl train`: the whole WebRL run, phase after phase, with no manual step (reference/webrl-method.md §2).
+
+Read `TrainRun.run` top to bottom; each stage is one method below it.
+
+Phase 0: the scripted solutions of the train tasks are rolled out (the oracle, in the same environment as
+every other rollout) and their successful steps are the demonstrations; SFT on them gives the first actor
+(unless `init` names one); the actor is evaluated. Phase k ≥ 1:
+
+1. tasks     phase 1 samples the train split (D0); later phases generate candidates from the previous phase's
+             failed tasks (the procedural evolver or an LLM), check their feasibility (with a judge), keep
+             those the previous critic scores in the band (webrl.train.tasks).
+2. rollouts  the actor samples (temperature 1) in parallel environments with per-episode resets.
+3. rewards   rule evaluators where the task has them, else the ORM (webrl.train.rewards); the step file.
+4. update    webrl / awr: the critic, then the actor, with the filtered replay of the demonstrations and every
+             earlier phase's steps (webrl.rl.update); filtered-bc: SFT from the actor on the phase's successful
+             trajectories (the 70th percentile and above).
+5. eval      the new actor, greedy, on the evaluation tasks.
+
+Simplifications against the paper, stated: on CPU the actor is served by transformers in this process (vLLM on
+GPUs); the learning rate is constant; a phase with nothing to learn from keeps the actor it started with.
+
+Trainings run as child processes (webrl.train.job: one settings file each, the DeepSpeed launcher for `procs` >
+1, all of a training's memory returned when it ends). Episodes run through the one episode runner (`webrl
+eval`'s).
+
+Run folder: settings.yaml (resolved), progress.json (finished stages and their seconds), phases/<k>/{tasks.json,
+rollouts/, steps.jsonl, rewards.json, update/, eval/, metrics.json}, metrics.json (every phase), curve.png,
+report.html. A stage's results are written before it is marked finished, and every stage can be re-run from
+what is on disk: rollouts and evaluations continue their episodes file, training continues from its
+checkpoints, sampling is seeded per answer. So `--resume` after a kill anywhere finishes with what an
+uninterrupted run gives.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import yaml
+
+from webrl.errors import UsageError, WebrlError
+from webrl.evaluators.judge import parse_judge_spec
+from webrl.files import write_atomically
+from webrl.runs.eval import EvalSettings, run_policy
+from webrl.runs.train_report import write_train_report
+from webrl.sites.task_sets import resolve_task_set
+from webrl.tasks.model import Task
+from webrl.train import tasks as phase_tasks
+from webrl.train.job import TrainJob, spawn
+from webrl.train.metrics import all_metrics, phase_metrics
+from webrl.train.rewards import (
+    Rewarded,
+    filtered_bc_episodes,
+    read_episodes,
+    reward_episodes,
+    reward_summary,
+    write_demos,
+    write_steps,
+)
+from webrl.train.settings import SETTINGS_FILE, RunSettings, read_settings
+
+PROGRESS_FILE, METRICS_FILE = "progress.json", "metrics.json"
+START_PAGES_FILE = "start-pages.json"  # the observed start page of every candidate task, once per run
+TRAININGS = ("sft", "update")  # the stages that train, each into phases/<k>/<stage>/
+
+
+class Progress(Protocol):
+    """What the loop tells a live view."""
+
+    def stage(self, phase: int, name: str) -> None: ...
+
+    def episodes(self, total: int) -> None: ...  # the stage under way runs `total` episodes
+
+    def episode(self, success: bool | None) -> None: ...
+
+    def phase_done(self, metrics: dict) -> None: ...
+
+
+class Silent:
+    def stage(self, phase: int, name: str) -> None:
+        pass
+
+    def episodes(self, total: int) -> None:
+        pass
+
+    def episode(self, success: bool | None) -> None:
+        pass
+
+    def phase_done(self, metrics: dict) -> None:
+        pass
+
+
+class TrainRun:
+    """One run folder and the stages that fill it (module docstring)."""
+
+    def __init__(self, settings: RunSettings, out: Path, config, backend, progress: Progress | None = None):
+        self.settings, self.out, self.config, self.backend = settings, Path(out), config, backend
+        self.progress = progress or Silent()
+        self.models_dir = Path(config.state_dir) / "models"
+        path = self.out / PROGRESS_FILE
+        self.done: dict[str, float] = json.loads(path.read_text())["done"] if path.exists() else {}
+        self._suite: list[Task] | None = None
+
+    @classmethod
+    def start(cls, settings: RunSettings, out: Path, config, backend, progress: Progress | None = None,
+              resume: bool = False) -> TrainRun:
+        out = Path(out)
+        if resume:
+            settings = read_settings(out)
+        elif (out / SETTINGS_FILE).exists():
+            raise UsageError(f"{out} holds a run already: continue it with --resume --out {out}, or choose another --out")
+        else:
+            out.mkdir(parents=True, exist_ok=True)
+            write_atomically(out / SETTINGS_FILE, yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False))
+        return cls(settings, out, config, backend, progress)
+
+    # ---- the recipe --------------------------------------------------------------------------------------
+
+    def run(self) -> list[dict]:
+        """Every stage not finished yet; the metrics of every phase."""
+        if self.backend.running() is None:
+            raise UsageError("the sites are not running; start them with `webrl up"
+                             + (f" --instances {self.settings.parallel}`" if self.settings.parallel > 1 else "`"))
+        if self.settings.init is None or self.settings.algorithm in ("webrl", "awr"):  # SFT data, replay buffer
+            self._stage(0, "demos", self.demos)
+        if self.settings.init is None:
+            self._stage(0, "sft", self.sft)
+        self._stage(0, "eval", self.evaluate, 0)
+        self._finish_phase(0)
+        for k in range(1, self.phases + 1):
+            self._stage(k, "tasks", self.make_tasks, k)
+            self._stage(k, "rollouts", self.rollouts, k)
+            self._stage(k, "rewards", self.rewards, k)
+            self._stage(k, "update", self.update, k)
+            self._stage(k, "eval", self.evaluate, k)
+            self._finish_phase(k)
+        return all_metrics(self.out)
+
+    def demos(self) -> None:
+        """The scripted solutions of (a sample of) the train tasks, rolled out; successful steps → demos.jsonl."""
+        train = [t for t in self.train_tasks() if t.cheat]
+        if self.settings.sft_tasks is not None and self.settings.sft_tasks < len(train):
+            rng = random.Random(f"sft:{self.settings.seed}")
+            train = sorted(rng.sample(train, self.settings.sft_tasks), key=lambda t: t.task_id)
+        self.progress.episodes(len(train))
+        write_demos(train, self.backend, self.phase_dir(0) / "demos", self.phase_dir(0) / "demos.jsonl",
+                    backend_name=self.config.sites.backend, parallel=self.settings.parallel,
+                    judge=self.settings.judge, on_episode=self._on_episode)
+
+    def sft(self) -> None:
+        demos = self.phase_dir(0) / "demos.jsonl"
+        if not demos.read_text().strip():
+            raise WebrlError(f"{demos}: no demonstrations (no scripted solution succeeded); see "
+                             f"{self.phase_dir(0) / 'demos' / 'report.html'}")
+        self._train(TrainJob(kind="sft", data=demos, model=self.settings.model, out=self.phase_dir(0) / "sft",
+                             settings=self.settings.sft, max_tokens=self.settings.max_tokens,
+                             models_dir=self.models_dir), self.phase_dir(0) / "sft.log")
+
+    def make_tasks(self, k: int) -> None:
+        """Phase k's tasks (module docstring, stage 1); nothing new to try: the train split again, so the phase
+        still learns."""
+        settings = self.settings
+        rng = random.Random(f"tasks:{settings.seed}:{k}")
+        train = self.train_tasks()
+        kept, report = [], {"source": "train split"}
+        if k > 1:
+            failed = [item.row["task_id"] for item in self._rewarded(k - 1) if item.reward is not None
+                      and item.reward < 0.5]
+            by_id = {t.task_id: t for t in self.phase_tasks(k - 1)}
+            failed_tasks = list({i: by_id[i] for i in failed if i in by_id}.values())
+            known = self.suite() + [t for j in range(1, k) for t in self.phase_tasks(j)]
+            plan = self.backend.running()
+            candidates, report = phase_tasks.generate(settings, k, failed_tasks, known,
+                                                      Path(self.config.state_dir) / "snapshots", plan.seed,
+                                                      self.models_dir)
+            candidates, report["feasibility"] = phase_tasks.feasible(settings, candidates)
+            kept, report["critic"] = phase_tasks.in_critic_band(settings, candidates, self.critic(k - 1),
+                                                                self.backend, self.out / START_PAGES_FILE)
+            if not kept:
+                report["fallback"] = "no new tasks: sampled the train split"
+        if not kept:
+            kept = sorted(rng.sample(train, min(settings.tasks_per_phase, len(train))), key=lambda t: t.task_id)
+        report["kept"] = len(kept)
+        write_atomically(self.phase_dir(k) / "tasks.json", json.dumps([t.to_config() for t in kept]))
+        write_atomically(self.phase_dir(k) / "tasks-report.json", json.dumps(report, indent=1, default=str))
+
+    def rollouts(self, k: int) -> None:
+        self._episodes(self.phase_dir(k) / "rollouts", self.phase_tasks(k), self.actor(k - 1),
+                       temperature=self.settings.temperature, seed=self.settings.seed * 1000 + k)
+
+    def rewards(self, k: int) -> None:
+        """Each rollout's reward (webrl.train.rewards), the phase's step file and the reward summary."""
+        orm = None
+        tasks = {t.task_id: t for t in self.phase_tasks(k)}
+        if self.settings.orm is not None:
+            from webrl.orm.model import OutcomeRewardModel
+
+            orm = OutcomeRewardModel.load(self.settings.orm, self.models_dir, self.settings.max_tokens)
+        rewarded = reward_episodes(read_episodes(self.phase_dir(k) / "rollouts"), tasks, orm)
+        del orm
+        slim = [{"row": {key: item.row[key] for key in ("task_id", "repeat", "status", "score")},
+                 "reward": item.reward, "source": item.source, "rule": item.rule, "orm": item.orm} for item in rewarded]
+        write_steps(self.phase_dir(k) / "steps.jsonl", rewarded)
+        write_atomically(self.phase_dir(k) / "rewarded.json", json.dumps(slim))
+        write_atomically(self.phase_dir(k) / "rewards.json", json.dumps(reward_summary(rewarded), indent=1))
+
+    def update(self, k: int) -> None:
+        """The phase's training (module docstring, stage 4); nothing to learn from leaves the actor as it was."""
+        settings, phase = self.settings, self.phase_dir(k)
+        steps = phase / "steps.jsonl"
+        job = TrainJob(kind="update", data=steps, model=self.actor(k - 1), out=phase / "update",
+                       settings=settings.update, max_tokens=settings.max_tokens, models_dir=self.models_dir)
+        if settings.algorithm == "filtered-bc":
+            keep = filtered_bc_episodes(self._rewarded(k))
+            lines = [line for line in steps.read_text().splitlines() if line and json.loads(line)["episode"] in keep]
+            job.kind, job.data = "sft", phase / "filtered-bc.jsonl"
+            write_atomically(job.data, "".join(line + "\n" for line in lines))
+        else:
+            replay = [self.phase_dir(0) / "demos.jsonl", *(self.phase_dir(j) / "steps.jsonl" for j in range(1, k))]
+            lines = steps.read_text().strip()
+            job.replay = [p for p in replay if p.exists() and p.read_text().strip()]
+            job.objective = "awr" if settings.algorithm == "awr" else settings.objective
+            job.beta, job.critic = settings.beta, self.critic(k - 1)
+        if lines:
+            self._train(job, phase / "update.log")
+
+    def evaluate(self, k: int) -> None:
+        self._episodes(self.phase_dir(k) / "eval", self.eval_tasks(), self.actor(k), temperature=0.0, seed=None)
+
+    # ---- models of each phase ----------------------------------------------------------------------------
+
+    @property
+    def phases(self) -> int:
+        return 0 if self.settings.algorithm == "sft" else self.settings.phases
+
+    def actor(self, k: int) -> str:
+        """The actor after phase k: its update's, else the one before (a phase with nothing to learn from)."""
+        if k == 0:
+            return self.settings.init or str(self.phase_dir(0) / "sft" / "actor")
+        updated = self.phase_dir(k) / "update" / "actor"
+        return str(updated) if updated.is_dir() else self.actor(k - 1)
+
+    def critic(self, k: int) -> Path | None:
+        """The critic after phase k (webrl and awr train one), else the latest before it, else None."""
+        for j in range(k, 0, -1):
+            path = self.phase_dir(j) / "update" / "critic"
+            if path.is_dir():
+                return path
+        return None
+
+    # ---- tasks -------------------------------------------------------------------------------------------
+
+    def suite(self) -> list[Task]:
+        """The embedded suite of the running sites' data."""
+        if self._suite is None:
+            plan = self.backend.running()
+            self._suite = resolve_task_set("embedded", self.config.state_dir, plan.seed if plan else 0)
+        return self._suite
+
+    def train_tasks(self) -> list[Task]:
+        return [t for t in self.suite() if t.split == "train"]
+
+    def eval_tasks(self) -> list[Task]:
+        if self.settings.eval_tasks.startswith("embedded"):
+            tasks = [t for t in self.suite() if self.settings.eval_tasks == "embedded"
+                     or t.split == self.settings.eval_tasks.partition(":")[2]]
+        else:
+            tasks = resolve_task_set(self.settings.eval_tasks, self.config.state_dir)
+        if self.settings.eval_limit and self.settings.eval_limit < len(tasks):  # a fixed sample, spread over the sites
+            rng = random.Random(f"eval:{self.settings.seed}")
+            tasks = sorted(rng.sample(tasks, self.settings.eval_limit), key=lambda t: str(t.task_id))
+        return tasks
+
+    def phase_tasks(self, k: int) -> list[Task]:
+        path = self.phase_dir(k) / "tasks.json"
+        return [Task.model_validate(c) for c in json.loads(path.read_text())] if path.exists() else []
+
+    def _rewarded(self, k: int) -> list[Rewarded]:
+        return [Rewarded(row=r["row"], reward=r["reward"], source=r["source"], rule=r["rule"], orm=r["orm"])
+                for r in json.loads((self.phase_dir(k) / "rewarded.json").read_text())]
+
+    # ---- running stages, episodes and trainings ----------------------------------------------------------
+
+    def _stage(self, phase: int, name: str, work: Callable[..., Any], *args: Any) -> None:
+        key = f"{phase}:{name}"
+        if key in self.done:
+            return
+        self.progress.stage(phase, name)
+        began = time.perf_counter()
+        work(*args)
+        self.done[key] = round(time.perf_counter() - began, 1)
+        write_atomically(self.out / PROGRESS_FILE, json.dumps({"done": self.done}, indent=1))
+        if name in TRAININGS and not self.settings.keep_checkpoints:
+            # Only after the stage is marked done: a training killed before that resumes from them.
+            shutil.rmtree(self.phase_dir(phase) / name / "checkpoints", ignore_errors=True)
+
+    def phase_dir(self, k: int) -> Path:
+        path = self.out / "phases" / str(k)
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def _episodes(self, out: Path, tasks: Sequence[Task], actor: str, *, temperature: float,
+                  seed: int | None) -> None:
+        """The actor's episodes over `tasks` into `out` (continuing what is there), through `webrl eval`'s runner."""
+        settings = EvalSettings(tasks=str(out), policy=f"{self.settings.rollout_policy}:{actor}",
+                                backend=self.config.sites.backend, parallel=self.settings.parallel,
+                                max_steps=self.settings.max_steps, judge=self.settings.judge, temperature=temperature,
+                                max_tokens=self.settings.max_new_tokens, seed=seed, out=out, resume=True,
+                                screenshots=False)
+        self.progress.episodes(len(tasks))
+        run_policy(settings, list(tasks), self.backend, self.models_dir, parse_judge_spec(self.settings.judge),
+                   self._on_episode)
+
+    def _on_episode(self, row: dict) -> None:
+        self.progress.episode(row["score"] == 1.0 if row["status"] == "done" else None)
+
+    def _train(self, job: TrainJob, log: Path) -> None:
+        spawn(job, self.settings.procs, log)
+
+    def _finish_phase(self, k: int) -> None:
+        seconds = {key.partition(":")[2]: s for key, s in self.done.items() if key.startswith(f"{k}:")}
+        metrics = phase_metrics(self.phase_dir(k), k, self.settings.algorithm, self.actor(k), seconds)
+        write_atomically(self.phase_dir(k) / METRICS_FILE, json.dumps(metrics, indent=1, default=str))
+        every = all_metrics(self.out)
+        write_atomically(self.out / METRICS_FILE, json.dumps(every, indent=1, default=str))
+        write_train_report(self.out, self.settings, every)
+        self.progress.phase_done(metrics)

@@ -1,0 +1,143 @@
+"""From `webrl eval` episodes to the trainer's step files: each episode's reward, then one record per step; the
+demonstrations of phase 0 (the oracle's successful episodes) the same way.
+
+Reward of an episode (reference/webrl-method.md §2, §9): the task's rule evaluators where it has them (a
+judged episode, status "done": 1 if its score is 1), else the outcome reward model (generated tasks, and rule
+tasks whose fuzzy or N/A answer waits for a judge). Where an ORM is configured it scores every episode, so the
+two can be compared; the reward used is still the rule one where there is one. Episodes that never acted,
+failed in the environment or the policy, or need an ORM that is not configured get no reward and are left out
+(counted).
+
+Step records are `{task_id, episode, step, prompt, response, reward}` (rl.data.load_steps): the prompt is
+rebuilt from the step's observation and the earlier responses by the one prompt function, so it is byte for
+byte what the policy answered.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from webrl.curriculum.generate import needs_orm
+from webrl.evaluators.judge import parse_judge_spec
+from webrl.files import write_atomically
+from webrl.orm.data import episode_example
+from webrl.policy.prompt import webrl_prompt
+from webrl.runs.eval import EvalSettings, run_policy
+from webrl.tasks.model import Task
+
+SCORED = "done"  # the status of an episode the rule evaluators judged
+FILTERED_BC_PERCENTILE = 70  # the paper's Filtered BC threshold (Table 4)
+DEMO_MAX_STEPS = 30  # the scripted solutions' limit, whatever the rollouts' is
+
+
+@dataclass(frozen=True)
+class Rewarded:
+    """One episode and its outcome: `reward` is what training uses (None: left out), `source` where it came
+    from ("rules", "orm", or why it is left out)."""
+
+    row: dict
+    reward: float | None
+    source: str
+    rule: float | None = None
+    orm: float | None = None
+
+
+def read_episodes(path: Path) -> list[dict]:
+    """The episode records of a `webrl eval` run folder or episodes.jsonl, in task order."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "episodes.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    return sorted(rows, key=lambda r: (str(r["task_id"]), r["repeat"]))
+
+
+def reward_episodes(rows: Sequence[dict], tasks: Mapping[int | str, Task], orm=None) -> list[Rewarded]:
+    """Every episode's reward (module docstring). `orm` is an orm.model.OutcomeRewardModel or None."""
+    acted = [row for row in rows if row.get("steps") and row.get("last_observation") is not None]
+    orm_rewards = {}
+    if orm is not None and acted:
+        scores = orm.rewards([episode_example(row) for row in acted])
+        orm_rewards = {(row["task_id"], row["repeat"]): float(r) for row, r in zip(acted, scores, strict=True)}
+    result = []
+    for row in rows:
+        key = (row["task_id"], row["repeat"])
+        by_orm = orm_rewards.get(key)
+        rule = float(row["score"] == 1.0) if row["status"] == SCORED else None
+        task = tasks.get(row["task_id"])
+        if not row.get("steps") or row["status"] in ("env_error", "policy_error"):
+            result.append(Rewarded(row, None, f"left out: {row['status']}"))
+        elif rule is not None and not (task is not None and needs_orm(task)):
+            result.append(Rewarded(row, rule, "rules", rule, by_orm))
+        elif by_orm is not None:
+            result.append(Rewarded(row, by_orm, "orm", rule, by_orm))
+        else:
+            result.append(Rewarded(row, None, "left out: needs an ORM"))
+    return result
+
+
+def episode_name(row: dict) -> str:
+    return f"{row['task_id']}-{row['repeat']}"
+
+
+def step_records(row: dict, reward: float) -> list[dict]:
+    """The step records of one episode (module docstring)."""
+    history: list[str] = []
+    records = []
+    for index, step in enumerate(row["steps"]):
+        records.append({"task_id": row["task_id"], "episode": episode_name(row), "step": index,
+                        "prompt": webrl_prompt(row["intent"], history, step["observation"]),
+                        "response": step["response"], "reward": reward})
+        history.append(step["response"])
+    return records
+
+
+def write_steps(path: Path, rewarded: Sequence[Rewarded], successful_only: bool = False) -> int:
+    """Write the step file of the rewarded episodes (only the successful ones: demonstrations); the number of
+    steps written."""
+    records = [record for item in rewarded if item.reward is not None and (item.reward >= 0.5 or not successful_only)
+               for record in step_records(item.row, item.reward)]
+    write_atomically(Path(path), "".join(json.dumps(r) + "\n" for r in records))
+    return len(records)
+
+
+def reward_summary(rewarded: Sequence[Rewarded]) -> dict:
+    """Counts for metrics.json: episodes by reward source, successes, and rule/ORM agreement where both exist."""
+    used = [r for r in rewarded if r.reward is not None]
+    both = [r for r in rewarded if r.rule is not None and r.orm is not None]
+    return {"episodes": len(rewarded), "rewarded": len(used), "successes": sum(r.reward >= 0.5 for r in used),
+            "success_rate": round(100 * sum(r.reward >= 0.5 for r in used) / len(used), 1) if used else None,
+            "by_source": dict(Counter(r.source for r in rewarded)),
+            "orm_agrees_with_rules": (round(sum(r.rule == r.orm for r in both) / len(both), 3) if both else None)}
+
+
+def percentile_threshold(rewards: Sequence[float], percentile: float) -> float:
+    """The reward at `percentile` (nearest rank) of the episodes' rewards."""
+    ordered = sorted(rewards)
+    rank = max(1, math.ceil(percentile / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def filtered_bc_episodes(rewarded: Sequence[Rewarded]) -> set[str]:
+    """The Filtered BC baseline's episodes (as step records name them): the successful ones at or above the 70th
+    percentile of reward."""
+    scored = [r for r in rewarded if r.reward is not None]
+    threshold = percentile_threshold([r.reward for r in scored], FILTERED_BC_PERCENTILE) if scored else 1.0
+    return {episode_name(r.row) for r in scored if r.reward >= max(threshold, 0.5)}
+
+
+def write_demos(tasks: Sequence[Task], backend, episodes_dir: Path, steps_file: Path, *, backend_name: str,
+                parallel: int = 1, judge: str = "none", on_episode=lambda row: None) -> tuple[int, int]:
+    """Demonstrations: the oracle runs each task's scripted solution through the episode runner into
+    `episodes_dir` (continuing what is there), and the steps of the successful episodes go to `steps_file`, in
+    the exact WebRL prompt format. Returns (episodes kept, steps written)."""
+    settings = EvalSettings(tasks=str(episodes_dir), policy="oracle", backend=backend_name, parallel=parallel,
+                            max_steps=DEMO_MAX_STEPS, judge=judge, out=episodes_dir, resume=True, screenshots=False)
+    run_policy(settings, list(tasks), backend, judge=parse_judge_spec(judge), on_episode=on_episode)
+    rewarded = reward_episodes(read_episodes(episodes_dir), {t.task_id: t for t in tasks})
+    written = write_steps(steps_file, rewarded, successful_only=True)
+    return sum(r.reward is not None and r.reward >= 0.5 for r in rewarded), written
