@@ -24,11 +24,11 @@ from rich.console import Console
 from rich.table import Table
 
 from webrl.config import load_config, on_free_ports
-from webrl.policy.base import make_policy
+from webrl.policy.factory import make_policy
 from webrl.runs.eval import EvalSettings, run_eval
 from webrl.sites.embedded.backend import EmbeddedBackend
 from webrl.sites.miniwob.tasks import scripted_names
-from webrl.tasks.load import resolve_task_set
+from webrl.sites.task_sets import resolve_task_set
 
 
 def run(backend, tasks, out: Path, workers: int) -> dict:

@@ -3,7 +3,7 @@
 A step is: execute the action in Chromium, wait until the page is stable (load, network quiet, DOM
 quiet), and build the next observation. VAB-WebArena-Lite instead sleeps a fixed 3 s after every
 action. The benchmark replays a scripted browsing session on the embedded shop (menu clicks,
-searches, scrolling, going back) through the real `BrowserEnv`, several episodes, and prints the
+searches, scrolling, going back) through the one episode runner, several episodes, and prints the
 median and p90 of each part.
 
     .venv/bin/python bench/step.py [--episodes 3]
@@ -17,15 +17,12 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from playwright.async_api import async_playwright
 from rich.console import Console
 from rich.table import Table
 
-from webrl.browser import launch_chromium
 from webrl.config import load_config, on_free_ports
-from webrl.env.browser_env import BrowserEnv, Limits
-from webrl.policy.base import PolicyInput, Sampling
 from webrl.policy.oracle import OraclePolicy
+from webrl.runs.episodes import Browsers, EvalSettings, open_env, run_episode
 from webrl.sites.embedded.backend import EmbeddedBackend
 from webrl.tasks.model import Task
 
@@ -55,20 +52,14 @@ def session_task() -> Task:
     })
 
 
-async def measure(backend: EmbeddedBackend, episodes: int) -> list[dict[str, float]]:
+async def measure(backend: EmbeddedBackend, episodes: int, out: Path) -> list[dict[str, float]]:
+    """The scripted session's step timings over `episodes` episodes of the one episode runner."""
+    settings = EvalSettings(tasks="bench", out=out, max_steps=len(SESSION) + 1, screenshots=False)
     steps = []
-    oracle = OraclePolicy()
-    async with async_playwright() as playwright:
-        browser = await launch_chromium(playwright)
-        env = BrowserEnv(browser, backend, 0, limits=Limits(max_steps=len(SESSION) + 1))
-        for _ in range(episodes):
-            obs, _ = await env.reset(session_task())
-            for _ in SESSION:
-                [response] = oracle.act([PolicyInput(env.task, env.history, obs)], Sampling())
-                obs, _, _, _, info = await env.step(response.text)
-                steps.append(info["timings_ms"])
-        await env.close()
-        await browser.close()
+    async with Browsers() as browsers, open_env(browsers, backend, 0, settings) as env:
+        for repeat in range(episodes):
+            row = await run_episode(env, browsers, OraclePolicy(), session_task(), repeat, settings)
+            steps += [step["timings_ms"] for step in row["steps"][:len(SESSION)]]  # not the final answer
     return steps
 
 
@@ -83,7 +74,7 @@ def main() -> None:
         backend.up()
         try:
             with console.status(f"{args.episodes} scripted episodes of {len(SESSION)} steps"):
-                steps = asyncio.run(measure(backend, args.episodes))
+                steps = asyncio.run(measure(backend, args.episodes, Path(state) / "episodes"))
         finally:
             backend.down()
     table = Table(title=f"BrowserEnv step on the embedded shop, {len(steps)} steps")

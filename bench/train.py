@@ -95,7 +95,7 @@ def build_model(out: Path, size: str) -> Path:
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from webrl.models import TINY_SHAPE, build_tiny, load_tokenizer, quiet
+    from webrl.policy.models import TINY_SHAPE, build_tiny, load_tokenizer, quiet
 
     tiny = build_tiny(out.parent / "model-cache")
     tokenizer = load_tokenizer(tiny)
@@ -116,9 +116,9 @@ def build_model(out: Path, size: str) -> Path:
 def training_items(model_dir: Path, count: int) -> tuple[list, int]:
     """`count` actor-update items (webrl.rl.update.Item) with reference log-probs of the initial model, and
     the tokenizer's pad id."""
-    from webrl.models import load_causal_lm, load_tokenizer
-    from webrl.rl.data import Step, pad_token_id
-    from webrl.rl.sft import batched_pass, encode_steps, logprob_rows
+    from webrl.policy.models import load_causal_lm, load_tokenizer
+    from webrl.rl.data import Step, encode_steps, pad_token_id
+    from webrl.rl.passes import batched_pass, logprob_rows
     from webrl.rl.update import Item
 
     tokenizer = load_tokenizer(model_dir)
@@ -157,7 +157,7 @@ def worker(mode: str, model_dir: Path, steps: int, threads: int | None) -> dict:
     """Train `steps` optimizer steps in this process; tokens/s over the timed steps and the peak RSS."""
     import torch
 
-    from webrl.models import load_causal_lm
+    from webrl.policy.models import load_causal_lm
     from webrl.rl.engine import Engine, TrainSettings, rank_micro_batches, sample_order
     from webrl.rl.objective import Objective
     from webrl.rl.update import actor_loss_fn

@@ -16,8 +16,8 @@ from webrl.cli.main import GLOBALS
 from webrl.cli.sites import compact_table
 from webrl.env.miniwob import DEFAULT_TIME_LIMIT_S
 from webrl.errors import UsageError
-from webrl.models import model_cache
-from webrl.policy.base import POLICY_FORMS, make_policy, serving
+from webrl.policy.factory import POLICY_FORMS, make_policy, serving
+from webrl.policy.models import model_cache
 from webrl.sites.backends import make_backend
 
 console = Console()
@@ -53,7 +53,7 @@ def eval_command(
     """Run a policy over a task set in real browsers; write episodes.jsonl, summary.json and report.html."""
     from webrl.evaluators.judge import parse_judge_spec  # Playwright & co. only when evaluating
     from webrl.runs.eval import SITE_COLUMNS, EvalSettings, run_eval
-    from webrl.tasks.load import resolve_task_set
+    from webrl.sites.task_sets import resolve_task_set
 
     if resume and out is None:
         raise UsageError("--resume needs the --out folder of the run to continue")

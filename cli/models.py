@@ -10,7 +10,7 @@ from rich.console import Console
 
 from webrl.cli.main import GLOBALS
 from webrl.cli.sites import compact_table
-from webrl.models import MODEL_FORMS, folder_size, model_cache, prepared_models, resolve_model
+from webrl.policy.models import MODEL_FORMS, folder_size, model_cache, prepared_models, resolve_model
 
 console = Console(highlight=False, soft_wrap=True)  # a spec form stays one line
 app = typer.Typer(help="Causal LMs for hf:/vllm: policies and training: list the specs, prepare one.",

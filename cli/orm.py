@@ -17,7 +17,6 @@ from webrl.cli.train import (
     ProcsOption,
     model_cache_dir,
     print_summary,
-    quiet_deepspeed,
     relaunch,
     with_train_settings,
 )
@@ -60,6 +59,7 @@ def train(
     if code is not None:
         raise typer.Exit(code)
     from webrl.orm.train import run_orm_train
+    from webrl.rl.engine import quiet_deepspeed
 
     quiet_deepspeed()
     summary = run_orm_train(data, model, out, settings, max_tokens, balance, model_cache_dir())

@@ -23,7 +23,7 @@ SplitOption = Annotated[str | None, typer.Option("--split", help="train or test 
 
 
 def _suite(split: str | None = None, site: str | None = None):
-    from webrl.tasks.suite import build_suite
+    from webrl.sites.embedded.suite import build_suite
 
     if split not in (None, "train", "test"):
         raise UsageError(f"--split {split}: choose train or test")
@@ -51,7 +51,8 @@ def list_tasks(split: SplitOption = None,
 @app.command("stats")
 def stats(split: SplitOption = None) -> None:
     """Task counts by site (multi = several sites): split, what the evaluator checks, and tier."""
-    from webrl.tasks.suite import TEST_SHARE, eval_kind, site_group
+    from webrl.sites.embedded.suite import TEST_SHARE
+    from webrl.tasks.templates import eval_kind, site_group
 
     tasks = _suite(split)
     kinds = {"exact_match": "exact", "must_include": "include", "fuzzy_match": "fuzzy", "N/A": "N/A",
@@ -91,20 +92,25 @@ def export(out: Annotated[Path, typer.Option(help="JSON file to write (WebArena'
 
 
 @app.command("demos")
-def demos(out: Annotated[Path, typer.Option(help="JSONL file: one record per step, {prompt, response}.")],
+def demos(out: Annotated[Path, typer.Option(help="JSONL file: one record per step, {task_id, episode, step, prompt, "
+                                                  "response, reward}; the episodes (and their report.html) go to "
+                                                  "OUT's name + '.episodes/'.", dir_okay=False)],
           split: Annotated[str, typer.Option(help="train or test (of the embedded suite).")] = "train",
           tasks: Annotated[str | None, typer.Option(help="Another task set or file instead, e.g. miniwob:train; "
                                                          "its tasks without a scripted solution are skipped.")]
-          = None) -> None:
-    """Run every task's scripted solution in the browser and write the steps of the successful episodes as
-    SFT records in the exact WebRL prompt format. Needs the sites running (`webrl up`)."""
-    import asyncio
+          = None,
+          parallel: Annotated[int, typer.Option(min=1, help="Episodes at once (needs `webrl up --instances N`).")]
+          = 1) -> None:
+    """Run every task's scripted solution in the browser (the oracle, through `webrl eval`'s episode runner) and
+    write the steps of the successful episodes as SFT records in the exact WebRL prompt format, as `webrl train`'s
+    phase 0 does. Needs the sites running (`webrl up`)."""
+    import shutil
 
     from rich.progress import Progress
 
     from webrl.sites.backends import make_backend
-    from webrl.tasks.demos import write_demos
-    from webrl.tasks.load import resolve_task_set
+    from webrl.sites.task_sets import resolve_task_set
+    from webrl.train.rewards import write_demos
 
     config = GLOBALS.config()
     if tasks is None:
@@ -114,18 +120,21 @@ def demos(out: Annotated[Path, typer.Option(help="JSONL file: one record per ste
     backend = make_backend(config)
     if backend.running() is None:
         raise UsageError("the sites are not running; start them with `webrl up`")
+    episodes = out.with_name(out.name + ".episodes")
+    shutil.rmtree(episodes, ignore_errors=True)  # a fresh set of demonstrations each time
     failed = []
     with Progress(console=console) as progress:
         bar = progress.add_task("demonstrations", total=len(tasks))
 
-        def on_task(task, ok):
+        def on_episode(row):
             progress.advance(bar)
-            if not ok:
-                failed.append(task.task_id)
+            if row["score"] != 1.0:
+                failed.append(row["task_id"])
 
-        kept, written = asyncio.run(write_demos(tasks, backend, out, on_task))
+        kept, written = write_demos(tasks, backend, episodes, out, backend_name=config.sites.backend,
+                                    parallel=parallel, on_episode=on_episode)
     console.print(f"{kept}/{len(tasks)} episodes succeeded; {written} records in {out}"
-                  + (f"; failed: {failed}" if failed else ""))
+                  + (f"; failed: {sorted(failed, key=str)} (see {episodes / 'report.html'})" if failed else ""))
     if failed:
         raise typer.Exit(1)
 

@@ -1,4 +1,5 @@
-"""`webrl sft` and `webrl rl-update`: supervised fine-tuning and one WebRL phase's update.
+"""`webrl sft` and `webrl rl-update`: supervised fine-tuning and one WebRL phase's update (each a
+webrl.train.job.TrainJob, as `webrl train` runs them); `webrl train`: the whole run (webrl.train.recipe).
 
 The training options come from webrl.rl.settings.TrainSettings (its field descriptions are the help texts).
 `--procs N` / `--hostfile F` run the same command again under the DeepSpeed launcher: N processes here (GPUs,
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import logging
 import os
 import subprocess
 import sys
@@ -130,13 +130,6 @@ def relaunch(procs: int, hostfile: Path | None) -> int | None:
     return subprocess.run(command, check=False).returncode
 
 
-def quiet_deepspeed() -> None:
-    """DeepSpeed logs its configuration at INFO on every rank; we log per step ourselves."""
-    from deepspeed.utils import logger
-
-    logger.setLevel(logging.WARNING)
-
-
 def flatten(metrics: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     rows = {}
     for key, value in metrics.items():
@@ -149,7 +142,7 @@ def flatten(metrics: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def print_summary(title: str, summary: dict[str, Any]) -> None:
     """The summary as a two-column table (rank 0 only)."""
-    from webrl.rl.sft import is_main
+    from webrl.rl.engine import is_main
 
     if not is_main():
         return
@@ -162,7 +155,7 @@ def print_summary(title: str, summary: dict[str, Any]) -> None:
 def model_cache_dir() -> Path:
     """<state dir>/models of the global options (imported here: cli.main imports this module at startup)."""
     from webrl.cli.main import GLOBALS
-    from webrl.models import model_cache
+    from webrl.policy.models import model_cache
 
     return model_cache(GLOBALS.config())
 
@@ -184,10 +177,10 @@ def sft(
 ) -> None:
     """Supervised fine-tuning on demonstrations: token-mean NLL of the response tokens only. Writes OUT/actor
     for `webrl rl-update --actor OUT/actor`. Constant learning rate (the official SFT used cosine)."""
-    from webrl.rl.sft import run_sft
+    from webrl.train.job import TrainJob, run_job
 
-    quiet_deepspeed()
-    summary = run_sft(data, model, out, settings, max_tokens, model_cache_dir())
+    summary = run_job(TrainJob(kind="sft", data=data, model=model, out=out, settings=settings, max_tokens=max_tokens,
+                               models_dir=model_cache_dir()))
     print_summary(f"sft → {out}", summary)
 
 
@@ -216,12 +209,11 @@ def rl_update(
 ) -> None:
     """One WebRL phase: reference log-probs and replay selection, critic update, advantages, actor update.
     Writes OUT/actor, OUT/critic and OUT/metrics.json."""
-    from webrl.rl.objective import Objective
-    from webrl.rl.update import run_update
+    from webrl.train.job import TrainJob, run_job
 
-    quiet_deepspeed()
-    summary = run_update(data, actor, critic, replay or [], out, settings, Objective(objective, beta=beta),
-                         max_tokens, model_cache_dir())
+    summary = run_job(TrainJob(kind="update", data=data, model=actor, out=out, settings=settings,
+                               max_tokens=max_tokens, models_dir=model_cache_dir(), objective=objective, beta=beta,
+                               critic=critic, replay=replay or []))
     print_summary(f"rl-update ({objective}) → {out}", summary)
 
 
@@ -234,7 +226,7 @@ RUN_OPTION_SKIP = ("sft", "update")  # nested TrainSettings: from --config, or -
 
 def run_parameters() -> list[inspect.Parameter]:
     """One option per scalar RunSettings field, defaulting to "not given" so that the preset and the file apply."""
-    from webrl.rl.settings import RunSettings
+    from webrl.train.settings import RunSettings
 
     params = []
     for name, field in RunSettings.model_fields.items():
@@ -261,7 +253,7 @@ def resolve_run_settings(preset: str | None, config_file: Path | None, flags: di
     """Preset < `defaults` (the global configuration's `train` section) < config file (its `train:` section, or the
     whole file) < flags, validated; a bad value names its source."""
     from webrl.config import _read_config_file
-    from webrl.rl.settings import PRESETS, RunSettings
+    from webrl.train.settings import PRESETS, RunSettings
 
     layers: list[tuple[str, dict[str, Any]]] = []
     if preset is not None:
@@ -356,8 +348,8 @@ def train_command(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from webrl.cli.main import GLOBALS
-    from webrl.rl.loop import TrainRun
     from webrl.sites.backends import make_backend
+    from webrl.train.recipe import TrainRun
 
     if resume and out is None:
         raise UsageError("--resume needs the --out folder of the run to continue")

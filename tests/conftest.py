@@ -1,13 +1,30 @@
 """Shared fixtures: the real embedded server on free ports, a real Chromium via Playwright, and the environment
-for running the `webrl` command as a user does (clisupport.webrl)."""
+for running the `webrl` command as a user does (cli_support.webrl)."""
 
 from __future__ import annotations
 
 import pytest
-from clisupport import private_env
+from cli_support import private_env
 
 from webrl.config import load_config, on_free_ports
 from webrl.sites.embedded.backend import EmbeddedBackend
+
+
+@pytest.fixture(scope="session")
+def suite(tmp_path_factory):
+    """The embedded suite (the sites' seed 0), built once per test session."""
+    from webrl.sites.embedded.suite import build_suite
+
+    return build_suite(tmp_path_factory.mktemp("suite") / "snapshots")
+
+
+@pytest.fixture(scope="session")
+def tiny(tmp_path_factory):
+    """The folder of the `tiny` model (a ~0.8M-parameter random Llama with a byte-level BPE tokenizer), built
+    once per test session."""
+    from webrl.policy.models import resolve_model
+
+    return resolve_model("tiny", tmp_path_factory.mktemp("models"))
 
 
 @pytest.fixture
@@ -86,7 +103,7 @@ def run_oracle(tmp_path):
     import asyncio
     import json
 
-    from webrl.policy.base import make_policy
+    from webrl.policy.factory import make_policy
     from webrl.runs.eval import EvalSettings, run_eval
 
     def run(backend, tasks, **settings):

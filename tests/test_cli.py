@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from clisupport import webrl
+from cli_support import webrl
 
 from webrl.sites.embedded.registry import SITE_NAMES
 

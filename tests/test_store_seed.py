@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from webrl.sites.embedded.platform import check_password, content_checksum
+from webrl.sites.platform import check_password, content_checksum
 from webrl.sites.store import STORE
 
 SEED = 0

@@ -12,7 +12,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
-from dockersupport import docker_engine_with
+from docker_support import docker_engine_with
 
 pytestmark = pytest.mark.slow  # builds on the suite's Docker image
 

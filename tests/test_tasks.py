@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from webrl.errors import UsageError
-from webrl.tasks import TASK_SETS, Task, load_tasks, resolve_task_set, substitute, task_set_file
+from webrl.sites.task_sets import resolve_task_set
+from webrl.tasks import TASK_SETS, Task, load_tasks, substitute, task_set_file
 from webrl.tasks import load as load_module
 
 # The real files, from the installed distributions (scripts/install.sh); no cache is needed for them.

@@ -4,7 +4,7 @@
 import importlib
 from functools import cache
 
-from webrl.sites.embedded.platform import SiteSpec
+from webrl.sites.platform import SiteSpec
 
 # The WebArena-Lite look-alikes and their homepage: what the Docker image of the embedded sites serves.
 WEBARENA_SITES = ("shopping", "shopping_admin", "reddit", "gitlab", "map", "homepage")

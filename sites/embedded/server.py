@@ -27,7 +27,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from webrl.config import Config
-from webrl.sites.embedded.platform import Database, SessionStore, SiteContext
+from webrl.sites.platform import Database, SessionStore, SiteContext
 from webrl.sites.embedded.registry import site_spec
 
 TOKEN_HEADER = "x-webrl-token"

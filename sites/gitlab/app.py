@@ -4,6 +4,9 @@ Pages follow GitLab's URL shapes: /users/sign_in, /dashboard/projects, /explore,
 with its /-/tree, /-/blob, /-/commits, /-/commit/<sha>, /-/branches, /-/graphs/<ref>, /-/issues,
 /-/merge_requests, /-/project_members, /-/edit, /-/forks/new, /-/starrers; /<user>, /groups/<group>.
 Everything, repositories included, lives in the site's SQLite database (schema.sql, seed.py).
+Modules: users.py, projects.py, project_admin.py, repository.py (pages over gitstore.py, the git object
+store), editor.py, issues.py and merge_requests.py (sharing issuables.py), members.py; web.py holds what
+they share. Each exposes its route table (ROUTES); the order below is the order of matching.
 """
 
 from __future__ import annotations
@@ -11,12 +14,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from starlette.applications import Starlette
-from starlette.requests import Request
 from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
-from webrl.sites.embedded.platform import DatabaseSpec, SiteContext, SiteSpec
+from webrl.sites.platform import DatabaseSpec, SiteContext, SiteSpec
 from webrl.sites.gitlab import (
+    editor,
     issues,
     members,
     merge_requests,
@@ -26,34 +29,28 @@ from webrl.sites.gitlab import (
     users,
 )
 from webrl.sites.gitlab.seed import seed
-from webrl.sites.gitlab.web import Gitlab
+from webrl.sites.gitlab.web import Gitlab, not_found
 
 HERE = Path(__file__).parent
 
 
 def make_app(ctx: SiteContext) -> Starlette:
-    gl = Gitlab(ctx)
-
-    async def not_found(request: Request, exc: Exception):
-        return gl.not_found(request)
-
-    user_routes, user_catchall = users.routes(gl)
-    project_routes, project_show = projects.routes(gl)
     static = StaticFiles(directory=str(HERE / "static"))
     routes = [
         Mount("/assets", static, name="assets"),
         Mount("/static", static, name="static"),
-        *user_routes,
-        *project_admin.routes(gl),
-        *project_routes,
-        *repository.routes(gl),
-        *issues.routes(gl),
-        *merge_requests.routes(gl),
-        *members.routes(gl),
-        *project_show,  # /<namespace>/<project>
-        *user_catchall,  # /<user> or /<group>
+        *users.ROUTES,
+        *project_admin.ROUTES,
+        *projects.ROUTES,
+        *repository.ROUTES,
+        *editor.ROUTES,
+        *issues.ROUTES,
+        *merge_requests.ROUTES,
+        *members.ROUTES,
+        *projects.CATCH_ALL,  # /<namespace>/<project>
+        *users.CATCH_ALL,  # /<user> or /<group>
     ]
-    return Starlette(routes=routes, exception_handlers={404: not_found})
+    return Gitlab(ctx).app(routes, {404: not_found})
 
 
 GITLAB_DB = DatabaseSpec(name="gitlab", schema=HERE / "schema.sql", seed=seed, version=1)

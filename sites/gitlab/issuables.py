@@ -1,14 +1,18 @@
 """What issues and merge requests share: list filtering (state tabs, label_name[], assignee_username,
-author_username, search, milestone_title, sort), labels, notes and the sidebar's edit forms."""
+author_username, search, milestone_title, sort), the pages of one item, labels, assignees, notes and the
+sidebar's edit forms."""
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from dataclasses import dataclass
 
 from starlette.requests import Request
+from starlette.responses import Response
 
-from webrl.sites.embedded.platform import int_param
+from webrl.sites.platform import int_param
+from webrl.sites.gitlab.web import Gitlab, project_page
 
 PER_PAGE = 20
 SORTS = {
@@ -35,7 +39,38 @@ class Kind:
 
 
 ISSUE = Kind("Issue", "issues", "issue_labels", "issue_id", ("opened", "closed", "all"), "issues", "#")
-MR = Kind("MergeRequest", "merge_requests", "mr_labels", "mr_id", ("opened", "merged", "closed", "all"), "merge_requests", "!")
+MR = Kind("MergeRequest", "merge_requests", "mr_labels", "mr_id", ("opened", "merged", "closed", "all"),
+          "merge_requests", "!")
+
+
+def load(conn: sqlite3.Connection, kind: Kind, project: sqlite3.Row, iid: str) -> sqlite3.Row | None:
+    """The project's issue or merge request numbered `iid` (as the URL gives it)."""
+    if not iid.isdigit():
+        return None
+    return conn.execute(f"SELECT * FROM {kind.table} WHERE project_id = ? AND iid = ?",
+                        (project["id"], int(iid))).fetchone()
+
+
+def item_url(project: sqlite3.Row, kind: Kind, item: sqlite3.Row) -> str:
+    return f"/{project['full_path']}/-/{kind.path}/{item['iid']}"
+
+
+def item_page(kind: Kind, login: bool = False, level: int = 0):
+    """Decorate an endpoint `(request, project, user, item)` of a /{ns}/{project}/-/<kind>/{iid}... route."""
+
+    def decorate(endpoint):
+        @project_page(login=login, level=level)
+        @functools.wraps(endpoint)
+        async def wrapper(request: Request, project: sqlite3.Row, user: sqlite3.Row | None) -> Response:
+            gl = Gitlab.of(request)
+            item = load(gl.conn, kind, project, request.path_params["iid"])
+            if item is None:
+                return gl.not_found(request)
+            return await endpoint(request, project, user, item)
+
+        return wrapper
+
+    return decorate
 
 
 def label_filters(request: Request) -> list[str]:
@@ -97,7 +132,8 @@ def search_issuables(conn: sqlite3.Connection, kind: Kind, request: Request, sco
         " au.username AS author_username, au.name AS author_name,"
         " asg.username AS assignee_username, asg.name AS assignee_name,"
         " (SELECT COUNT(*) FROM notes nt WHERE nt.noteable_type = ? AND nt.noteable_id = t.id AND nt.system = 0) AS note_count"
-        + base.replace(" WHERE ", " JOIN users au ON au.id = t.author_id LEFT JOIN users asg ON asg.id = t.assignee_id WHERE ", 1)
+        + base.replace(" WHERE ",
+                       " JOIN users au ON au.id = t.author_id LEFT JOIN users asg ON asg.id = t.assignee_id WHERE ", 1)
         + state_sql + f" ORDER BY {order}, t.id DESC LIMIT ? OFFSET ?",
         [kind.name, *params, *state_params, PER_PAGE, (page - 1) * PER_PAGE],
     ).fetchall()
@@ -113,7 +149,8 @@ def labels_of(conn: sqlite3.Connection, kind: Kind, target_id: int) -> list[sqli
 
 
 def project_labels(conn: sqlite3.Connection, project_id: int) -> list[sqlite3.Row]:
-    return conn.execute("SELECT * FROM labels WHERE project_id = ? ORDER BY title COLLATE NOCASE", (project_id,)).fetchall()
+    return conn.execute("SELECT * FROM labels WHERE project_id = ? ORDER BY title COLLATE NOCASE",
+                        (project_id,)).fetchall()
 
 
 def notes_of(conn: sqlite3.Connection, kind: Kind, target_id: int) -> list[sqlite3.Row]:
@@ -130,11 +167,39 @@ def assignable_users(conn: sqlite3.Connection, project: sqlite3.Row) -> list[sql
         " ORDER BY name COLLATE NOCASE", (project["id"], project["namespace_id"], project["namespace_id"])).fetchall()
 
 
+def form_assignee(conn: sqlite3.Connection, project: sqlite3.Row, username: str,
+                  errors: list[str]) -> sqlite3.Row | None:
+    """The member a new issue or merge request form names as assignee; an error when it names someone else."""
+    members = {u["username"].lower(): u for u in assignable_users(conn, project)}
+    assignee = members.get(username.lower()) if username else None
+    if username and assignee is None:
+        errors.append(f"Assignee '{username}' is not a member of this project")
+    return assignee
+
+
 def add_note(conn: sqlite3.Connection, kind: Kind, target_id: int, user_id: int, body: str, when: str,
              system: bool = False) -> None:
     conn.execute("INSERT INTO notes (noteable_type, noteable_id, author_id, body, system, created_at) VALUES (?, ?, ?, ?, ?, ?)",
                  (kind.name, target_id, user_id, body, int(system), when))
     conn.execute(f"UPDATE {kind.table} SET updated_at = ? WHERE id = ?", (when, target_id))
+
+
+def next_iid(conn: sqlite3.Connection, kind: Kind, project: sqlite3.Row) -> int:
+    """The number the project's next issue or merge request gets (#1, #2, ... per project and kind)."""
+    sql = f"SELECT COALESCE(MAX(iid), 0) + 1 FROM {kind.table} WHERE project_id = ?"
+    return conn.execute(sql, (project["id"],)).fetchone()[0]
+
+
+def close(conn: sqlite3.Connection, kind: Kind, item: sqlite3.Row, user_id: int, when: str) -> None:
+    conn.execute(f"UPDATE {kind.table} SET state = 'closed', closed_at = ?, updated_at = ? WHERE id = ?",
+                 (when, when, item["id"]))
+    add_note(conn, kind, item["id"], user_id, "closed", when, system=True)
+
+
+def reopen(conn: sqlite3.Connection, kind: Kind, item: sqlite3.Row, user_id: int, when: str) -> None:
+    conn.execute(f"UPDATE {kind.table} SET state = 'opened', closed_at = NULL, updated_at = ? WHERE id = ?",
+                 (when, item["id"]))
+    add_note(conn, kind, item["id"], user_id, "reopened", when, system=True)
 
 
 def add_event(conn: sqlite3.Connection, user_id: int, project_id: int | None, action: str, target_type: str = "",
@@ -145,7 +210,8 @@ def add_event(conn: sqlite3.Connection, user_id: int, project_id: int | None, ac
         conn.execute("UPDATE projects SET last_activity_at = ? WHERE id = ?", (when, project_id))
 
 
-def apply_sidebar_update(conn: sqlite3.Connection, kind: Kind, target: sqlite3.Row, project: sqlite3.Row, user: sqlite3.Row,
+def apply_sidebar_update(conn: sqlite3.Connection, kind: Kind, target: sqlite3.Row, project: sqlite3.Row,
+                         user: sqlite3.Row,
                          form, when: str) -> list[str]:
     """Apply the sidebar form (labels, assignee, milestone, due date); return system note texts."""
     notes = []
@@ -156,9 +222,11 @@ def apply_sidebar_update(conn: sqlite3.Connection, kind: Kind, target: sqlite3.R
         current = {r["id"] for r in labels_of(conn, kind, target["id"])}
         added, removed = wanted - current, current - wanted
         for lid in added:
-            conn.execute(f"INSERT INTO {kind.label_table} ({kind.label_fk}, label_id) VALUES (?, ?)", (target["id"], lid))
+            conn.execute(f"INSERT INTO {kind.label_table} ({kind.label_fk}, label_id) VALUES (?, ?)",
+                         (target["id"], lid))
         for lid in removed:
-            conn.execute(f"DELETE FROM {kind.label_table} WHERE {kind.label_fk} = ? AND label_id = ?", (target["id"], lid))
+            conn.execute(f"DELETE FROM {kind.label_table} WHERE {kind.label_fk} = ? AND label_id = ?",
+                         (target["id"], lid))
         parts = []
         if added:
             parts.append("added " + " ".join(f"~{valid[i]}" for i in sorted(added)) + (" label" if len(added) == 1 else " labels"))
@@ -175,7 +243,8 @@ def apply_sidebar_update(conn: sqlite3.Connection, kind: Kind, target: sqlite3.R
             if new is None:
                 raise ValueError(f"Assignee '{name}' is not a member of this project")
         if (new["id"] if new else None) != target["assignee_id"]:
-            conn.execute(f"UPDATE {kind.table} SET assignee_id = ? WHERE id = ?", (new["id"] if new else None, target["id"]))
+            conn.execute(f"UPDATE {kind.table} SET assignee_id = ? WHERE id = ?",
+                         (new["id"] if new else None, target["id"]))
             notes.append(f"assigned to @{new['username']}" if new else "removed assignee")
     if kind is ISSUE and "due_date" in form:
         due = str(form.get("due_date", "")).strip() or None
@@ -186,7 +255,8 @@ def apply_sidebar_update(conn: sqlite3.Connection, kind: Kind, target: sqlite3.R
             notes.append(f"changed due date to {due}" if due else "removed due date")
     if kind is ISSUE and "milestone_id" in form:
         raw = str(form.get("milestone_id", ""))
-        ms = conn.execute("SELECT * FROM milestones WHERE id = ? AND project_id = ?", (raw, project["id"])).fetchone() if raw else None
+        ms = conn.execute("SELECT * FROM milestones WHERE id = ? AND project_id = ?",
+                          (raw, project["id"])).fetchone() if raw else None
         if (ms["id"] if ms else None) != target["milestone_id"]:
             conn.execute("UPDATE issues SET milestone_id = ? WHERE id = ?", (ms["id"] if ms else None, target["id"]))
             notes.append(f"changed milestone to %{ms['title']}" if ms else "removed milestone")

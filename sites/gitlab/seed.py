@@ -17,8 +17,8 @@ from datetime import datetime, timedelta
 
 from faker import Faker
 
-from webrl.sites.embedded.platform import hash_password
-from webrl.sites.gitlab import repo
+from webrl.sites.platform import hash_password
+from webrl.sites.gitlab import gitstore as repo
 from webrl.sites.gitlab import seed_data as sd
 
 START = datetime(2019, 1, 1)

@@ -1,4 +1,4 @@
-"""Task templates over the code forge (see webrl.tasks.suite). Every answer, URL, locator value and element
+"""Task templates over the code forge (see webrl.tasks.templates). Every answer, URL, locator value and element
 name is read from the pristine forge data (the "gitlab" database); new titles, comments and names that a
 task asks the agent to enter are drawn from the seed's own vocabulary (`seed_data`) or from other rows, with
 a `random.Random` seeded by the template key. The signed-in account is byteblaze (WebArena's user)."""
@@ -9,12 +9,12 @@ import random
 import re
 from urllib.parse import urlencode
 
-from webrl.sites.gitlab import repo
+from webrl.sites.gitlab import gitstore as repo
 from webrl.sites.gitlab import seed_data as sd
 from webrl.sites.gitlab.project_admin import slugify
 from webrl.sites.gitlab.web import ROLES
 from webrl.tasks.script import click, done, scroll_down, search, select, type_
-from webrl.tasks.suite import Data, Instance, TaskTemplate, html_eval, string_eval, unachievable_eval, url_eval
+from webrl.tasks.templates import Data, Instance, TaskTemplate, html_eval, string_eval, unachievable_eval, url_eval
 
 DB = "gitlab"
 ME = "byteblaze"

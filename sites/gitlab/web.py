@@ -1,5 +1,5 @@
 """What every page of the forge needs: templates and filters, the signed-in user, project lookup
-with visibility and role checks, and the 404 page."""
+with visibility and role checks, the decorators of sign-in-only and project pages, and the 404 page."""
 
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from webrl.sites.embedded.platform import (
+from webrl.sites.platform import (
     SiteContext,
+    SiteWithUsers,
     flash,
     login_redirect,
-    make_templates,
 )
 from webrl.sites.gitlab import markdown
 
@@ -111,36 +111,18 @@ def query_with(request: Request, **changes: Any) -> str:
     return "?" + urlencode(items) if items else request.url.path
 
 
-
-
-
-
-class Gitlab:
+class Gitlab(SiteWithUsers):
     """The forge of one instance: its context, templates and shared lookups."""
 
     def __init__(self, ctx: SiteContext):
-        self.ctx = ctx
-        self.templates = make_templates(TEMPLATES_DIR)
+        super().__init__(ctx, TEMPLATES_DIR)
         env = self.templates.env
         env.filters.update(time_ago=time_ago, long_date=long_date, time_tag=time_tag,
                            markdown=lambda text, base=None: Markup(markdown.render(text, base)),
                            label_fg=label_text_color)
         env.globals.update(avatar=avatar, icon=icon, ROLES=ROLES, query_with=query_with)
 
-    @property
-    def conn(self) -> sqlite3.Connection:
-        return self.ctx.db.conn
-
     # -- users -----------------------------------------------------------------------------------
-
-    def user(self, request: Request) -> sqlite3.Row | None:
-        uid = request.session.get("user_id")
-        if uid is None:
-            return None
-        row = self.conn.execute("SELECT * FROM users WHERE id = ?", (uid,)).fetchone()
-        if row is None:
-            request.session.pop("user_id", None)
-        return row
 
     def user_by_name(self, username: str) -> sqlite3.Row | None:
         return self.conn.execute("SELECT * FROM users WHERE username = ?", (username.lstrip("@"),)).fetchone()
@@ -148,16 +130,6 @@ class Gitlab:
     def login_redirect(self, request: Request) -> Response:
         flash(request, "You need to sign in or sign up before continuing.", "alert")
         return login_redirect(request, "/users/sign_in")
-
-    def login_required(self, endpoint):
-        @functools.wraps(endpoint)
-        async def wrapper(request: Request) -> Response:
-            user = self.user(request)
-            if user is None:
-                return self.login_redirect(request)
-            return await endpoint(request, user)
-
-        return wrapper
 
     # -- projects --------------------------------------------------------------------------------
 
@@ -207,29 +179,6 @@ class Gitlab:
                 f" WHERE user_id = ?) OR {alias}.namespace_id IN (SELECT group_id FROM group_members WHERE user_id = ?)"
                 f" OR {alias}.namespace_id IN (SELECT id FROM namespaces WHERE owner_id = ?))", (user["id"],) * 3)
 
-    def project_page(self, login: bool = False, level: int = 0):
-        """Decorate an endpoint `(request, project, user)` of a /{ns}/{project}/... route."""
-
-        def decorate(endpoint):
-            @functools.wraps(endpoint)
-            async def wrapper(request: Request) -> Response:
-                user = self.user(request)
-                project = self.project(request.path_params["ns"], request.path_params["project"])
-                if project is None or not self.can_see(user, project):
-                    if user is None and project is not None:
-                        return self.login_redirect(request)
-                    return self.not_found(request)
-                if (login or level) and user is None:
-                    return self.login_redirect(request)
-                if level and self.access_level(user, project) < level:
-                    return self.not_found(request)
-                request.state.project = project
-                return await endpoint(request, project, user)
-
-            return wrapper
-
-        return decorate
-
     # -- rendering -------------------------------------------------------------------------------
 
     def render(self, request: Request, template: str, context: dict[str, Any] | None = None,
@@ -252,3 +201,47 @@ class Gitlab:
 
     def not_found(self, request: Request) -> HTMLResponse:
         return self.render(request, "404.html", {"title": "Not Found"}, status_code=404)
+
+
+def login_required(endpoint):
+    """Decorate an endpoint `(request, user)` that only a signed-in user may see."""
+
+    @functools.wraps(endpoint)
+    async def wrapper(request: Request) -> Response:
+        gl = Gitlab.of(request)
+        user = gl.user(request)
+        if user is None:
+            return gl.login_redirect(request)
+        return await endpoint(request, user)
+
+    return wrapper
+
+
+def project_page(login: bool = False, level: int = 0):
+    """Decorate an endpoint `(request, project, user)` of a /{ns}/{project}/... route."""
+
+    def decorate(endpoint):
+        @functools.wraps(endpoint)
+        async def wrapper(request: Request) -> Response:
+            gl = Gitlab.of(request)
+            user = gl.user(request)
+            project = gl.project(request.path_params["ns"], request.path_params["project"])
+            if project is None or not gl.can_see(user, project):
+                if user is None and project is not None:
+                    return gl.login_redirect(request)
+                return gl.not_found(request)
+            if (login or level) and user is None:
+                return gl.login_redirect(request)
+            if level and gl.access_level(user, project) < level:
+                return gl.not_found(request)
+            request.state.project = project
+            return await endpoint(request, project, user)
+
+        return wrapper
+
+    return decorate
+
+
+async def not_found(request: Request, exc: Exception) -> HTMLResponse:
+    """The app's 404 handler."""
+    return Gitlab.of(request).not_found(request)

@@ -11,7 +11,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from webrl.sites.base import ACCOUNTS
-from webrl.sites.embedded.platform import SiteContext, SiteSpec, make_templates
+from webrl.sites.platform import SiteContext, SiteSpec, make_templates
 
 HERE = Path(__file__).parent
 templates = make_templates(HERE / "templates")
@@ -26,32 +26,45 @@ CARDS = [
 ]
 
 
+def site_urls(request: Request) -> dict[str, str]:
+    """The URLs of the instance's sites, from the context make_app keeps on the app."""
+    return request.app.state.ctx.urls
+
+
+async def index(request: Request):
+    urls = site_urls(request)
+    cards = [(urls[site].rstrip("/") + path, title, about) for site, title, about, path in CARDS if site in urls]
+    return templates.TemplateResponse(request, "index.html", {"cards": cards})
+
+
+async def scratchpad(request: Request):
+    return templates.TemplateResponse(request, "scratchpad.html", {})
+
+
+async def calculator(request: Request):
+    return templates.TemplateResponse(request, "calculator.html", {})
+
+
+async def password(request: Request):
+    urls = site_urls(request)
+    accounts = [(urls[site], title, *ACCOUNTS[site]) for site, title, _, _ in CARDS
+                if site in ACCOUNTS and site in urls]
+    return templates.TemplateResponse(request, "password.html", {"accounts": accounts})
+
+
+ROUTES = [
+    Route("/", index),
+    Route("/scratchpad.html", scratchpad),
+    Route("/calculator.html", calculator),
+    Route("/password.html", password),
+    Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
+]
+
+
 def make_app(ctx: SiteContext) -> Starlette:
-    def running(entries):
-        return [(ctx.urls[site], *rest) for site, *rest in entries if site in ctx.urls]
-
-    async def index(request: Request):
-        cards = [(url.rstrip("/") + path, title, about) for url, title, about, path in running(CARDS)]
-        return templates.TemplateResponse(request, "index.html", {"cards": cards})
-
-    async def scratchpad(request: Request):
-        return templates.TemplateResponse(request, "scratchpad.html", {})
-
-    async def calculator(request: Request):
-        return templates.TemplateResponse(request, "calculator.html", {})
-
-    async def password(request: Request):
-        accounts = [(ctx.urls[site], title, *ACCOUNTS[site]) for site, title, _, _ in CARDS
-                    if site in ACCOUNTS and site in ctx.urls]
-        return templates.TemplateResponse(request, "password.html", {"accounts": accounts})
-
-    return Starlette(routes=[
-        Route("/", index),
-        Route("/scratchpad.html", scratchpad),
-        Route("/calculator.html", calculator),
-        Route("/password.html", password),
-        Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
-    ])
+    app = Starlette(routes=ROUTES)
+    app.state.ctx = ctx
+    return app
 
 
 SITE = SiteSpec(name="homepage", title="Homepage", database=None, make_app=make_app)

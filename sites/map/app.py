@@ -8,7 +8,6 @@ The road graph, the search index and the base map are built once per app from th
 
 from __future__ import annotations
 
-from pathlib import Path
 from urllib.parse import urlencode
 
 from starlette.applications import Starlette
@@ -17,21 +16,15 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from webrl.sites.embedded.platform import (
-    DatabaseSpec,
-    SiteContext,
-    SiteSpec,
-    make_templates,
-)
+from webrl.sites.platform import DatabaseSpec, SiteContext, SiteSpec
 from webrl.sites.map import browse
-from webrl.sites.map.geo import ENGINE_LABELS, ENGINES, RoadNetwork
-from webrl.sites.map.render import REGION_VIEW, MapRenderer, View, fit_view
-from webrl.sites.map.search import Gazetteer, invalid_coords_message, parse_coords
+from webrl.sites.map.geo import ENGINES
+from webrl.sites.map.render import View, fit_view
+from webrl.sites.map.search import invalid_coords_message, parse_coords
 from webrl.sites.map.seed import seed_map
+from webrl.sites.map.web import DEFAULT_ENGINE, HERE, MapSite, fmt_coord, site_of
 
-HERE = Path(__file__).parent
 MAP_DB = DatabaseSpec(name="map", schema=HERE / "schema.sql", seed=seed_map, version=1, read_only=True)
-DEFAULT_ENGINE = "fossgis_osrm_car"
 
 INFO_PAGES = {
     "/about": ("About", [
@@ -60,153 +53,129 @@ INFO_PAGES = {
 }  # fmt: skip
 
 
-def fmt_coord(value: float) -> str:
-    return f"{value:.4f}"
-
-
 def route_param(a: tuple[float, float], b: tuple[float, float]) -> str:
     return f"{fmt_coord(a[0])},{fmt_coord(a[1])};{fmt_coord(b[0])},{fmt_coord(b[1])}"
 
 
-class MapSite:
-    def __init__(self, ctx: SiteContext):
-        self.ctx = ctx
-        conn = ctx.db.conn
-        self.network = RoadNetwork(conn)
-        self.gazetteer = Gazetteer(conn)
-        self.renderer = MapRenderer(conn)
-        self.templates = make_templates(HERE / "templates")
-        self.templates.env.globals.update(ENGINE_LABELS=ENGINE_LABELS, fmt_coord=fmt_coord)
+async def index(request: Request) -> Response:
+    q = request.query_params
+    if q.get("query"):
+        return RedirectResponse(f"/search?{urlencode({'query': q['query']})}", status_code=302)
+    markers, view = [], None
+    point = parse_coords(f"{q.get('mlat', '')},{q.get('mlon', '')}") if q.get("mlat") else None
+    if isinstance(point, tuple):
+        markers = [{"lat": point[0], "lon": point[1], "kind": "result", "label": "Marker"}]
+        view = View(17, *point)
+    return site_of(request).render(request, "index.html", view=view, markers=markers)
 
-    def render(self, request: Request, template: str, status: int = 200, view: View | None = None,
-               markers=None, route=None, **context) -> Response:
-        view = view or REGION_VIEW
-        context.setdefault("title", "OpenStreetMap")
-        context.setdefault("query", "")
-        context.setdefault("engine", DEFAULT_ENGINE)
-        context.setdefault("route_from", "")
-        context.setdefault("route_to", "")
-        svg = self.renderer.svg(view, markers, route)
-        return self.templates.TemplateResponse(request, template, {"map_svg": svg, "view": view, **context},
-                                               status_code=status)
 
-    # -- pages ---------------------------------------------------------------------------------
+async def search(request: Request) -> Response:
+    site = site_of(request)
+    query = request.query_params.get("query", "").strip()
+    if not query:
+        return site.render(request, "search.html", result=None, query="", title="Search | OpenStreetMap")
+    result = site.gazetteer.search(query)
+    markers = [{"lat": h.place.lat, "lon": h.place.lon, "kind": "result", "label": h.place.name,
+                "href": h.place.url} for h in result.hits]
+    points = [(m["lat"], m["lon"]) for m in markers]
+    if result.point:
+        markers.append({"lat": result.point[0], "lon": result.point[1], "kind": "anchor",
+                        "label": result.anchor.name if result.anchor else query})
+        points.append(result.point)
+    view = fit_view(points) if points else None
+    return site.render(request, "search.html", view=view, markers=markers, result=result, query=query,
+                       title=f"{query} | Search | OpenStreetMap")
 
-    async def index(self, request: Request) -> Response:
-        q = request.query_params
-        if q.get("query"):
-            return RedirectResponse(f"/search?{urlencode({'query': q['query']})}", status_code=302)
-        markers, view = [], None
-        point = parse_coords(f"{q.get('mlat', '')},{q.get('mlon', '')}") if q.get("mlat") else None
-        if isinstance(point, tuple):
-            markers = [{"lat": point[0], "lon": point[1], "kind": "result", "label": "Marker"}]
-            view = View(17, *point)
-        return self.render(request, "index.html", view=view, markers=markers)
 
-    async def search(self, request: Request) -> Response:
-        query = request.query_params.get("query", "").strip()
-        if not query:
-            return self.render(request, "search.html", result=None, query="", title="Search | OpenStreetMap")
-        result = self.gazetteer.search(query)
-        markers = [{"lat": h.place.lat, "lon": h.place.lon, "kind": "result", "label": h.place.name,
-                    "href": h.place.url} for h in result.hits]
-        points = [(m["lat"], m["lon"]) for m in markers]
-        if result.point:
-            markers.append({"lat": result.point[0], "lon": result.point[1], "kind": "anchor",
-                            "label": result.anchor.name if result.anchor else query})
-            points.append(result.point)
-        view = fit_view(points) if points else None
-        return self.render(request, "search.html", view=view, markers=markers, result=result, query=query,
-                           title=f"{query} | Search | OpenStreetMap")
+async def directions(request: Request) -> Response:
+    site = site_of(request)
+    q = request.query_params
+    engine = q.get("engine") or DEFAULT_ENGINE
+    ctx = {"title": "Directions | OpenStreetMap", "engine": engine if engine in ENGINES else DEFAULT_ENGINE}
+    if engine not in ENGINES:
+        ctx["error"] = f"Sorry, the routing engine '{engine}' is not available"
+        return site.render(request, "directions.html", **ctx)
+    if "route_from" in q or "route_to" in q:
+        return geocode_form(request, engine, q.get("route_from", ""), q.get("route_to", ""), ctx)
+    raw = q.get("route", "")
+    if not raw:
+        return site.render(request, "directions.html", **ctx)
+    parts = (raw.split(";") + [""])[:2]
+    ends = [parse_coords(p) if p.strip() else None for p in parts]
+    labels = request.session.get("route_labels", {})
+    names = []
+    for part, end in zip(parts, ends):
+        if isinstance(end, tuple):
+            key = f"{fmt_coord(end[0])},{fmt_coord(end[1])}"
+            place = site.gazetteer.at(*end)
+            names.append(labels.get(key) or (place.name if place else f"{fmt_coord(end[0])}, {fmt_coord(end[1])}"))
+        else:
+            names.append(part.strip())
+    ctx["route_from"], ctx["route_to"] = names
+    if any(e == "invalid" or (e is None and p.strip()) for p, e in zip(parts, ends)):
+        bad = next(p for p, e in zip(parts, ends) if e == "invalid" or (e is None and p.strip()))
+        ctx["error"] = invalid_coords_message(bad.strip())
+        return site.render(request, "directions.html", **ctx)
+    if not all(isinstance(e, tuple) for e in ends):  # only one end chosen yet ("Directions from here")
+        markers = [{"lat": e[0], "lon": e[1], "kind": "start" if k == 0 else "end", "label": names[k]}
+                   for k, e in enumerate(ends) if isinstance(e, tuple)]
+        view = View(16, markers[0]["lat"], markers[0]["lon"]) if markers else None
+        return site.render(request, "directions.html", view=view, markers=markers, **ctx)
+    start, end = ends
+    route = site.network.route(ENGINES[engine], start, end)
+    markers = [{"lat": start[0], "lon": start[1], "kind": "start", "label": names[0]},
+               {"lat": end[0], "lon": end[1], "kind": "end", "label": names[1]}]
+    view = fit_view([start, end] + (route.coords if route else []))
+    if route is None:
+        ctx["error"] = "Could not find a route between these points"
+    reverse = f"/directions?{urlencode({'engine': engine, 'route': route_param(end, start)})}"
+    return site.render(request, "directions.html", view=view, markers=markers,
+                       route=route.coords if route else None, result=route, reverse_url=reverse, **ctx)
 
-    async def directions(self, request: Request) -> Response:
-        q = request.query_params
-        engine = q.get("engine") or DEFAULT_ENGINE
-        ctx = {"title": "Directions | OpenStreetMap", "engine": engine if engine in ENGINES else DEFAULT_ENGINE}
-        if engine not in ENGINES:
-            ctx["error"] = f"Sorry, the routing engine '{engine}' is not available"
-            return self.render(request, "directions.html", **ctx)
-        if "route_from" in q or "route_to" in q:
-            return self._geocode_form(request, engine, q.get("route_from", ""), q.get("route_to", ""), ctx)
-        raw = q.get("route", "")
-        if not raw:
-            return self.render(request, "directions.html", **ctx)
-        parts = (raw.split(";") + [""])[:2]
-        ends = [parse_coords(p) if p.strip() else None for p in parts]
-        labels = request.session.get("route_labels", {})
-        names = []
-        for part, end in zip(parts, ends):
-            if isinstance(end, tuple):
-                key = f"{fmt_coord(end[0])},{fmt_coord(end[1])}"
-                place = self.gazetteer.at(*end)
-                names.append(labels.get(key) or (place.name if place else f"{fmt_coord(end[0])}, {fmt_coord(end[1])}"))
-            else:
-                names.append(part.strip())
-        ctx["route_from"], ctx["route_to"] = names
-        if any(e == "invalid" or (e is None and p.strip()) for p, e in zip(parts, ends)):
-            bad = next(p for p, e in zip(parts, ends) if e == "invalid" or (e is None and p.strip()))
-            ctx["error"] = invalid_coords_message(bad.strip())
-            return self.render(request, "directions.html", **ctx)
-        if not all(isinstance(e, tuple) for e in ends):  # only one end chosen yet ("Directions from here")
-            markers = [{"lat": e[0], "lon": e[1], "kind": "start" if k == 0 else "end", "label": names[k]}
-                       for k, e in enumerate(ends) if isinstance(e, tuple)]
-            view = View(16, markers[0]["lat"], markers[0]["lon"]) if markers else None
-            return self.render(request, "directions.html", view=view, markers=markers, **ctx)
-        start, end = ends
-        route = self.network.route(ENGINES[engine], start, end)
-        markers = [{"lat": start[0], "lon": start[1], "kind": "start", "label": names[0]},
-                   {"lat": end[0], "lon": end[1], "kind": "end", "label": names[1]}]
-        view = fit_view([start, end] + (route.coords if route else []))
-        if route is None:
-            ctx["error"] = "Could not find a route between these points"
-        reverse = f"/directions?{urlencode({'engine': engine, 'route': route_param(end, start)})}"
-        return self.render(request, "directions.html", view=view, markers=markers,
-                           route=route.coords if route else None, result=route, reverse_url=reverse, **ctx)
 
-    def _geocode_form(self, request: Request, engine: str, text_from: str, text_to: str, ctx: dict) -> Response:
-        """The From/To form: geocode both fields and redirect to the route URL, or show what failed."""
-        ctx["route_from"], ctx["route_to"] = text_from, text_to
-        if not text_from.strip() or not text_to.strip():
-            ctx["error"] = "Please enter both a start point (From) and an end point (To)"
-            return self.render(request, "directions.html", **ctx)
-        start, _, err_from = self.gazetteer.geocode(text_from)
-        end, _, err_to = self.gazetteer.geocode(text_to)
-        if err_from or err_to:
-            ctx["error"] = err_from or err_to
-            return self.render(request, "directions.html", **ctx)
-        labels = dict(request.session.get("route_labels", {}))
-        for point, text in ((start, text_from), (end, text_to)):
-            labels[f"{fmt_coord(point[0])},{fmt_coord(point[1])}"] = text.strip()
-        request.session["route_labels"] = dict(list(labels.items())[-20:])
-        url = f"/directions?{urlencode({'engine': engine, 'route': route_param(start, end)})}"
-        return RedirectResponse(url, status_code=302)
+def geocode_form(request: Request, engine: str, text_from: str, text_to: str, ctx: dict) -> Response:
+    """The From/To form: geocode both fields and redirect to the route URL, or show what failed."""
+    site = site_of(request)
+    ctx["route_from"], ctx["route_to"] = text_from, text_to
+    if not text_from.strip() or not text_to.strip():
+        ctx["error"] = "Please enter both a start point (From) and an end point (To)"
+        return site.render(request, "directions.html", **ctx)
+    start, _, err_from = site.gazetteer.geocode(text_from)
+    end, _, err_to = site.gazetteer.geocode(text_to)
+    if err_from or err_to:
+        ctx["error"] = err_from or err_to
+        return site.render(request, "directions.html", **ctx)
+    labels = dict(request.session.get("route_labels", {}))
+    for point, text in ((start, text_from), (end, text_to)):
+        labels[f"{fmt_coord(point[0])},{fmt_coord(point[1])}"] = text.strip()
+    request.session["route_labels"] = dict(list(labels.items())[-20:])
+    url = f"/directions?{urlencode({'engine': engine, 'route': route_param(start, end)})}"
+    return RedirectResponse(url, status_code=302)
 
-    async def info(self, request: Request) -> Response:
-        heading, paragraphs = INFO_PAGES[request.url.path]
-        return self.render(request, "info.html", heading=heading, paragraphs=paragraphs,
-                           title=f"{heading} | OpenStreetMap")
 
-    def not_found(self, request: Request, message: str | None = None) -> Response:
-        return self.render(request, "404.html", status=404, title="Not Found | OpenStreetMap",
-                           message=message or "Sorry, the page you were looking for could not be found.")
+async def info(request: Request) -> Response:
+    heading, paragraphs = INFO_PAGES[request.url.path]
+    return site_of(request).render(request, "info.html", heading=heading, paragraphs=paragraphs,
+                                   title=f"{heading} | OpenStreetMap")
+
+
+async def not_found(request: Request, exc: Exception) -> Response:
+    return site_of(request).not_found(request)
+
+
+ROUTES = [
+    Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
+    Route("/", index),
+    Route("/search", search),
+    Route("/directions", directions),
+    *browse.ROUTES,
+    *[Route(path, info) for path in INFO_PAGES],
+]
 
 
 def make_app(ctx: SiteContext) -> Starlette:
-    site = MapSite(ctx)
-
-    async def not_found(request: Request, exc: Exception) -> Response:
-        return site.not_found(request)
-
-    routes = [
-        Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
-        Route("/", site.index),
-        Route("/search", site.search),
-        Route("/directions", site.directions),
-        *browse.routes(site),
-        *[Route(path, site.info) for path in INFO_PAGES],
-    ]
-    app = Starlette(routes=routes, exception_handlers={404: not_found})
-    app.state.map = site  # the road graph and search index, built once per app
+    app = Starlette(routes=ROUTES, exception_handlers={404: not_found})
+    app.state.map = MapSite(ctx)  # the road graph and search index, built once per app
     return app
 
 

@@ -17,6 +17,12 @@ COMMERCIAL = {"restaurant", "cafe", "fast_food", "bar", "pub", "hotel", "bank", 
 MUSEUM_TOPICS = ("Glass and Ceramics", "Riverboats", "Local History", "Photography", "Toys and Games",
                  "Railroading", "Industrial Design", "Folk Music")  # fmt: skip
 SAINTS = ("Paul", "Stanislaus", "Mary", "Patrick", "Anne", "Joseph", "Benedict", "Andrew", "Brigid", "Nicholas")
+# Categories whose places are named by a single pattern (no random choice among patterns).
+NAME_PATTERNS = {
+    "library": "Riverton Public Library - {hood}", "dentist": "{last} Family Dentistry", "pharmacy": "{hood} Pharmacy",
+    "bank": "{last} Savings Bank", "police": "Riverton Police Zone {n}", "fuel": "{last} Gas & Service",
+    "cinema": "{word} Cinemas", "supermarket": "{last}'s Market", "convenience": "{hood} Mini Mart",
+}  # fmt: skip
 HOURS = ("Mo-Fr 07:00-19:00; Sa-Su 08:00-17:00", "Mo-Su 11:00-22:00", "Mo-Th 11:00-21:00; Fr-Sa 11:00-23:00",
          "Mo-Sa 09:00-21:00; Su 10:00-18:00", "24/7", "Tu-Su 10:00-17:00", "Mo-Fr 08:00-17:00")  # fmt: skip
 
@@ -77,7 +83,9 @@ def poi_name(category: str, hood: str, rng: random.Random, fake, n: int, used: s
             name = rng.choice(chains)
             tags["brand"] = name
             return name, tags  # chains repeat on purpose
-        if category == "restaurant":
+        if category in NAME_PATTERNS:
+            name = NAME_PATTERNS[category].format(hood=hood, last=last, word=word, n=n)
+        elif category == "restaurant":
             cuisine, suffixes, prefixes = rng.choice(sd.CUISINES)
             tags["cuisine"] = cuisine
             name = rng.choice((f"{rng.choice(prefixes)} {rng.choice(suffixes)}", f"{last}'s {rng.choice(suffixes)}"))
@@ -102,30 +110,16 @@ def poi_name(category: str, hood: str, rng: random.Random, fake, n: int, used: s
             name = rng.choice((f"{word} {noun} Overlook", f"Old {last} Mill", f"{hood} Steps"))
         elif category == "school":
             name = rng.choice((f"{last} Elementary School", f"{hood} High School", f"{last} Middle School"))
-        elif category == "library":
-            name = f"Riverton Public Library - {hood}"
         elif category == "clinic":
             name = rng.choice((f"{hood} Family Health Center", f"{last} Medical Clinic"))
-        elif category == "dentist":
-            name = f"{last} Family Dentistry"
-        elif category == "pharmacy":
-            name = f"{hood} Pharmacy"
-        elif category == "bank":
-            name = f"{last} Savings Bank"
         elif category == "post_office":
             name = f"{hood} Post Office"
             tags["operator"] = "United States Postal Service"
-        elif category == "police":
-            name = f"Riverton Police Zone {n}"
         elif category == "fire_station":
             name = f"Riverton Fire Station {n * 3 + 1}"
-        elif category == "fuel":
-            name = f"{last} Gas & Service"
         elif category == "parking":
             name = rng.choice((f"{hood} Garage", f"{hood} Park & Ride", f"{word} Street Lot"))
             tags["parking"] = "multi-storey" if "Garage" in name else "surface"
-        elif category == "cinema":
-            name = f"{word} Cinemas"
         elif category == "theatre":
             name = rng.choice((f"The {last} Theater", f"{word} Playhouse"))
         elif category == "place_of_worship":
@@ -134,10 +128,6 @@ def poi_name(category: str, hood: str, rng: random.Random, fake, n: int, used: s
                                          (f"Temple {fake.last_name()}", "jewish"),
                                          (f"{hood} Islamic Center", "muslim")))
             tags["religion"] = religion
-        elif category == "supermarket":
-            name = f"{last}'s Market"
-        elif category == "convenience":
-            name = f"{hood} Mini Mart"
         elif category == "bakery":
             name = rng.choice((f"{last}'s Bakery", f"{word} Loaf Bakery"))
         elif category == "books":

@@ -1,4 +1,4 @@
-"""Task templates over the map (see webrl.tasks.suite). The map is read-only, so its tasks retrieve
+"""Task templates over the map (see webrl.tasks.templates). The map is read-only, so its tasks retrieve
 information (routes, nearby places, place facts), navigate (url_match on a route URL) or leave the
 directions panel in a state that program_html checks. Every answer is computed with the site's own
 search index (`Gazetteer`), road graph (`RoadNetwork`) and formatting over the pristine data, and every
@@ -14,7 +14,7 @@ from webrl.sites.map.app import route_param
 from webrl.sites.map.geo import ENGINE_LABELS, ENGINES, RoadNetwork, Route, format_time, haversine
 from webrl.sites.map.search import Gazetteer, Place, parse_coords
 from webrl.tasks.script import click, done, search, select, type_
-from webrl.tasks.suite import Data, Instance, TaskTemplate, html_eval, string_eval, unachievable_eval, url_eval
+from webrl.tasks.templates import Data, Instance, TaskTemplate, html_eval, string_eval, unachievable_eval, url_eval
 
 N = 8  # instances per template
 HOME = "__MAP__/"

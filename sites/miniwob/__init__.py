@@ -20,7 +20,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from webrl.errors import UsageError
-from webrl.sites.embedded.platform import SiteContext, SiteSpec
+from webrl.sites.platform import SiteContext, SiteSpec
 
 DISTRIBUTION = "miniwob==1.1.0"
 

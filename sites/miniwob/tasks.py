@@ -28,6 +28,7 @@ from pathlib import Path
 from webrl.errors import UsageError
 from webrl.sites.miniwob import environment_names, html_dir
 from webrl.tasks import script
+from webrl.tasks.load import TaskSetFamily
 from webrl.tasks.model import Task
 
 SOLUTIONS = Path(__file__).with_name("solutions")  # common.js (helpers) and one file per group of environments
@@ -134,11 +135,16 @@ def task_id(env: str, seed: int) -> str:
     return f"{env}.{seed}"
 
 
-def miniwob_tasks(name: str, cache_dir: str | Path) -> list[Task]:
-    """The named MiniWoB set, seed-major: seed s of every environment before seed s + 1."""
+def miniwob_tasks(name: str, cache_dir: str | Path, sites_seed: int = 0) -> list[Task]:
+    """The named MiniWoB set, seed-major: seed s of every environment before seed s + 1. (The pages have no
+    seeded site data: `sites_seed` is not used.)"""
     envs, splits = parse_set_name(name)
     pairs = [(env, seed, split) for split in splits for seed in seeds(split) for env in envs]
     return build_tasks(pairs, cache_dir)
+
+
+FAMILY = TaskSetFamily(names="miniwob[:ENV,...][:train|:test]",
+                       owns=lambda name: name == "miniwob" or name.startswith("miniwob:"), load=miniwob_tasks)
 
 
 def build_tasks(pairs: list[tuple[str, int, str]], cache_dir: str | Path) -> list[Task]:

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from faker import Faker
 
-from webrl.sites.embedded.platform import hash_password
+from webrl.sites.platform import hash_password
 from webrl.sites.reddit import seed_data as data
 
 MARVELS = "MarvelsGrantMan136"

@@ -9,14 +9,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from webrl.sites.embedded.platform import flash, now, redirect
+from webrl.sites.platform import flash, now, redirect
 from webrl.sites.reddit.web import (
     Postmill,
     length_error,
-    safe_next,
     slugify,
     submission_path,
     update_ranking,
+    vote_form,
 )
 
 FIELDS = ("url", "title", "body")
@@ -57,115 +57,110 @@ def comment_tree(site: Postmill, submission_id: int, user) -> dict:
     return children
 
 
-def routes(site: Postmill) -> list[Route]:
-    conn = lambda: site.conn  # noqa: E731
+async def show(request: Request) -> Response:
+    site = Postmill.of(request)
+    user = site.user(request)
+    s = site.submission(request.path_params["forum"], request.path_params["id"], user)
+    if s is None:
+        return site.not_found(request)
+    return site.render(request, "submission.html", {
+        "title": s["title"], "s": s, "children": comment_tree(site, s["id"], user), "root": None,
+        "forum": site.forum(s["forum_name"]), "subscribed": site.is_subscribed(s["forum_id"], user),
+        "can_moderate": site.is_moderator(s["forum_id"], user)})
 
-    async def show(request: Request) -> Response:
-        user = site.user(request)
-        s = site.submission(request.path_params["forum"], request.path_params["id"], user)
-        if s is None:
-            return site.not_found(request)
-        return site.render(request, "submission.html", {
-            "title": s["title"], "s": s, "children": comment_tree(site, s["id"], user), "root": None,
-            "forum": site.forum(s["forum_name"]), "subscribed": site.is_subscribed(s["forum_id"], user),
-            "can_moderate": site.is_moderator(s["forum_id"], user)})
 
-    async def submit(request: Request) -> Response:
-        user = site.user(request)
-        if user is None:
-            return site.login_redirect(request)
-        forums = conn().execute("SELECT id, name FROM forums ORDER BY name COLLATE NOCASE").fetchall()
-        chosen = request.path_params.get("forum", "")
-        if chosen and site.forum(chosen) is None:
-            return site.not_found(request)
-        values = dict.fromkeys(FIELDS, "")
-        values["forum"] = site.forum(chosen)["name"] if chosen else ""
-        errors: dict[str, str] = {}
-        if request.method == "POST":
-            form = await request.form()
-            values = {k: str(form.get(k, "")).strip() for k in (*FIELDS, "forum")}
-            errors = submission_errors(values)
-            forum = site.forum(values["forum"]) if values["forum"] else None
-            if forum is None:
-                errors["forum"] = "This value should not be blank." if not values["forum"] else "This value is not valid."
-            if not errors:
-                stamp = now()
-                with site.ctx.db.transaction() as c:
-                    cur = c.execute(
-                        "INSERT INTO submissions (forum_id, user_id, title, url, body, created_at, upvotes, net_score)"
-                        " VALUES (?, ?, ?, ?, ?, ?, 1, 1)",
-                        (forum["id"], user["id"], values["title"], values["url"] or None, values["body"] or None, stamp))
-                    sid = cur.lastrowid
-                    c.execute("INSERT INTO submission_votes VALUES (?, ?, 1, ?)", (sid, user["id"], stamp))
-                    update_ranking(c, sid)
-                return redirect(f"/f/{forum['name']}/{sid}/{slugify(values['title'])}")
-        return site.render(request, "submit.html", {
-            "title": "Create submission", "values": values, "errors": errors, "forums": forums},
-            status_code=400 if errors else 200)
-
-    def own_submission(request: Request, user):
-        s = site.submission(request.path_params["forum"], request.path_params["id"], user)
-        if s is None:
-            return None, site.not_found(request)
-        if user is None:
-            return None, site.login_redirect(request, submission_path(s))
-        if s["user_id"] != user["id"] and not site.is_moderator(s["forum_id"], user):
-            return None, site.forbidden(request)
-        return s, None
-
-    async def edit(request: Request) -> Response:
-        user = site.user(request)
-        s, denied = own_submission(request, user)
-        if denied:
-            return denied
-        values = {"url": s["url"] or "", "title": s["title"], "body": s["body"] or ""}
-        errors: dict[str, str] = {}
-        if request.method == "POST":
-            form = await request.form()
-            values = {k: str(form.get(k, "")).strip() for k in FIELDS}
-            errors = submission_errors(values)
-            if not errors:
-                conn().execute("UPDATE submissions SET title = ?, url = ?, body = ?, edited_at = ? WHERE id = ?",
-                               (values["title"], values["url"] or None, values["body"] or None, now(), s["id"]))
-                flash(request, "The submission was edited.")
-                return redirect(f"/f/{s['forum_name']}/{s['id']}/{slugify(values['title'])}")
-        return site.render(request, "edit_submission.html", {
-            "title": "Edit submission", "s": s, "values": values, "errors": errors}, status_code=400 if errors else 200)
-
-    async def delete(request: Request) -> Response:
-        user = site.user(request)
-        s, denied = own_submission(request, user)
-        if denied:
-            return denied
-        conn().execute("DELETE FROM submissions WHERE id = ?", (s["id"],))
-        flash(request, "The submission was deleted.")
-        return redirect(f"/f/{s['forum_name']}")
-
-    async def vote(request: Request) -> Response:
+async def submit(request: Request) -> Response:
+    site = Postmill.of(request)
+    user = site.user(request)
+    if user is None:
+        return site.login_redirect(request)
+    forums = site.conn.execute("SELECT id, name FROM forums ORDER BY name COLLATE NOCASE").fetchall()
+    chosen = request.path_params.get("forum", "")
+    if chosen and site.forum(chosen) is None:
+        return site.not_found(request)
+    values = dict.fromkeys(FIELDS, "")
+    values["forum"] = site.forum(chosen)["name"] if chosen else ""
+    errors: dict[str, str] = {}
+    if request.method == "POST":
         form = await request.form()
-        back = safe_next(form.get("next"), "/")
-        user = site.user(request)
-        if user is None:
-            return site.login_redirect(request, back)
-        row = conn().execute("SELECT id FROM submissions WHERE id = ?", (request.path_params["id"],)).fetchone()
-        if row is None:
-            return site.not_found(request)
-        try:
-            choice = int(form.get("choice", ""))
-        except ValueError:
-            choice = None
-        if choice not in (-1, 0, 1):
-            return site.render(request, "404.html", {"title": "Bad request", "bad_request": True}, status_code=400)
-        site.vote("submission", row["id"], user["id"], choice)
-        return redirect(back)
+        values = {k: str(form.get(k, "")).strip() for k in (*FIELDS, "forum")}
+        errors = submission_errors(values)
+        forum = site.forum(values["forum"]) if values["forum"] else None
+        if forum is None:
+            errors["forum"] = "This value should not be blank." if not values["forum"] else "This value is not valid."
+        if not errors:
+            stamp = now()
+            with site.ctx.db.transaction() as c:
+                cur = c.execute(
+                    "INSERT INTO submissions (forum_id, user_id, title, url, body, created_at, upvotes, net_score)"
+                    " VALUES (?, ?, ?, ?, ?, ?, 1, 1)",
+                    (forum["id"], user["id"], values["title"], values["url"] or None, values["body"] or None, stamp))
+                sid = cur.lastrowid
+                c.execute("INSERT INTO submission_votes VALUES (?, ?, 1, ?)", (sid, user["id"], stamp))
+                update_ranking(c, sid)
+            return redirect(f"/f/{forum['name']}/{sid}/{slugify(values['title'])}")
+    return site.render(request, "submit.html", {
+        "title": "Create submission", "values": values, "errors": errors, "forums": forums},
+        status_code=400 if errors else 200)
 
-    base = "/f/{forum}/{id:int}"
-    return [
-        Route("/submit", submit, methods=["GET", "POST"]),
-        Route("/submit/{forum}", submit, methods=["GET", "POST"]),
-        Route("/sv/{id:int}", vote, methods=["POST"]),
-        Route(base, show), Route(base + "/", show),
-        Route(base + "/{slug}/edit", edit, methods=["GET", "POST"]),
-        Route(base + "/{slug}/delete", delete, methods=["POST"]),
-        Route(base + "/{slug}", show),
-    ]
+
+def own_submission(request: Request):
+    """The signed-in user's submission (or one they moderate); a response instead."""
+    site = Postmill.of(request)
+    user = site.user(request)
+    s = site.submission(request.path_params["forum"], request.path_params["id"], user)
+    if s is None:
+        return None, site.not_found(request)
+    if user is None:
+        return None, site.login_redirect(request, submission_path(s))
+    if s["user_id"] != user["id"] and not site.is_moderator(s["forum_id"], user):
+        return None, site.forbidden(request)
+    return s, None
+
+
+async def edit(request: Request) -> Response:
+    s, denied = own_submission(request)
+    if denied:
+        return denied
+    site = Postmill.of(request)
+    values = {"url": s["url"] or "", "title": s["title"], "body": s["body"] or ""}
+    errors: dict[str, str] = {}
+    if request.method == "POST":
+        form = await request.form()
+        values = {k: str(form.get(k, "")).strip() for k in FIELDS}
+        errors = submission_errors(values)
+        if not errors:
+            site.conn.execute("UPDATE submissions SET title = ?, url = ?, body = ?, edited_at = ? WHERE id = ?",
+                              (values["title"], values["url"] or None, values["body"] or None, now(), s["id"]))
+            flash(request, "The submission was edited.")
+            return redirect(f"/f/{s['forum_name']}/{s['id']}/{slugify(values['title'])}")
+    return site.render(request, "edit_submission.html", {
+        "title": "Edit submission", "s": s, "values": values, "errors": errors}, status_code=400 if errors else 200)
+
+
+async def delete(request: Request) -> Response:
+    s, denied = own_submission(request)
+    if denied:
+        return denied
+    site = Postmill.of(request)
+    site.conn.execute("DELETE FROM submissions WHERE id = ?", (s["id"],))
+    flash(request, "The submission was deleted.")
+    return redirect(f"/f/{s['forum_name']}")
+
+
+async def vote(request: Request) -> Response:
+    return await vote_form(request, "submission")
+
+
+SUBMISSION_URL = "/f/{forum}/{id:int}"
+
+
+ROUTES = [
+    Route("/submit", submit, methods=["GET", "POST"]),
+    Route("/submit/{forum}", submit, methods=["GET", "POST"]),
+    Route("/sv/{id:int}", vote, methods=["POST"]),
+    Route(SUBMISSION_URL, show), Route(SUBMISSION_URL + "/", show),
+    Route(SUBMISSION_URL + "/{slug}/edit", edit, methods=["GET", "POST"]),
+    Route(SUBMISSION_URL + "/{slug}/delete", delete, methods=["POST"]),
+    Route(SUBMISSION_URL + "/{slug}", show),
+]

@@ -1,4 +1,4 @@
-"""Task templates over the forum (see webrl.tasks.suite), and the forum + forge ones (sites gitlab and reddit).
+"""Task templates over the forum (see webrl.tasks.templates), and the forum + forge ones (sites gitlab and reddit).
 
 Every answer, URL, locator value and element name is read from the pristine "reddit" database (and the
 "gitlab" one for the multi-site templates). Texts that a task asks the agent to enter (titles, comments,
@@ -19,7 +19,7 @@ from collections import Counter
 
 from webrl.sites.reddit.web import submission_path
 from webrl.tasks.script import click, done, go_back, scroll_down, search, select, type_
-from webrl.tasks.suite import Data, Instance, TaskTemplate, html_eval, string_eval, unachievable_eval, url_eval
+from webrl.tasks.templates import Data, Instance, TaskTemplate, html_eval, string_eval, unachievable_eval, url_eval
 
 DB = "reddit"
 ME = "MarvelsGrantMan136"

@@ -15,13 +15,14 @@ from markupsafe import Markup, escape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from webrl.sites.embedded.platform import (
+from webrl.sites.platform import (
     SiteContext,
+    SiteWithUsers,
     here,
     int_param,
     login_redirect,
-    make_templates,
     now,
+    redirect,
 )
 from webrl.sites.reddit.seed import HOT_BONUS
 
@@ -101,30 +102,18 @@ def timestamp(value: str) -> int:
     return int(datetime.strptime(value, "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC).timestamp())
 
 
-class Postmill:
+class Postmill(SiteWithUsers):
     """The forum of one instance: its context and templates."""
 
+    USER_SQL = "SELECT * FROM users WHERE id = ? AND deleted = 0"  # a deleted account is signed out
+
     def __init__(self, ctx: SiteContext):
-        self.ctx = ctx
-        self.templates = make_templates(TEMPLATES_DIR)
+        super().__init__(ctx, TEMPLATES_DIR)
         env = self.templates.env
         env.filters.update(slugify=slugify, ago=ago, long_date=long_date, domain=domain, markdown=markdown)
         env.globals.update(SORTS=SORTS, TIMES=TIMES, submission_path=submission_path, page_url=page_url)
 
-    @property
-    def conn(self) -> sqlite3.Connection:
-        return self.ctx.db.conn
-
     # -- the signed-in user ------------------------------------------------------------------
-
-    def user(self, request: Request) -> sqlite3.Row | None:
-        uid = request.session.get("user_id")
-        if uid is None:
-            return None
-        row = self.conn.execute("SELECT * FROM users WHERE id = ? AND deleted = 0", (uid,)).fetchone()
-        if row is None:
-            request.session.pop("user_id", None)
-        return row
 
     def login_redirect(self, request: Request, back: str | None = None) -> Response:
         return login_redirect(request, "/login", back)
@@ -139,6 +128,9 @@ class Postmill:
 
     def not_found(self, request: Request) -> HTMLResponse:
         return self.render(request, "404.html", {"title": "Page not found"}, status_code=404)
+
+    def bad_request(self, request: Request, status_code: int = 400) -> HTMLResponse:
+        return self.render(request, "404.html", {"title": "Bad request", "bad_request": True}, status_code=status_code)
 
     def forbidden(self, request: Request) -> HTMLResponse:
         return self.render(request, "404.html", {"title": "Access denied", "forbidden": True}, status_code=403)
@@ -224,8 +216,6 @@ def submission_path(s) -> str:
     return f"/f/{forum}/{s['id']}/{slugify(s['title'])}"
 
 
-
-
 def page_url(request: Request, page: int) -> str:
     params = dict(request.query_params)
     params["page"] = str(page)
@@ -241,10 +231,6 @@ def safe_next(value: str | None, default: str = "/") -> str:
     return default
 
 
-
-
-
-
 def length_error(value: str, lo: int, hi: int) -> str | None:
     """Symfony's messages for blank, too short and too long values."""
     if not value.strip():
@@ -254,3 +240,39 @@ def length_error(value: str, lo: int, hi: int) -> str | None:
     if len(value) > hi:
         return f"This value is too long. It should have {hi} characters or less."
     return None
+
+
+VOTABLE = {"submission": "SELECT id FROM submissions WHERE id = ?",
+           "comment": "SELECT id FROM comments WHERE id = ? AND soft_deleted = 0"}
+
+
+async def vote_form(request: Request, kind: str) -> Response:
+    """A vote button's form POST on a submission or a comment (`kind`): `choice` 1, -1 or 0 (retract),
+    then back to `next`."""
+    form = await request.form()
+    back = safe_next(form.get("next"), "/")
+    site = Postmill.of(request)
+    user = site.user(request)
+    if user is None:
+        return site.login_redirect(request, back)
+    row = site.conn.execute(VOTABLE[kind], (request.path_params["id"],)).fetchone()
+    if row is None:
+        return site.not_found(request)
+    try:
+        choice = int(form.get("choice", ""))
+    except ValueError:
+        choice = None
+    if choice not in (-1, 0, 1):
+        return site.bad_request(request)
+    site.vote(kind, row["id"], user["id"], choice)
+    return redirect(back)
+
+
+async def not_found(request: Request, exc: Exception) -> HTMLResponse:
+    """The app's 404 handler."""
+    return Postmill.of(request).not_found(request)
+
+
+async def not_allowed(request: Request, exc: Exception) -> HTMLResponse:
+    """The app's 405 handler."""
+    return Postmill.of(request).bad_request(request, status_code=405)

@@ -10,8 +10,8 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from webrl.sites.embedded.platform import flash, int_param, now, redirect
-from webrl.sites.shopping.web import Shop
+from webrl.sites.platform import flash, int_param, now, redirect
+from webrl.sites.shopping.web import Shop, shop_of
 from webrl.sites.store import store
 
 
@@ -98,175 +98,187 @@ def breadcrumbs(shop: Shop, category_id: int) -> list[dict[str, Any]]:
     return trail
 
 
-def routes(shop: Shop) -> list[Route]:
-    conn = lambda: shop.conn  # noqa: E731
+async def home(request: Request) -> Response:
+    shop = shop_of(request)
+    products = shop.conn.execute(
+        "SELECT * FROM products WHERE status = 1 AND qty > 0 ORDER BY (id * 2654435761) % 1000003 LIMIT 18"
+    ).fetchall()
+    return shop.render(request, "home.html", {
+        "title": "One Stop Market",
+        "products": products,
+        "ratings": rating_summaries(shop, [p["id"] for p in products]),
+    })
 
-    async def home(request: Request) -> Response:
-        products = conn().execute(
-            "SELECT * FROM products WHERE status = 1 AND qty > 0 ORDER BY (id * 2654435761) % 1000003 LIMIT 18"
-        ).fetchall()
-        return shop.render(request, "home.html", {
-            "title": "One Stop Market",
-            "products": products,
-            "ratings": rating_summaries(shop, [p["id"] for p in products]),
-        })
 
-    async def html_page(request: Request) -> Response:
-        """/<url_key>.html is a product; /<url_path>.html a category."""
-        key = request.path_params["path"][: -len(".html")]
-        if "/" not in key:
-            product = store.product_by_url_key(conn(), key)
-            if product is not None and product["status"] == 1:
-                return product_page(request, product)
-        category = store.category_by_path(conn(), key)
-        if category is not None:
-            return category_page(request, category)
-        return shop.not_found(request)
+async def html_page(request: Request) -> Response:
+    """/<url_key>.html is a product; /<url_path>.html a category."""
+    shop = shop_of(request)
+    key = request.path_params["path"][: -len(".html")]
+    if "/" not in key:
+        product = store.product_by_url_key(shop.conn, key)
+        if product is not None and product["status"] == 1:
+            return product_page(shop, request, product)
+    category = store.category_by_path(shop.conn, key)
+    if category is not None:
+        return category_page(shop, request, category)
+    return shop.not_found(request)
 
-    def category_page(request: Request, category) -> Response:
-        ids = store.descendant_category_ids(conn(), category["id"])
-        marks = ",".join("?" * len(ids))
-        data = listing(shop, request, f"p.category_id IN ({marks})", ids)
-        children = []
-        for child in conn().execute("SELECT * FROM categories WHERE parent_id = ? ORDER BY position, id",
-                                    (category["id"],)):
-            sub = store.descendant_category_ids(conn(), child["id"])
-            count = conn().execute(
-                f"SELECT COUNT(*) FROM products WHERE status = 1 AND category_id IN ({','.join('?' * len(sub))})", sub
-            ).fetchone()[0]
-            if count:
-                children.append({"name": child["name"], "url": f"/{child['url_path']}.html", "count": count})
-        return shop.render(request, "listing.html", {
-            **data,
-            "title": category["name"],
-            "heading": category["name"],
-            "category": category,
-            "trail": breadcrumbs(shop, category["id"]),
-            "filters": children,
-        })
 
-    async def search(request: Request) -> Response:
-        q = request.query_params.get("q", "").strip()
-        if not q:
-            return RedirectResponse("/", status_code=302)
-        words = [w.lower() for w in q.split()]
-        patterns = ["%" + w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%" for w in words]
-        clauses, params = [], []
-        for pat in patterns:
-            clauses.append("(p.name LIKE ? ESCAPE '\\' OR p.description LIKE ? ESCAPE '\\')")
-            params += [pat, pat]
-        where = " AND ".join(clauses)
-        all_params = list(params)
-        cat = request.query_params.get("cat")
-        cat_filter = None
-        if cat and cat.isdigit():
-            cat_filter = conn().execute("SELECT * FROM categories WHERE id = ?", (int(cat),)).fetchone()
-        scoped_where, scoped_params = where, all_params
-        if cat_filter is not None:
-            ids = store.descendant_category_ids(conn(), cat_filter["id"])
-            scoped_where = f"{where} AND p.category_id IN ({','.join('?' * len(ids))})"
-            scoped_params = [*all_params, *ids]
-        relevance = (" + ".join(["(p.name LIKE ? ESCAPE '\\')"] * len(patterns)), patterns)
-        data = listing(shop, request, scoped_where, scoped_params, relevance)
-        # Layered navigation: the top-level categories of the matches, with counts.
-        filters = []
-        if cat_filter is None:
-            rows = conn().execute(
-                f"SELECT COALESCE(parent.id, c.id) AS id, COALESCE(parent.name, c.name) AS name, COUNT(*) AS n"
-                f" FROM products p JOIN categories c ON c.id = p.category_id"
-                f" LEFT JOIN categories parent ON parent.id = c.parent_id"
-                f" WHERE p.status = 1 AND ({where}) GROUP BY 1, 2 ORDER BY 2",
-                all_params,
-            )
-            filters = [{"name": r["name"], "url": None, "cat": r["id"], "count": r["n"]} for r in rows]
-        if "p" not in request.query_params:
-            total = conn().execute(f"SELECT COUNT(*) FROM products p WHERE p.status = 1 AND ({where})",
-                                   all_params).fetchone()[0]
-            record_search(q, total)
-        return shop.render(request, "listing.html", {
-            **data,
-            "title": f"Search results for: '{q}'",
-            "heading": f"Search results for: '{q}'",
-            "search": q,
-            "filters": filters,
-            "cat_filter": cat_filter,
-        })
+def category_page(shop: Shop, request: Request, category) -> Response:
+    conn = shop.conn
+    ids = store.descendant_category_ids(conn, category["id"])
+    marks = ",".join("?" * len(ids))
+    data = listing(shop, request, f"p.category_id IN ({marks})", ids)
+    children = []
+    for child in conn.execute("SELECT * FROM categories WHERE parent_id = ? ORDER BY position, id",
+                              (category["id"],)):
+        sub = store.descendant_category_ids(conn, child["id"])
+        count = conn.execute(
+            f"SELECT COUNT(*) FROM products WHERE status = 1 AND category_id IN ({','.join('?' * len(sub))})", sub
+        ).fetchone()[0]
+        if count:
+            children.append({"name": child["name"], "url": f"/{child['url_path']}.html", "count": count})
+    return shop.render(request, "listing.html", {
+        **data,
+        "title": category["name"],
+        "heading": category["name"],
+        "category": category,
+        "trail": breadcrumbs(shop, category["id"]),
+        "filters": children,
+    })
 
-    def record_search(q: str, num_results: int) -> None:
-        row = conn().execute("SELECT id FROM search_terms WHERE lower(query_text) = lower(?)", (q,)).fetchone()
-        if row:
-            conn().execute(
-                "UPDATE search_terms SET popularity = popularity + 1, num_results = ?, updated_at = ? WHERE id = ?",
-                (num_results, now(), row["id"]),
-            )
-        else:
-            conn().execute(
-                "INSERT INTO search_terms (query_text, num_results, popularity, updated_at) VALUES (?, ?, 1, ?)",
-                (q, num_results, now()),
-            )
 
-    def product_page(request: Request, product) -> Response:
-        reviews = conn().execute(
-            "SELECT * FROM reviews WHERE product_id = ? AND status = 'Approved' ORDER BY created_at DESC, id DESC",
-            (product["id"],),
-        ).fetchall()
-        percent, count = rating_summaries(shop, [product["id"]]).get(product["id"], (0, 0))
-        customer = shop.customer(request)
-        return shop.render(request, "product.html", {
-            "title": product["name"],
-            "product": product,
-            "options": json.loads(product["options"] or "{}"),
-            "reviews": reviews,
-            "rating_percent": percent,
-            "review_count": count,
-            "trail": breadcrumbs(shop, product["category_id"]),
-            "review_nickname": customer["firstname"] if customer else "",
-            "form": request.session.pop("review_form", {}),
-        })
-
-    async def product_by_id(request: Request) -> Response:
-        row = conn().execute("SELECT url_key FROM products WHERE id = ? AND status = 1",
-                             (request.path_params["id"],)).fetchone()
-        if row is None:
-            return shop.not_found(request)
-        return RedirectResponse(f"/{row['url_key']}.html", status_code=301)
-
-    async def review_list(request: Request) -> Response:
-        row = conn().execute("SELECT url_key FROM products WHERE id = ? AND status = 1",
-                             (request.path_params["id"],)).fetchone()
-        if row is None:
-            return shop.not_found(request)
-        return RedirectResponse(f"/{row['url_key']}.html#reviews", status_code=302)
-
-    async def review_post(request: Request) -> Response:
-        product = conn().execute("SELECT * FROM products WHERE id = ? AND status = 1",
-                                 (request.path_params["id"],)).fetchone()
-        if product is None:
-            return shop.not_found(request)
-        form = await request.form()
-        fields = {k: str(form.get(k, "")).strip() for k in ("nickname", "title", "detail")}
-        rating = int_param(form.get("rating"), 0, 0, 5)
-        url = f"/{product['url_key']}.html#review-form"
-        if not all(fields.values()) or not rating:
-            request.session["review_form"] = {**fields, "rating": rating}
-            return redirect(url, "Please select one of each of the ratings above." if not rating
-                            else "Please enter a nickname, a summary and a review.", "error", request)
-        customer = shop.customer(request)
-        conn().execute(
-            "INSERT INTO reviews (product_id, customer_id, nickname, title, detail, rating, status, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, 'Pending', ?)",
-            (product["id"], customer["id"] if customer else None, fields["nickname"], fields["title"],
-             fields["detail"], rating, now()),
+async def search(request: Request) -> Response:
+    shop = shop_of(request)
+    conn = shop.conn
+    q = request.query_params.get("q", "").strip()
+    if not q:
+        return RedirectResponse("/", status_code=302)
+    words = [w.lower() for w in q.split()]
+    patterns = ["%" + w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%" for w in words]
+    clauses, params = [], []
+    for pat in patterns:
+        clauses.append("(p.name LIKE ? ESCAPE '\\' OR p.description LIKE ? ESCAPE '\\')")
+        params += [pat, pat]
+    where = " AND ".join(clauses)
+    all_params = list(params)
+    cat = request.query_params.get("cat")
+    cat_filter = None
+    if cat and cat.isdigit():
+        cat_filter = conn.execute("SELECT * FROM categories WHERE id = ?", (int(cat),)).fetchone()
+    scoped_where, scoped_params = where, all_params
+    if cat_filter is not None:
+        ids = store.descendant_category_ids(conn, cat_filter["id"])
+        scoped_where = f"{where} AND p.category_id IN ({','.join('?' * len(ids))})"
+        scoped_params = [*all_params, *ids]
+    relevance = (" + ".join(["(p.name LIKE ? ESCAPE '\\')"] * len(patterns)), patterns)
+    data = listing(shop, request, scoped_where, scoped_params, relevance)
+    # Layered navigation: the top-level categories of the matches, with counts.
+    filters = []
+    if cat_filter is None:
+        rows = conn.execute(
+            f"SELECT COALESCE(parent.id, c.id) AS id, COALESCE(parent.name, c.name) AS name, COUNT(*) AS n"
+            f" FROM products p JOIN categories c ON c.id = p.category_id"
+            f" LEFT JOIN categories parent ON parent.id = c.parent_id"
+            f" WHERE p.status = 1 AND ({where}) GROUP BY 1, 2 ORDER BY 2",
+            all_params,
         )
-        flash(request, "You submitted your review for moderation.")
-        return RedirectResponse(f"/{product['url_key']}.html", status_code=303)
+        filters = [{"name": r["name"], "url": None, "cat": r["id"], "count": r["n"]} for r in rows]
+    if "p" not in request.query_params:
+        total = conn.execute(f"SELECT COUNT(*) FROM products p WHERE p.status = 1 AND ({where})",
+                             all_params).fetchone()[0]
+        record_search(shop, q, total)
+    return shop.render(request, "listing.html", {
+        **data,
+        "title": f"Search results for: '{q}'",
+        "heading": f"Search results for: '{q}'",
+        "search": q,
+        "filters": filters,
+        "cat_filter": cat_filter,
+    })
 
-    return [
-        Route("/", home),
-        Route("/catalogsearch/result/", search),
-        Route("/catalog/product/view/id/{id:int}", product_by_id),
-        Route("/catalog/product/view/id/{id:int}/", product_by_id),
-        Route("/review/product/list/id/{id:int}/", review_list),
-        Route("/review/product/post/id/{id:int}/", review_post, methods=["POST"]),
-        Route("/{path:shop_html}", html_page),  # products and categories: any path ending in .html
-    ]
+
+def record_search(shop: Shop, q: str, num_results: int) -> None:
+    row = shop.conn.execute("SELECT id FROM search_terms WHERE lower(query_text) = lower(?)", (q,)).fetchone()
+    if row:
+        shop.conn.execute(
+            "UPDATE search_terms SET popularity = popularity + 1, num_results = ?, updated_at = ? WHERE id = ?",
+            (num_results, now(), row["id"]),
+        )
+    else:
+        shop.conn.execute(
+            "INSERT INTO search_terms (query_text, num_results, popularity, updated_at) VALUES (?, ?, 1, ?)",
+            (q, num_results, now()),
+        )
+
+
+def product_page(shop: Shop, request: Request, product) -> Response:
+    reviews = shop.conn.execute(
+        "SELECT * FROM reviews WHERE product_id = ? AND status = 'Approved' ORDER BY created_at DESC, id DESC",
+        (product["id"],),
+    ).fetchall()
+    percent, count = rating_summaries(shop, [product["id"]]).get(product["id"], (0, 0))
+    customer = shop.customer(request)
+    return shop.render(request, "product.html", {
+        "title": product["name"],
+        "product": product,
+        "options": json.loads(product["options"] or "{}"),
+        "reviews": reviews,
+        "rating_percent": percent,
+        "review_count": count,
+        "trail": breadcrumbs(shop, product["category_id"]),
+        "review_nickname": customer["firstname"] if customer else "",
+        "form": request.session.pop("review_form", {}),
+    })
+
+
+def product_redirect(request: Request, fragment: str, status_code: int) -> Response:
+    """Redirect to the page of the enabled product <id> (at `fragment`), or show the 404 page."""
+    shop = shop_of(request)
+    product = shop.enabled_product(request.path_params["id"])
+    if product is None:
+        return shop.not_found(request)
+    return RedirectResponse(f"/{product['url_key']}.html{fragment}", status_code=status_code)
+
+
+async def product_by_id(request: Request) -> Response:
+    return product_redirect(request, "", 301)
+
+
+async def review_list(request: Request) -> Response:
+    return product_redirect(request, "#reviews", 302)
+
+
+async def review_post(request: Request) -> Response:
+    shop = shop_of(request)
+    product = shop.enabled_product(request.path_params["id"])
+    if product is None:
+        return shop.not_found(request)
+    form = await request.form()
+    fields = {k: str(form.get(k, "")).strip() for k in ("nickname", "title", "detail")}
+    rating = int_param(form.get("rating"), 0, 0, 5)
+    url = f"/{product['url_key']}.html#review-form"
+    if not all(fields.values()) or not rating:
+        request.session["review_form"] = {**fields, "rating": rating}
+        return redirect(url, "Please select one of each of the ratings above." if not rating
+                        else "Please enter a nickname, a summary and a review.", "error", request)
+    customer = shop.customer(request)
+    shop.conn.execute(
+        "INSERT INTO reviews (product_id, customer_id, nickname, title, detail, rating, status, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, 'Pending', ?)",
+        (product["id"], customer["id"] if customer else None, fields["nickname"], fields["title"],
+         fields["detail"], rating, now()),
+    )
+    flash(request, "You submitted your review for moderation.")
+    return RedirectResponse(f"/{product['url_key']}.html", status_code=303)
+
+
+ROUTES = [
+    Route("/", home),
+    Route("/catalogsearch/result/", search),
+    Route("/catalog/product/view/id/{id:int}", product_by_id),
+    Route("/catalog/product/view/id/{id:int}/", product_by_id),
+    Route("/review/product/list/id/{id:int}/", review_list),
+    Route("/review/product/post/id/{id:int}/", review_post, methods=["POST"]),
+    Route("/{path:shop_html}", html_page),  # products and categories: any path ending in .html
+]

@@ -12,8 +12,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from webrl.sites.embedded.platform import check_password
-from webrl.sites.shopping.web import Shop
+from webrl.sites.platform import check_password
+from webrl.sites.shopping.web import shop_of
 from webrl.sites.store import store
 
 ORDER_FIELDS = (
@@ -100,115 +100,122 @@ def order_json(order: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def routes(shop: Shop) -> list[Route]:
-    conn = lambda: shop.conn  # noqa: E731
+def authorized(request: Request) -> bool:
+    """Whether the request carries a bearer token the admin token endpoint handed out."""
+    header = request.headers.get("authorization", "")
+    token = header[7:].strip() if header.lower().startswith("bearer ") else ""
+    return token in shop_of(request).admin_tokens
 
-    def authorized(request: Request) -> bool:
-        header = request.headers.get("authorization", "")
-        token = header[7:].strip() if header.lower().startswith("bearer ") else ""
-        return token in shop.admin_tokens
 
-    async def admin_token(request: Request) -> Response:
-        try:
-            body = json.loads(await request.body() or b"{}")
-        except ValueError:
-            return JSONResponse({"message": "Decoding error: the request body is not valid JSON."}, status_code=400)
-        username = str(body.get("username", "")) if isinstance(body, dict) else ""
-        password = str(body.get("password", "")) if isinstance(body, dict) else ""
-        row = conn().execute("SELECT * FROM admin_users WHERE username = ?", (username,)).fetchone()
-        if row is None or not check_password(password, row["password_hash"]):
-            return JSONResponse({"message": "The account sign-in was incorrect or your account is disabled "
-                                 "temporarily. Please wait and try again later."}, status_code=401)
-        token = secrets.token_hex(16)
-        shop.admin_tokens[token] = row["id"]
-        return JSONResponse(token)
+async def admin_token(request: Request) -> Response:
+    shop = shop_of(request)
+    try:
+        body = json.loads(await request.body() or b"{}")
+    except ValueError:
+        return JSONResponse({"message": "Decoding error: the request body is not valid JSON."}, status_code=400)
+    username = str(body.get("username", "")) if isinstance(body, dict) else ""
+    password = str(body.get("password", "")) if isinstance(body, dict) else ""
+    row = shop.conn.execute("SELECT * FROM admin_users WHERE username = ?", (username,)).fetchone()
+    if row is None or not check_password(password, row["password_hash"]):
+        return JSONResponse({"message": "The account sign-in was incorrect or your account is disabled "
+                             "temporarily. Please wait and try again later."}, status_code=401)
+    token = secrets.token_hex(16)
+    shop.admin_tokens[token] = row["id"]
+    return JSONResponse(token)
 
-    async def orders(request: Request) -> Response:
-        if not authorized(request):
-            return JSONResponse(REST_ERROR_AUTH, status_code=401)
-        criteria = parse_search_criteria(request)
-        where, params, echo_groups = [], [], []
-        for group in _indexed(criteria.get("filterGroups") or criteria.get("filter_groups")):
-            ors, echo_filters = [], []
-            for f in _indexed(group.get("filters") if isinstance(group, dict) else None):
-                if not isinstance(f, dict) or "field" not in f:
-                    continue
-                field = FIELD_ALIASES.get(f["field"], f["field"])
-                cond = f.get("condition_type") or f.get("conditionType") or "eq"
-                value = f.get("value", "")
-                echo_filters.append({"field": f["field"], "value": value, "condition_type": cond})
-                if field not in ORDER_FIELDS:
-                    return JSONResponse({"message": f'"{f["field"]}" is not a valid field.'}, status_code=400)
-                if cond in ("in", "nin"):
-                    values = [v.strip() for v in value.split(",")]
-                    ors.append(f"{field} {'NOT ' if cond == 'nin' else ''}IN ({','.join('?' * len(values))})")
-                    params += values
-                elif cond in ("null", "notnull"):
-                    ors.append(f"{field} IS {'NOT ' if cond == 'notnull' else ''}NULL")
-                elif cond in CONDITIONS:
-                    ors.append(f"{field} {CONDITIONS[cond]} ?")
-                    params.append(value)
-                else:
-                    return JSONResponse({"message": f'Invalid condition type "{cond}".'}, status_code=400)
-            if ors:
-                where.append("(" + " OR ".join(ors) + ")")
-            echo_groups.append({"filters": echo_filters})
-        order_by, echo_sorts = [], []
-        for s in _indexed(criteria.get("sortOrders") or criteria.get("sort_orders")):
-            if not isinstance(s, dict) or "field" not in s:
+
+async def orders(request: Request) -> Response:
+    shop = shop_of(request)
+    if not authorized(request):
+        return JSONResponse(REST_ERROR_AUTH, status_code=401)
+    criteria = parse_search_criteria(request)
+    where, params, echo_groups = [], [], []
+    for group in _indexed(criteria.get("filterGroups") or criteria.get("filter_groups")):
+        ors, echo_filters = [], []
+        for f in _indexed(group.get("filters") if isinstance(group, dict) else None):
+            if not isinstance(f, dict) or "field" not in f:
                 continue
-            field = FIELD_ALIASES.get(s["field"], s["field"])
-            direction = "DESC" if str(s.get("direction", "ASC")).upper() == "DESC" else "ASC"
+            field = FIELD_ALIASES.get(f["field"], f["field"])
+            cond = f.get("condition_type") or f.get("conditionType") or "eq"
+            value = f.get("value", "")
+            echo_filters.append({"field": f["field"], "value": value, "condition_type": cond})
             if field not in ORDER_FIELDS:
-                return JSONResponse({"message": f'"{s["field"]}" is not a valid field.'}, status_code=400)
-            order_by.append(f"{field} {direction}")
-            echo_sorts.append({"field": s["field"], "direction": direction})
-        order_by.append("id " + ("DESC" if order_by and order_by[0].endswith("DESC") else "ASC"))
-        sql_where = " WHERE " + " AND ".join(where) if where else ""
-        total = conn().execute(f"SELECT COUNT(*) FROM orders{sql_where}", params).fetchone()[0]
-        page_size = criteria.get("pageSize") or criteria.get("page_size")
-        current = criteria.get("currentPage") or criteria.get("current_page")
-        sql = f"SELECT id FROM orders{sql_where} ORDER BY {', '.join(order_by)}"
-        echo: dict[str, Any] = {"filter_groups": echo_groups}
-        if echo_sorts:
-            echo["sort_orders"] = echo_sorts
-        if page_size and str(page_size).isdigit() and int(page_size) > 0:
-            page = int(current) if current and str(current).isdigit() and int(current) > 0 else 1
-            sql += " LIMIT ? OFFSET ?"
-            params = [*params, int(page_size), (page - 1) * int(page_size)]
-            echo["page_size"] = int(page_size)
-            echo["current_page"] = page
-        ids = [r[0] for r in conn().execute(sql, params)]
-        items = [order_json(store.load_order(conn(), i)) for i in ids]
-        return JSONResponse({"items": items, "search_criteria": echo, "total_count": total})
+                return JSONResponse({"message": f'"{f["field"]}" is not a valid field.'}, status_code=400)
+            if cond in ("in", "nin"):
+                values = [v.strip() for v in value.split(",")]
+                ors.append(f"{field} {'NOT ' if cond == 'nin' else ''}IN ({','.join('?' * len(values))})")
+                params += values
+            elif cond in ("null", "notnull"):
+                ors.append(f"{field} IS {'NOT ' if cond == 'notnull' else ''}NULL")
+            elif cond in CONDITIONS:
+                ors.append(f"{field} {CONDITIONS[cond]} ?")
+                params.append(value)
+            else:
+                return JSONResponse({"message": f'Invalid condition type "{cond}".'}, status_code=400)
+        if ors:
+            where.append("(" + " OR ".join(ors) + ")")
+        echo_groups.append({"filters": echo_filters})
+    order_by, echo_sorts = [], []
+    for s in _indexed(criteria.get("sortOrders") or criteria.get("sort_orders")):
+        if not isinstance(s, dict) or "field" not in s:
+            continue
+        field = FIELD_ALIASES.get(s["field"], s["field"])
+        direction = "DESC" if str(s.get("direction", "ASC")).upper() == "DESC" else "ASC"
+        if field not in ORDER_FIELDS:
+            return JSONResponse({"message": f'"{s["field"]}" is not a valid field.'}, status_code=400)
+        order_by.append(f"{field} {direction}")
+        echo_sorts.append({"field": s["field"], "direction": direction})
+    order_by.append("id " + ("DESC" if order_by and order_by[0].endswith("DESC") else "ASC"))
+    sql_where = " WHERE " + " AND ".join(where) if where else ""
+    total = shop.conn.execute(f"SELECT COUNT(*) FROM orders{sql_where}", params).fetchone()[0]
+    page_size = criteria.get("pageSize") or criteria.get("page_size")
+    current = criteria.get("currentPage") or criteria.get("current_page")
+    sql = f"SELECT id FROM orders{sql_where} ORDER BY {', '.join(order_by)}"
+    echo: dict[str, Any] = {"filter_groups": echo_groups}
+    if echo_sorts:
+        echo["sort_orders"] = echo_sorts
+    if page_size and str(page_size).isdigit() and int(page_size) > 0:
+        page = int(current) if current and str(current).isdigit() and int(current) > 0 else 1
+        sql += " LIMIT ? OFFSET ?"
+        params = [*params, int(page_size), (page - 1) * int(page_size)]
+        echo["page_size"] = int(page_size)
+        echo["current_page"] = page
+    ids = [r[0] for r in shop.conn.execute(sql, params)]
+    items = [order_json(store.load_order(shop.conn, i)) for i in ids]
+    return JSONResponse({"items": items, "search_criteria": echo, "total_count": total})
 
-    async def reviews(request: Request) -> Response:
-        if not authorized(request):
-            return JSONResponse({"message": "The consumer isn't authorized to access %resources.",
-                                 "parameters": {"resources": "Magento_Review::reviews"}}, status_code=401)
-        product = store.product_by_sku(conn(), request.path_params["sku"])
-        if product is None:
-            return JSONResponse({"message": "The product that was requested doesn't exist. Verify the product and "
-                                 "try again."}, status_code=404)
-        status_ids = {"Approved": 1, "Pending": 2, "Not Approved": 3}
-        rows = conn().execute("SELECT * FROM reviews WHERE product_id = ? ORDER BY created_at, id", (product["id"],))
-        return JSONResponse([
-            {
-                "id": r["id"], "title": r["title"], "detail": r["detail"], "nickname": r["nickname"],
-                "ratings": [{"vote_id": r["id"], "rating_id": 4, "rating_name": "Rating", "percent": r["rating"] * 20,
-                             "value": r["rating"]}],
-                "review_entity": "product", "review_type": 2,
-                "review_status": status_ids.get(r["status"], 2), "created_at": r["created_at"],
-                "entity_pk_value": product["id"], "store_id": 1, "stores": [1],
-            }
-            for r in rows
-        ])
 
-    out = []
-    for prefix in ("/rest/V1", "/rest/default/V1", "/rest/all/V1"):
-        out += [
-            Route(f"{prefix}/integration/admin/token", admin_token, methods=["POST"]),
-            Route(f"{prefix}/orders", orders),
-            Route(f"{prefix}/products/{{sku}}/reviews", reviews),
-        ]
-    return out
+async def reviews(request: Request) -> Response:
+    shop = shop_of(request)
+    if not authorized(request):
+        return JSONResponse({"message": "The consumer isn't authorized to access %resources.",
+                             "parameters": {"resources": "Magento_Review::reviews"}}, status_code=401)
+    product = store.product_by_sku(shop.conn, request.path_params["sku"])
+    if product is None:
+        return JSONResponse({"message": "The product that was requested doesn't exist. Verify the product and "
+                             "try again."}, status_code=404)
+    status_ids = {"Approved": 1, "Pending": 2, "Not Approved": 3}
+    rows = shop.conn.execute("SELECT * FROM reviews WHERE product_id = ? ORDER BY created_at, id", (product["id"],))
+    return JSONResponse([
+        {
+            "id": r["id"], "title": r["title"], "detail": r["detail"], "nickname": r["nickname"],
+            "ratings": [{"vote_id": r["id"], "rating_id": 4, "rating_name": "Rating", "percent": r["rating"] * 20,
+                         "value": r["rating"]}],
+            "review_entity": "product", "review_type": 2,
+            "review_status": status_ids.get(r["status"], 2), "created_at": r["created_at"],
+            "entity_pk_value": product["id"], "store_id": 1, "stores": [1],
+        }
+        for r in rows
+    ])
+
+
+
+ROUTES = [
+    route
+    for prefix in ("/rest/V1", "/rest/default/V1", "/rest/all/V1")
+    for route in (
+        Route(f"{prefix}/integration/admin/token", admin_token, methods=["POST"]),
+        Route(f"{prefix}/orders", orders),
+        Route(f"{prefix}/products/{{sku}}/reviews", reviews),
+    )
+]

@@ -1,4 +1,4 @@
-"""Task templates over the storefront (see webrl.tasks.suite), after WebArena's shopping tasks: product and
+"""Task templates over the storefront (see webrl.tasks.templates), after WebArena's shopping tasks: product and
 review facts, Emma's order history, navigation to listings and account pages, changes made through the
 storefront's forms (cart, wish list, reviews, address book, newsletter, checkout) and questions that have no
 answer. Every answer, URL, locator value and element name is read from the pristine store data."""
@@ -31,7 +31,7 @@ from webrl.sites.shopping.task_templates.common import (
 from webrl.sites.shopping.web import US_STATES
 from webrl.sites.store import store
 from webrl.tasks.script import click, done, scroll_down, select, type_
-from webrl.tasks.suite import Data, Instance, TaskTemplate, html_eval, string_eval, unachievable_eval, url_eval
+from webrl.tasks.templates import Data, Instance, TaskTemplate, html_eval, string_eval, unachievable_eval, url_eval
 
 HOME = "__SHOPPING__/"
 SHOP = "__SHOPPING__"

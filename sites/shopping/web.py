@@ -1,5 +1,5 @@
 """What every storefront page needs: rendering with the header's data, the signed-in customer, the
-current cart, login-required redirects and the 404 page."""
+current cart, login-required redirects and the 404 page; `shop_of` finds the storefront of a request."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from webrl.sites.embedded.platform import (
+from webrl.sites.platform import (
     SiteContext,
     flash,
     login_redirect,
@@ -137,6 +137,12 @@ class Shop:
         ).fetchone()
         return int(row[0])
 
+    # -- products --------------------------------------------------------------------------------
+
+    def enabled_product(self, product_id: int) -> sqlite3.Row | None:
+        """The product if it exists and is enabled (a disabled product has no storefront pages)."""
+        return self.conn.execute("SELECT * FROM products WHERE id = ? AND status = 1", (product_id,)).fetchone()
+
     # -- rendering -------------------------------------------------------------------------------
 
     def render(self, request: Request, template: str, context: dict[str, Any] | None = None,
@@ -163,6 +169,11 @@ class Shop:
         base = str(request.base_url)
         target = referer[len(base) - 1:] if referer.startswith(base) else default
         return RedirectResponse(target or default, status_code=303)
+
+
+def shop_of(request: Request) -> Shop:
+    """The storefront of the app serving this request (make_app keeps it on the app)."""
+    return request.app.state.shop
 
 
 def query_with(request: Request, **changes: Any) -> str:

@@ -9,18 +9,19 @@ import secrets
 from starlette.requests import Request
 from starlette.responses import Response
 
-from webrl.sites.embedded.platform import flash, hash_password, now, redirect
+from webrl.sites.platform import flash, hash_password, now, redirect
 from webrl.sites.shopping_admin.grid import (
     Column,
     Filter,
     Grid,
+    action_column,
+    datetime_column,
     fmt_date,
-    fmt_datetime,
-    link,
     parse_date,
     view,
 )
 from webrl.sites.shopping_admin.sales import ORDERS
+from webrl.sites.shopping_admin.web import POST, Admin, AdminRoute, grid_page, url
 from webrl.sites.store.store import ADDRESS_FIELDS
 
 GROUPS = ("General", "Wholesale", "Retailer")
@@ -28,10 +29,6 @@ GENDERS = ("Male", "Female", "Not Specified")
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 TABS = [("view", "Customer View"), ("account", "Account Information"), ("addresses", "Addresses"),
         ("orders", "Orders"), ("newsletter", "Newsletter"), ("reviews", "Product Reviews")]
-
-
-def _url(path: str) -> str:
-    return f"/admin/{path}"
 
 
 CUSTOMERS = Grid(
@@ -50,12 +47,11 @@ CUSTOMERS = Grid(
         Column("zip", "ZIP"),
         Column("country", "Country"),
         Column("region", "State/Province"),
-        Column("created_at", "Customer Since", render=lambda r: fmt_datetime(r["created_at"])),
+        datetime_column("created_at", "Customer Since"),
         Column("website", "Web Site"),
         Column("dob", "Date of Birth", render=lambda r: fmt_date(r["dob"])),
         Column("gender", "Gender"),
-        Column("action", "Action", render=lambda r: link(_url(f"customer/index/edit/id/{r['id']}/"), "Edit"),
-               sortable=False),
+        action_column("Edit", lambda r: url(f"customer/index/edit/id/{r['id']}/")),
     ],
     search=("name", "email", "phone", "zip", "region", "billing_full"),
     filters=(
@@ -86,170 +82,170 @@ SUBSCRIBERS = Grid(
 )
 
 
-def register(admin) -> None:
+async def groups(request: Request, admin: Admin, p: dict[str, str]) -> Response:
+    counts = dict(admin.db.execute("SELECT group_name, COUNT(*) FROM customers GROUP BY group_name").fetchall())
+    rows = [(0, "NOT LOGGED IN", "Retail Customer", "")] + [
+        (i + 1, g, "Retail Customer", counts.get(g, 0)) for i, g in enumerate(GROUPS)]
+    return admin.render(request, "simple_table.html", title="Customer Groups",
+                        headers=["ID", "Group", "Tax Class", "Customers"], rows=rows)
 
-    db = lambda: admin.db  # noqa: E731
 
-    @admin.route("customer/index/index", section="customers")
-    async def customers(request: Request, p: dict[str, str]) -> Response:
-        result = CUSTOMERS.run(db(), request.query_params)
-        return admin.render(request, "grid.html", title="Customers", g=view(CUSTOMERS, result, _url("customer/index/")),
-                            buttons=[("Add New Customer", _url("customer/index/new/"))])
+def customer_page(request, admin: Admin, customer: dict, tab: str, is_new: bool):
+    conn = admin.db
+    ctx = {"customer": customer, "tab": tab, "tabs": TABS if not is_new else TABS[1:2], "is_new": is_new,
+           "groups": GROUPS, "genders": GENDERS}
+    cid = customer.get("id")
+    if not is_new:
+        ctx["addresses"] = conn.execute("SELECT * FROM addresses WHERE customer_id = ? ORDER BY id", (cid,)).fetchall()
+        ctx["billing"] = next((a for a in ctx["addresses"] if a["is_default_billing"]),
+                              ctx["addresses"][0] if ctx["addresses"] else None)
+        ctx["stats"] = conn.execute(
+            "SELECT COUNT(*) AS orders,"
+            " COALESCE(SUM(CASE WHEN status != 'canceled' THEN grand_total END), 0) AS lifetime"
+            " FROM orders WHERE customer_id = ?", (cid,)).fetchone()
+        base = url(f"customer/index/edit/id/{cid}/")
+        if tab == "orders":
+            result = ORDERS.run(conn, request.query_params, "g.customer_id = ?", (cid,))
+            ctx["g"] = view(ORDERS, result, base)
+        if tab == "reviews":
+            ctx["reviews"] = conn.execute(
+                "SELECT r.*, p.name AS product_name, p.sku FROM reviews r JOIN products p ON p.id = r.product_id"
+                " WHERE r.customer_id = ? ORDER BY r.created_at DESC, r.id DESC", (cid,)).fetchall()
+    title = "New Customer" if is_new else f"{customer['firstname']} {customer['lastname']}"
+    ctx["address_fields"] = ADDRESS_FIELDS
+    ctx["save_action"] = url("customer/index/save/") if is_new else url(f"customer/index/save/id/{cid}/")
+    return admin.render(request, "customer_edit.html", title=title, **ctx)
 
-    @admin.route("newsletter/subscriber/index", section="marketing")
-    async def subscribers(request: Request, p: dict[str, str]) -> Response:
-        result = SUBSCRIBERS.run(db(), request.query_params)
-        return admin.render(request, "grid.html", title="Newsletter Subscribers",
-                            g=view(SUBSCRIBERS, result, _url("newsletter/subscriber/")))
 
-    @admin.route("customer/group/index", section="customers")
-    async def groups(request: Request, p: dict[str, str]) -> Response:
-        counts = dict(db().execute("SELECT group_name, COUNT(*) FROM customers GROUP BY group_name").fetchall())
-        rows = [(0, "NOT LOGGED IN", "Retail Customer", "")] + [
-            (i + 1, g, "Retail Customer", counts.get(g, 0)) for i, g in enumerate(GROUPS)]
-        return admin.render(request, "simple_table.html", title="Customer Groups",
-                            headers=["ID", "Group", "Tax Class", "Customers"], rows=rows)
+def load(admin: Admin, p):
+    row = admin.row("customers", p.get("id", ""))
+    return dict(row) if row else None
 
-    def customer_page(request, customer: dict, tab: str, is_new: bool):
-        conn = db()
-        ctx = {"customer": customer, "tab": tab, "tabs": TABS if not is_new else TABS[1:2], "is_new": is_new,
-               "groups": GROUPS, "genders": GENDERS}
-        cid = customer.get("id")
-        if not is_new:
-            ctx["addresses"] = conn.execute("SELECT * FROM addresses WHERE customer_id = ? ORDER BY id", (cid,)).fetchall()
-            ctx["billing"] = next((a for a in ctx["addresses"] if a["is_default_billing"]),
-                                  ctx["addresses"][0] if ctx["addresses"] else None)
-            ctx["stats"] = conn.execute(
-                "SELECT COUNT(*) AS orders, COALESCE(SUM(CASE WHEN status != 'canceled' THEN grand_total END), 0) AS lifetime"
-                " FROM orders WHERE customer_id = ?", (cid,)).fetchone()
-            base = _url(f"customer/index/edit/id/{cid}/")
-            if tab == "orders":
-                result = ORDERS.run(conn, request.query_params, "g.customer_id = ?", (cid,))
-                ctx["g"] = view(ORDERS, result, base)
-            if tab == "reviews":
-                ctx["reviews"] = conn.execute(
-                    "SELECT r.*, p.name AS product_name, p.sku FROM reviews r JOIN products p ON p.id = r.product_id"
-                    " WHERE r.customer_id = ? ORDER BY r.created_at DESC, r.id DESC", (cid,)).fetchall()
-        title = "New Customer" if is_new else f"{customer['firstname']} {customer['lastname']}"
-        ctx["address_fields"] = ADDRESS_FIELDS
-        ctx["save_action"] = _url("customer/index/save/") if is_new else _url(f"customer/index/save/id/{cid}/")
-        return admin.render(request, "customer_edit.html", title=title, **ctx)
 
-    def load(p):
-        row = db().execute("SELECT * FROM customers WHERE id = ?", (p.get("id", ""),)).fetchone()
-        return dict(row) if row else None
+async def edit(request: Request, admin: Admin, p: dict[str, str]) -> Response:
+    customer = load(admin, p)
+    if customer is None:
+        flash(request, "Something went wrong while editing the customer.", "error")
+        return redirect(url("customer/index/"))
+    tab = request.query_params.get("tab", "view")
+    if tab not in dict(TABS):
+        tab = "view"
+    return customer_page(request, admin, customer, tab, False)
 
-    @admin.route("customer/index/edit", section="customers")
-    async def edit(request: Request, p: dict[str, str]) -> Response:
-        customer = load(p)
-        if customer is None:
-            flash(request, "Something went wrong while editing the customer.", "error")
-            return redirect(_url("customer/index/"))
-        tab = request.query_params.get("tab", "view")
-        if tab not in dict(TABS):
-            tab = "view"
-        return customer_page(request, customer, tab, False)
 
-    @admin.route("customer/index/new", section="customers")
-    async def new(request: Request, p: dict[str, str]) -> Response:
-        blank = {"id": None, "firstname": "", "lastname": "", "email": "", "dob": "", "gender": "",
-                 "group_name": "General", "newsletter": 0}
-        return customer_page(request, blank, "account", True)
+async def new(request: Request, admin: Admin, p: dict[str, str]) -> Response:
+    blank = {"id": None, "firstname": "", "lastname": "", "email": "", "dob": "", "gender": "",
+             "group_name": "General", "newsletter": 0}
+    return customer_page(request, admin, blank, "account", True)
 
-    @admin.route("customer/index/save", methods=("POST",), section="customers")
-    async def save(request: Request, p: dict[str, str]) -> Response:
-        conn = db()
-        existing = load(p) if p.get("id") else None
-        if p.get("id") and existing is None:
-            return admin.not_found(request)
-        form = await request.form()
-        data = dict(existing) if existing else {"id": None, "firstname": "", "lastname": "", "email": "", "dob": None,
-                                                "gender": None, "group_name": "General", "newsletter": 0}
-        for field in ("firstname", "lastname", "email", "group_name", "gender"):
-            key = f"customer[{field}]"
-            if key in form:
-                data[field] = str(form.get(key) or "").strip()
-        if "customer[dob]" in form:
-            raw = str(form.get("customer[dob]") or "").strip()
-            data["dob"] = parse_date(raw) if raw else None
-        if "customer[newsletter]" in form:
-            data["newsletter"] = 1 if "1" in form.getlist("customer[newsletter]") else 0
-        errors = []
-        if not data["firstname"]:
-            errors.append('"First Name" is a required value.')
-        if not data["lastname"]:
-            errors.append('"Last Name" is a required value.')
-        if not EMAIL_RE.match(data["email"] or ""):
-            errors.append('"Email" is not a valid email address.')
-        elif conn.execute("SELECT 1 FROM customers WHERE lower(email) = lower(?) AND id != ?",
-                          (data["email"], data["id"] or 0)).fetchone():
-            errors.append("A customer with the same email address already exists in an associated website.")
-        if data["group_name"] not in GROUPS:
-            data["group_name"] = "General"
-        if data["gender"] not in GENDERS:
-            data["gender"] = None if not data["gender"] else "Not Specified"
-        if errors:
-            for e in errors:
-                flash(request, e, "error")
-            return customer_page(request, data, "account", existing is None)
-        with admin.ctx.db.transaction() as c:
-            if existing:
-                c.execute("UPDATE customers SET firstname = ?, lastname = ?, email = ?, dob = ?, gender = ?,"
-                          " group_name = ?, newsletter = ? WHERE id = ?",
-                          (data["firstname"], data["lastname"], data["email"], data["dob"], data["gender"],
-                           data["group_name"], data["newsletter"], existing["id"]))
-                cid = existing["id"]
-            else:
-                cur = c.execute(
-                    "INSERT INTO customers (email, firstname, lastname, password_hash, dob, gender, group_name, newsletter,"
-                    " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (data["email"], data["firstname"], data["lastname"], hash_password(secrets.token_hex(12)),
-                     data["dob"], data["gender"], data["group_name"], data["newsletter"], now()))
-                cid = cur.lastrowid
-        flash(request, "You saved the customer.")
-        if form.get("back") == "edit":
-            return redirect(_url(f"customer/index/edit/id/{cid}/"))
-        return redirect(_url("customer/index/"))
 
-    @admin.route("customer/address/save", methods=("POST",), section="customers")
-    async def address_save(request: Request, p: dict[str, str]) -> Response:
-        conn = db()
-        form = await request.form()
-        address_id = p.get("id")
-        if address_id:
-            row = conn.execute("SELECT * FROM addresses WHERE id = ?", (address_id,)).fetchone()
-            if row is None:
-                return admin.not_found(request)
-            cid = row["customer_id"]
+async def save(request: Request, admin: Admin, p: dict[str, str]) -> Response:
+    conn = admin.db
+    existing = load(admin, p) if p.get("id") else None
+    if p.get("id") and existing is None:
+        return admin.not_found(request)
+    form = await request.form()
+    data = dict(existing) if existing else {"id": None, "firstname": "", "lastname": "", "email": "", "dob": None,
+                                            "gender": None, "group_name": "General", "newsletter": 0}
+    for field in ("firstname", "lastname", "email", "group_name", "gender"):
+        key = f"customer[{field}]"
+        if key in form:
+            data[field] = str(form.get(key) or "").strip()
+    if "customer[dob]" in form:
+        raw = str(form.get("customer[dob]") or "").strip()
+        data["dob"] = parse_date(raw) if raw else None
+    if "customer[newsletter]" in form:
+        data["newsletter"] = 1 if "1" in form.getlist("customer[newsletter]") else 0
+    errors = []
+    if not data["firstname"]:
+        errors.append('"First Name" is a required value.')
+    if not data["lastname"]:
+        errors.append('"Last Name" is a required value.')
+    if not EMAIL_RE.match(data["email"] or ""):
+        errors.append('"Email" is not a valid email address.')
+    elif conn.execute("SELECT 1 FROM customers WHERE lower(email) = lower(?) AND id != ?",
+                      (data["email"], data["id"] or 0)).fetchone():
+        errors.append("A customer with the same email address already exists in an associated website.")
+    if data["group_name"] not in GROUPS:
+        data["group_name"] = "General"
+    if data["gender"] not in GENDERS:
+        data["gender"] = None if not data["gender"] else "Not Specified"
+    if errors:
+        for e in errors:
+            flash(request, e, "error")
+        return customer_page(request, admin, data, "account", existing is None)
+    with admin.ctx.db.transaction() as c:
+        if existing:
+            c.execute("UPDATE customers SET firstname = ?, lastname = ?, email = ?, dob = ?, gender = ?,"
+                      " group_name = ?, newsletter = ? WHERE id = ?",
+                      (data["firstname"], data["lastname"], data["email"], data["dob"], data["gender"],
+                       data["group_name"], data["newsletter"], existing["id"]))
+            cid = existing["id"]
         else:
-            row = None
-            customer = load({"id": p.get("parent_id", "")})
-            if customer is None:
-                return admin.not_found(request)
-            cid = customer["id"]
-        values = {f: str(form.get(f"address[{f}]") or "").strip() for f in ADDRESS_FIELDS}
-        values["country"] = values["country"] or "United States"
-        missing = [f for f in ADDRESS_FIELDS if not values[f]]
-        back = redirect(_url(f"customer/index/edit/id/{cid}/") + "?tab=addresses")
-        if missing:
-            flash(request, f'"{missing[0].title()}" is a required value.', "error")
-            return back
-        billing = 1 if form.get("address[default_billing]") else 0
-        shipping = 1 if form.get("address[default_shipping]") else 0
-        with admin.ctx.db.transaction() as c:
-            if billing:
-                c.execute("UPDATE addresses SET is_default_billing = 0 WHERE customer_id = ?", (cid,))
-            if shipping:
-                c.execute("UPDATE addresses SET is_default_shipping = 0 WHERE customer_id = ?", (cid,))
-            cols = list(ADDRESS_FIELDS)
-            if row:
-                sets = ", ".join(f"{f} = ?" for f in cols)
-                c.execute(f"UPDATE addresses SET {sets}, is_default_billing = MAX(is_default_billing, ?),"
-                          " is_default_shipping = MAX(is_default_shipping, ?) WHERE id = ?",
-                          [values[f] for f in cols] + [billing, shipping, row["id"]])
-            else:
-                c.execute(f"INSERT INTO addresses (customer_id, {', '.join(cols)}, is_default_billing, is_default_shipping)"
-                          f" VALUES (?, {', '.join('?' for _ in cols)}, ?, ?)",
-                          [cid] + [values[f] for f in cols] + [billing, shipping])
-        flash(request, "You saved the address.")
+            cur = c.execute(
+                "INSERT INTO customers (email, firstname, lastname, password_hash, dob, gender, group_name, newsletter,"
+                " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (data["email"], data["firstname"], data["lastname"], hash_password(secrets.token_hex(12)),
+                 data["dob"], data["gender"], data["group_name"], data["newsletter"], now()))
+            cid = cur.lastrowid
+    flash(request, "You saved the customer.")
+    if form.get("back") == "edit":
+        return redirect(url(f"customer/index/edit/id/{cid}/"))
+    return redirect(url("customer/index/"))
+
+
+async def address_save(request: Request, admin: Admin, p: dict[str, str]) -> Response:
+    form = await request.form()
+    address_id = p.get("id")
+    if address_id:
+        row = admin.row("addresses", address_id)
+        if row is None:
+            return admin.not_found(request)
+        cid = row["customer_id"]
+    else:
+        row = None
+        customer = load(admin, {"id": p.get("parent_id", "")})
+        if customer is None:
+            return admin.not_found(request)
+        cid = customer["id"]
+    values = {f: str(form.get(f"address[{f}]") or "").strip() for f in ADDRESS_FIELDS}
+    values["country"] = values["country"] or "United States"
+    missing = [f for f in ADDRESS_FIELDS if not values[f]]
+    back = redirect(url(f"customer/index/edit/id/{cid}/") + "?tab=addresses")
+    if missing:
+        flash(request, f'"{missing[0].title()}" is a required value.', "error")
         return back
+    billing = 1 if form.get("address[default_billing]") else 0
+    shipping = 1 if form.get("address[default_shipping]") else 0
+    with admin.ctx.db.transaction() as c:
+        if billing:
+            c.execute("UPDATE addresses SET is_default_billing = 0 WHERE customer_id = ?", (cid,))
+        if shipping:
+            c.execute("UPDATE addresses SET is_default_shipping = 0 WHERE customer_id = ?", (cid,))
+        cols = list(ADDRESS_FIELDS)
+        if row:
+            sets = ", ".join(f"{f} = ?" for f in cols)
+            c.execute(f"UPDATE addresses SET {sets}, is_default_billing = MAX(is_default_billing, ?),"
+                      " is_default_shipping = MAX(is_default_shipping, ?) WHERE id = ?",
+                      [values[f] for f in cols] + [billing, shipping, row["id"]])
+        else:
+            c.execute(f"INSERT INTO addresses (customer_id, {', '.join(cols)}, is_default_billing, is_default_shipping)"
+                      f" VALUES (?, {', '.join('?' for _ in cols)}, ?, ?)",
+                      [cid] + [values[f] for f in cols] + [billing, shipping])
+    flash(request, "You saved the address.")
+    return back
+
+
+customers = grid_page(CUSTOMERS, "customer/index/", "Customers",
+                      buttons=[("Add New Customer", url("customer/index/new/"))])
+subscribers = grid_page(SUBSCRIBERS, "newsletter/subscriber/", "Newsletter Subscribers")
+
+ROUTES = [
+    AdminRoute("customer/index/index", customers, section="customers"),
+    AdminRoute("newsletter/subscriber/index", subscribers, section="marketing"),
+    AdminRoute("customer/group/index", groups, section="customers"),
+    AdminRoute("customer/index/edit", edit, section="customers"),
+    AdminRoute("customer/index/new", new, section="customers"),
+    AdminRoute("customer/index/save", save, methods=POST, section="customers"),
+    AdminRoute("customer/address/save", address_save, methods=POST, section="customers"),
+]

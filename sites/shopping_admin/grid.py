@@ -30,6 +30,19 @@ class Column:
     cls: str = ""
 
 
+def datetime_column(key: str, label: str) -> Column:
+    return Column(key, label, render=lambda r: fmt_datetime(r[key]))
+
+
+def money_column(key: str, label: str) -> Column:
+    return Column(key, label, render=lambda r: f"${r[key]:,.2f}", cls="num")
+
+
+def action_column(text: str, href: Callable[[Any], str]) -> Column:
+    """The last column: a link per row, e.g. to the row's edit page."""
+    return Column("action", "Action", render=lambda r: link(href(r), text), sortable=False)
+
+
 @dataclass(frozen=True)
 class Filter:
     name: str  # result column alias it applies to

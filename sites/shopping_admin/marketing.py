@@ -7,26 +7,22 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.responses import Response
 
-from webrl.sites.embedded.platform import flash, now, redirect
+from webrl.sites.platform import flash, now, redirect
 from webrl.sites.shopping_admin.grid import (
     Column,
     Filter,
     Grid,
+    action_column,
+    datetime_column,
     fmt_date,
-    fmt_datetime,
-    link,
     parse_date,
     parse_number,
-    view,
 )
+from webrl.sites.shopping_admin.web import POST, Admin, AdminRoute, grid_page, url
 
 REVIEW_STATUSES = (("Approved", "Approved"), ("Pending", "Pending"), ("Not Approved", "Not Approved"))
 ACTIONS = (("by_percent", "Percent of product price discount"), ("by_fixed", "Fixed amount discount for whole cart"))
 CUSTOMER_GROUPS = ("NOT LOGGED IN", "General", "Wholesale", "Retailer")
-
-
-def _url(path: str) -> str:
-    return f"/admin/{path}"
 
 
 def _shorten(text: str, n: int = 50) -> str:
@@ -40,7 +36,7 @@ REVIEWS = Grid(
         FROM reviews r JOIN products p ON p.id = r.product_id""",
     [
         Column("id", "ID", cls="num"),
-        Column("created_at", "Created", render=lambda r: fmt_datetime(r["created_at"])),
+        datetime_column("created_at", "Created"),
         Column("status", "Status"),
         Column("title", "Title"),
         Column("nickname", "Nickname"),
@@ -49,8 +45,7 @@ REVIEWS = Grid(
         Column("type", "Type"),
         Column("product_name", "Product"),
         Column("sku", "SKU"),
-        Column("action", "Action", render=lambda r: link(_url(f"review/product/edit/id/{r['id']}/"), "Edit"),
-               sortable=False),
+        action_column("Edit", lambda r: url(f"review/product/edit/id/{r['id']}/")),
     ],
     search=("title", "nickname", "detail", "product_name", "sku"),
     filters=(
@@ -80,8 +75,7 @@ RULES = Grid(
         Column("website", "Web Site"),
         Column("from_date", "Start", render=lambda r: fmt_date(r["from_date"])),
         Column("to_date", "End", render=lambda r: fmt_date(r["to_date"])),
-        Column("action", "Action", render=lambda r: link(_url(f"sales_rule/promo_quote/edit/id/{r['id']}/"), "Edit"),
-               sortable=False),
+        action_column("Edit", lambda r: url(f"sales_rule/promo_quote/edit/id/{r['id']}/")),
     ],
     search=("name", "coupon_code"),
     filters=(
@@ -105,7 +99,7 @@ def search_terms_grid(report: bool) -> Grid:
         Column("popularity", "Hits" if report else "Uses", cls="num"),
     ]
     if not report:
-        cols.append(Column("updated_at", "Updated", render=lambda r: fmt_datetime(r["updated_at"])))
+        cols.append(datetime_column("updated_at", "Updated"))
     return Grid(
         "SELECT id, query_text, 'Default Store View' AS store, num_results, popularity, updated_at FROM search_terms",
         cols,
@@ -119,204 +113,193 @@ def search_terms_grid(report: bool) -> Grid:
 
 SEARCH_TERMS = search_terms_grid(False)
 SEARCH_REPORT = search_terms_grid(True)
+REVIEW_MASSACTION = {"action": url("review/product/massUpdateStatus/"),
+                     "actions": [("update_status", "Update Status"), ("delete", "Delete")], "statuses": REVIEW_STATUSES}
 
 
-def register(admin) -> None:
+async def review_edit(request: Request, admin: Admin, p: dict[str, str]) -> Response:
+    review = admin.db.execute(
+        "SELECT r.*, p.name AS product_name, p.sku, c.firstname || ' ' || c.lastname AS customer_name"
+        " FROM reviews r JOIN products p ON p.id = r.product_id LEFT JOIN customers c ON c.id = r.customer_id"
+        " WHERE r.id = ?", (p.get("id", ""),)).fetchone()
+    if review is None:
+        flash(request, "The review you are trying to edit does not exist.", "error")
+        return redirect(url("review/product/"))
+    return admin.render(request, "review_edit.html", title="Edit Review", review=review, statuses=REVIEW_STATUSES)
 
-    db = lambda: admin.db  # noqa: E731
-    review_mass = {"action": _url("review/product/massUpdateStatus/"),
-                   "actions": [("update_status", "Update Status"), ("delete", "Delete")], "statuses": REVIEW_STATUSES}
 
-    def reviews_page(title: str, path: str, where: str = ""):
-        async def handler(request: Request, p: dict[str, str]) -> Response:
-            result = REVIEWS.run(db(), request.query_params, where)
-            return admin.render(request, "grid.html", title=title, g=view(REVIEWS, result, _url(path)),
-                                massaction=review_mass)
+async def review_save(request: Request, admin: Admin, p: dict[str, str]) -> Response:
+    review = admin.row("reviews", p.get("id", ""))
+    if review is None:
+        return admin.not_found(request)
+    form = await request.form()
+    status = str(form.get("status") or review["status"])
+    nickname = str(form.get("nickname") or "").strip()
+    title = str(form.get("title") or "").strip()
+    detail = str(form.get("detail") or "").strip()
+    try:
+        rating = int(str(form.get("rating") or review["rating"]))
+    except ValueError:
+        rating = review["rating"]
+    if status not in dict(REVIEW_STATUSES) or not (1 <= rating <= 5) or not (nickname and title and detail):
+        flash(request, "Please fill in all required fields.", "error")
+        return redirect(url(f"review/product/edit/id/{review['id']}/"))
+    with admin.ctx.db.transaction() as c:
+        c.execute("UPDATE reviews SET status = ?, nickname = ?, title = ?, detail = ?, rating = ? WHERE id = ?",
+                  (status, nickname, title, detail, rating, review["id"]))
+    flash(request, "You saved the review.")
+    return redirect(url("review/product/"))
 
-        return handler
 
-    admin.route("review/product/index", section="marketing")(reviews_page("Reviews", "review/product/"))
-    admin.route("review/product/pending", section="marketing")(
-        reviews_page("Pending Reviews", "review/product/pending/", "g.status = 'Pending'"))
+async def review_delete(request: Request, admin: Admin, p: dict[str, str]) -> Response:
+    with admin.ctx.db.transaction() as c:
+        deleted = c.execute("DELETE FROM reviews WHERE id = ?", (p.get("id", ""),)).rowcount
+    if deleted:
+        flash(request, "The review has been deleted.")
+    else:
+        flash(request, "The review you are trying to delete does not exist.", "error")
+    return redirect(url("review/product/"))
 
-    @admin.route("review/product/edit", section="marketing")
-    async def review_edit(request: Request, p: dict[str, str]) -> Response:
-        review = db().execute(
-            "SELECT r.*, p.name AS product_name, p.sku, c.firstname || ' ' || c.lastname AS customer_name"
-            " FROM reviews r JOIN products p ON p.id = r.product_id LEFT JOIN customers c ON c.id = r.customer_id"
-            " WHERE r.id = ?", (p.get("id", ""),)).fetchone()
-        if review is None:
-            flash(request, "The review you are trying to edit does not exist.", "error")
-            return redirect(_url("review/product/"))
-        return admin.render(request, "review_edit.html", title="Edit Review", review=review, statuses=REVIEW_STATUSES)
 
-    @admin.route("review/product/save", methods=("POST",), section="marketing")
-    async def review_save(request: Request, p: dict[str, str]) -> Response:
-        review = db().execute("SELECT * FROM reviews WHERE id = ?", (p.get("id", ""),)).fetchone()
-        if review is None:
-            return admin.not_found(request)
-        form = await request.form()
-        status = str(form.get("status") or review["status"])
-        nickname = str(form.get("nickname") or "").strip()
-        title = str(form.get("title") or "").strip()
-        detail = str(form.get("detail") or "").strip()
-        try:
-            rating = int(str(form.get("rating") or review["rating"]))
-        except ValueError:
-            rating = review["rating"]
-        if status not in dict(REVIEW_STATUSES) or not (1 <= rating <= 5) or not (nickname and title and detail):
-            flash(request, "Please fill in all required fields.", "error")
-            return redirect(_url(f"review/product/edit/id/{review['id']}/"))
-        with admin.ctx.db.transaction() as c:
-            c.execute("UPDATE reviews SET status = ?, nickname = ?, title = ?, detail = ?, rating = ? WHERE id = ?",
-                      (status, nickname, title, detail, rating, review["id"]))
-        flash(request, "You saved the review.")
-        return redirect(_url("review/product/"))
-
-    @admin.route("review/product/delete", methods=("POST",), section="marketing")
-    async def review_delete(request: Request, p: dict[str, str]) -> Response:
-        with admin.ctx.db.transaction() as c:
-            deleted = c.execute("DELETE FROM reviews WHERE id = ?", (p.get("id", ""),)).rowcount
-        if deleted:
-            flash(request, "The review has been deleted.")
-        else:
-            flash(request, "The review you are trying to delete does not exist.", "error")
-        return redirect(_url("review/product/"))
-
-    async def review_mass_action(request: Request, p: dict[str, str]) -> Response:
-        form = await request.form()
-        ids = [int(v) for v in form.getlist("selected") if str(v).isdigit()]
-        ref = urlsplit(request.headers.get("referer") or "")
-        target = ref.path + ("?" + ref.query if ref.query else "")
-        back = redirect(target if ref.path.startswith("/admin/review/product") else _url("review/product/"))
-        if not ids:
-            flash(request, "Please select review(s).", "error")
-            return back
-        marks = ", ".join("?" for _ in ids)
-        with admin.ctx.db.transaction() as c:
-            if form.get("massaction") == "delete":
-                n = c.execute(f"DELETE FROM reviews WHERE id IN ({marks})", ids).rowcount
-                flash(request, f"A total of {n} record(s) have been deleted.")
-            else:
-                status = str(form.get("status") or "")
-                if status not in dict(REVIEW_STATUSES):
-                    flash(request, "Please select a status.", "error")
-                    return back
-                n = c.execute(f"UPDATE reviews SET status = ? WHERE id IN ({marks})", [status, *ids]).rowcount
-                flash(request, f"A total of {n} record(s) have been updated.")
+async def review_mass_action(request: Request, admin: Admin, p: dict[str, str]) -> Response:
+    form = await request.form()
+    ids = [int(v) for v in form.getlist("selected") if str(v).isdigit()]
+    ref = urlsplit(request.headers.get("referer") or "")
+    target = ref.path + ("?" + ref.query if ref.query else "")
+    back = redirect(target if ref.path.startswith("/admin/review/product") else url("review/product/"))
+    if not ids:
+        flash(request, "Please select review(s).", "error")
         return back
+    marks = ", ".join("?" for _ in ids)
+    with admin.ctx.db.transaction() as c:
+        if form.get("massaction") == "delete":
+            n = c.execute(f"DELETE FROM reviews WHERE id IN ({marks})", ids).rowcount
+            flash(request, f"A total of {n} record(s) have been deleted.")
+        else:
+            status = str(form.get("status") or "")
+            if status not in dict(REVIEW_STATUSES):
+                flash(request, "Please select a status.", "error")
+                return back
+            n = c.execute(f"UPDATE reviews SET status = ? WHERE id IN ({marks})", [status, *ids]).rowcount
+            flash(request, f"A total of {n} record(s) have been updated.")
+    return back
 
-    admin.route("review/product/massUpdateStatus", methods=("POST",), section="marketing")(review_mass_action)
-    admin.route("review/product/massDelete", methods=("POST",), section="marketing")(review_mass_action)
 
-    # Cart price rules
+# Cart price rules
 
-    @admin.route("sales_rule/promo_quote/index", section="marketing")
-    async def rules(request: Request, p: dict[str, str]) -> Response:
-        result = RULES.run(db(), request.query_params)
-        return admin.render(request, "grid.html", title="Cart Price Rules",
-                            g=view(RULES, result, _url("sales_rule/promo_quote/")),
-                            buttons=[("Add New Rule", _url("sales_rule/promo_quote/new/"))])
 
-    def rule_form(request, rule: dict, is_new: bool):
-        action = _url("sales_rule/promo_quote/save/") if is_new else _url(f"sales_rule/promo_quote/save/id/{rule['id']}/")
-        return admin.render(request, "rule_edit.html", title="New Cart Price Rule" if is_new else rule["name"],
-                            rule=rule, is_new=is_new, action=action, actions=ACTIONS, groups=CUSTOMER_GROUPS)
+def rule_form(request, admin: Admin, rule: dict, is_new: bool):
+    action = url("sales_rule/promo_quote/save/") if is_new else url(f"sales_rule/promo_quote/save/id/{rule['id']}/")
+    return admin.render(request, "rule_edit.html", title="New Cart Price Rule" if is_new else rule["name"],
+                        rule=rule, is_new=is_new, action=action, actions=ACTIONS, groups=CUSTOMER_GROUPS)
 
-    @admin.route("sales_rule/promo_quote/new", section="marketing")
-    async def rule_new(request: Request, p: dict[str, str]) -> Response:
-        blank = {"id": None, "name": "", "description": "", "coupon_code": "", "discount_type": "by_percent",
-                 "discount_amount": "", "is_active": 1, "from_date": "", "to_date": "", "uses_per_coupon": 0}
-        return rule_form(request, blank, True)
 
-    @admin.route("sales_rule/promo_quote/edit", section="marketing")
-    async def rule_edit(request: Request, p: dict[str, str]) -> Response:
-        row = db().execute("SELECT * FROM cart_price_rules WHERE id = ?", (p.get("id", ""),)).fetchone()
-        if row is None:
-            flash(request, "This rule no longer exists.", "error")
-            return redirect(_url("sales_rule/promo_quote/"))
-        return rule_form(request, dict(row), False)
+async def rule_new(request: Request, admin: Admin, p: dict[str, str]) -> Response:
+    blank = {"id": None, "name": "", "description": "", "coupon_code": "", "discount_type": "by_percent",
+             "discount_amount": "", "is_active": 1, "from_date": "", "to_date": "", "uses_per_coupon": 0}
+    return rule_form(request, admin, blank, True)
 
-    @admin.route("sales_rule/promo_quote/save", methods=("POST",), section="marketing")
-    async def rule_save(request: Request, p: dict[str, str]) -> Response:
-        conn = db()
-        existing = None
-        if p.get("id"):
-            existing = conn.execute("SELECT * FROM cart_price_rules WHERE id = ?", (p["id"],)).fetchone()
-            if existing is None:
-                return admin.not_found(request)
-        form = await request.form()
-        get = lambda k: str(form.get(f"rule[{k}]") or "").strip()  # noqa: E731
-        data = dict(existing) if existing else {"id": None, "times_used": 0}
-        coupon_type = get("coupon_type") or "2"
-        data.update(
-            name=get("name"), description=get("description"),
-            is_active=1 if "1" in form.getlist("rule[is_active]") else 0,
-            coupon_code=(get("coupon_code") or None) if coupon_type == "2" else None,
-            discount_type=get("simple_action") if get("simple_action") in dict(ACTIONS) else "by_percent",
-            discount_amount=get("discount_amount"), from_date=get("from_date"), to_date=get("to_date"),
-            uses_per_coupon=get("uses_per_coupon") or "0",
-        )
-        errors = []
-        amount = parse_number(data["discount_amount"])
-        uses = parse_number(data["uses_per_coupon"])
-        start = parse_date(data["from_date"]) if data["from_date"] else None
-        end = parse_date(data["to_date"]) if data["to_date"] else None
-        if not data["name"]:
-            errors.append('"Rule Name" is a required value.')
-        if amount is None or amount < 0:
-            errors.append("Please enter a number 0 or greater in the Discount Amount field.")
-        elif data["discount_type"] == "by_percent" and amount > 100:
-            errors.append("Percent discount should be between 0 and 100.")
-        if coupon_type == "2" and not data["coupon_code"]:
-            errors.append('"Coupon Code" is a required value.')
-        if data["coupon_code"] and conn.execute(
-                "SELECT 1 FROM cart_price_rules WHERE lower(coupon_code) = lower(?) AND id != ?",
-                (data["coupon_code"], data["id"] or 0)).fetchone():
-            errors.append("The coupon code isn't unique. Use a different coupon code and try again.")
-        if (data["from_date"] and start is None) or (data["to_date"] and end is None):
-            errors.append("Please enter dates as MM/DD/YYYY.")
-        elif start and end and end < start:
-            errors.append("End Date must follow Start Date.")
-        if uses is None or uses < 0:
-            errors.append("Please enter a number 0 or greater in the Uses per Coupon field.")
-        if errors:
-            for e in errors:
-                flash(request, e, "error")
-            return rule_form(request, data, existing is None)
-        values = (data["name"], data["description"], data["coupon_code"], data["discount_type"], round(amount, 4),
-                  data["is_active"], start, end, int(uses))
-        with admin.ctx.db.transaction() as c:
-            if existing:
-                c.execute("UPDATE cart_price_rules SET name = ?, description = ?, coupon_code = ?, discount_type = ?,"
-                          " discount_amount = ?, is_active = ?, from_date = ?, to_date = ?, uses_per_coupon = ?"
-                          " WHERE id = ?", (*values, existing["id"]))
-                rid = existing["id"]
-            else:
-                rid = c.execute("INSERT INTO cart_price_rules (name, description, coupon_code, discount_type,"
-                                " discount_amount, is_active, from_date, to_date, uses_per_coupon, created_at)"
-                                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*values, now())).lastrowid
-        flash(request, "You saved the rule.")
-        if form.get("back") == "edit":
-            return redirect(_url(f"sales_rule/promo_quote/edit/id/{rid}/"))
-        return redirect(_url("sales_rule/promo_quote/"))
 
-    @admin.route("sales_rule/promo_quote/delete", methods=("POST",), section="marketing")
-    async def rule_delete(request: Request, p: dict[str, str]) -> Response:
-        with admin.ctx.db.transaction() as c:
-            n = c.execute("DELETE FROM cart_price_rules WHERE id = ?", (p.get("id", ""),)).rowcount
-        flash(request, "You deleted the rule." if n else "We can't find a rule to delete.", "success" if n else "error")
-        return redirect(_url("sales_rule/promo_quote/"))
+async def rule_edit(request: Request, admin: Admin, p: dict[str, str]) -> Response:
+    row = admin.row("cart_price_rules", p.get("id", ""))
+    if row is None:
+        flash(request, "This rule no longer exists.", "error")
+        return redirect(url("sales_rule/promo_quote/"))
+    return rule_form(request, admin, dict(row), False)
 
-    # Search terms
 
-    @admin.route("search/term/index", section="marketing")
-    async def terms(request: Request, p: dict[str, str]) -> Response:
-        result = SEARCH_TERMS.run(db(), request.query_params)
-        return admin.render(request, "grid.html", title="Search Terms", g=view(SEARCH_TERMS, result, _url("search/term/index/")))
+async def rule_save(request: Request, admin: Admin, p: dict[str, str]) -> Response:
+    conn = admin.db
+    existing = admin.row("cart_price_rules", p["id"]) if p.get("id") else None
+    if p.get("id") and existing is None:
+        return admin.not_found(request)
+    form = await request.form()
+    get = lambda k: str(form.get(f"rule[{k}]") or "").strip()  # noqa: E731
+    data = dict(existing) if existing else {"id": None, "times_used": 0}
+    coupon_type = get("coupon_type") or "2"
+    data.update(
+        name=get("name"), description=get("description"),
+        is_active=1 if "1" in form.getlist("rule[is_active]") else 0,
+        coupon_code=(get("coupon_code") or None) if coupon_type == "2" else None,
+        discount_type=get("simple_action") if get("simple_action") in dict(ACTIONS) else "by_percent",
+        discount_amount=get("discount_amount"), from_date=get("from_date"), to_date=get("to_date"),
+        uses_per_coupon=get("uses_per_coupon") or "0",
+    )
+    errors = []
+    amount = parse_number(data["discount_amount"])
+    uses = parse_number(data["uses_per_coupon"])
+    start = parse_date(data["from_date"]) if data["from_date"] else None
+    end = parse_date(data["to_date"]) if data["to_date"] else None
+    if not data["name"]:
+        errors.append('"Rule Name" is a required value.')
+    if amount is None or amount < 0:
+        errors.append("Please enter a number 0 or greater in the Discount Amount field.")
+    elif data["discount_type"] == "by_percent" and amount > 100:
+        errors.append("Percent discount should be between 0 and 100.")
+    if coupon_type == "2" and not data["coupon_code"]:
+        errors.append('"Coupon Code" is a required value.')
+    if data["coupon_code"] and conn.execute(
+            "SELECT 1 FROM cart_price_rules WHERE lower(coupon_code) = lower(?) AND id != ?",
+            (data["coupon_code"], data["id"] or 0)).fetchone():
+        errors.append("The coupon code isn't unique. Use a different coupon code and try again.")
+    if (data["from_date"] and start is None) or (data["to_date"] and end is None):
+        errors.append("Please enter dates as MM/DD/YYYY.")
+    elif start and end and end < start:
+        errors.append("End Date must follow Start Date.")
+    if uses is None or uses < 0:
+        errors.append("Please enter a number 0 or greater in the Uses per Coupon field.")
+    if errors:
+        for e in errors:
+            flash(request, e, "error")
+        return rule_form(request, admin, data, existing is None)
+    values = (data["name"], data["description"], data["coupon_code"], data["discount_type"], round(amount, 4),
+              data["is_active"], start, end, int(uses))
+    with admin.ctx.db.transaction() as c:
+        if existing:
+            c.execute("UPDATE cart_price_rules SET name = ?, description = ?, coupon_code = ?, discount_type = ?,"
+                      " discount_amount = ?, is_active = ?, from_date = ?, to_date = ?, uses_per_coupon = ?"
+                      " WHERE id = ?", (*values, existing["id"]))
+            rid = existing["id"]
+        else:
+            rid = c.execute("INSERT INTO cart_price_rules (name, description, coupon_code, discount_type,"
+                            " discount_amount, is_active, from_date, to_date, uses_per_coupon, created_at)"
+                            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*values, now())).lastrowid
+    flash(request, "You saved the rule.")
+    if form.get("back") == "edit":
+        return redirect(url(f"sales_rule/promo_quote/edit/id/{rid}/"))
+    return redirect(url("sales_rule/promo_quote/"))
 
-    @admin.route("search/term/report", section="reports")
-    async def terms_report(request: Request, p: dict[str, str]) -> Response:
-        result = SEARCH_REPORT.run(db(), request.query_params)
-        return admin.render(request, "grid.html", title="Search Terms Report",
-                            g=view(SEARCH_REPORT, result, _url("search/term/report/")))
+
+async def rule_delete(request: Request, admin: Admin, p: dict[str, str]) -> Response:
+    with admin.ctx.db.transaction() as c:
+        n = c.execute("DELETE FROM cart_price_rules WHERE id = ?", (p.get("id", ""),)).rowcount
+    flash(request, "You deleted the rule." if n else "We can't find a rule to delete.", "success" if n else "error")
+    return redirect(url("sales_rule/promo_quote/"))
+
+# Search terms
+
+
+reviews = grid_page(REVIEWS, "review/product/", "Reviews", massaction=REVIEW_MASSACTION)
+pending_reviews = grid_page(REVIEWS, "review/product/pending/", "Pending Reviews", "g.status = 'Pending'",
+                            massaction=REVIEW_MASSACTION)
+rules = grid_page(RULES, "sales_rule/promo_quote/", "Cart Price Rules",
+                  buttons=[("Add New Rule", url("sales_rule/promo_quote/new/"))])
+terms = grid_page(SEARCH_TERMS, "search/term/index/", "Search Terms")
+terms_report = grid_page(SEARCH_REPORT, "search/term/report/", "Search Terms Report")
+
+ROUTES = [
+    AdminRoute("review/product/index", reviews, section="marketing"),
+    AdminRoute("review/product/pending", pending_reviews, section="marketing"),
+    AdminRoute("review/product/edit", review_edit, section="marketing"),
+    AdminRoute("review/product/save", review_save, methods=POST, section="marketing"),
+    AdminRoute("review/product/delete", review_delete, methods=POST, section="marketing"),
+    AdminRoute("review/product/massUpdateStatus", review_mass_action, methods=POST, section="marketing"),
+    AdminRoute("review/product/massDelete", review_mass_action, methods=POST, section="marketing"),
+    AdminRoute("sales_rule/promo_quote/index", rules, section="marketing"),
+    AdminRoute("sales_rule/promo_quote/new", rule_new, section="marketing"),
+    AdminRoute("sales_rule/promo_quote/edit", rule_edit, section="marketing"),
+    AdminRoute("sales_rule/promo_quote/save", rule_save, methods=POST, section="marketing"),
+    AdminRoute("sales_rule/promo_quote/delete", rule_delete, methods=POST, section="marketing"),
+    AdminRoute("search/term/index", terms, section="marketing"),
+    AdminRoute("search/term/report", terms_report, section="reports"),
+]

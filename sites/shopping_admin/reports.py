@@ -14,26 +14,22 @@ from datetime import datetime
 from starlette.requests import Request
 from starlette.responses import Response
 
-from webrl.sites.embedded.platform import flash
+from webrl.sites.platform import flash
 from webrl.sites.shopping_admin.grid import (
     Column,
     Filter,
     Grid,
-    fmt_datetime,
-    link,
+    action_column,
+    datetime_column,
     parse_date,
-    view,
 )
+from webrl.sites.shopping_admin.web import Admin, AdminRoute, Handler, grid_page, url
 from webrl.sites.store.store import ORDER_STATUS_LABELS
 
 PERIODS = (("day", "Day"), ("month", "Month"), ("year", "Year"))
 PERIOD_LEN = {"day": 10, "month": 7, "year": 4}
 BESTSELLER_LIMIT = 5  # Magento ranks the top 5 products of each period
 CUSTOMER_LIMIT = 5
-
-
-def _url(path: str) -> str:
-    return f"/admin/{path}"
 
 
 def money(value) -> str:
@@ -93,9 +89,8 @@ REVIEWS_BY_PRODUCT = Grid(
         Column("avg_rating", "Average", render=lambda r: f"{r['avg_rating']:.2f}", cls="num"),
         Column("avg_approved", "Average (Approved)",
                render=lambda r: "" if r["avg_approved"] is None else f"{r['avg_approved']:.2f}", cls="num"),
-        Column("last_review", "Last Review", render=lambda r: fmt_datetime(r["last_review"])),
-        Column("action", "Action", sortable=False, render=lambda r: link(
-            _url("review/product/") + f"?sku={r['sku']}", "Show Reviews")),
+        datetime_column("last_review", "Last Review"),
+        action_column("Show Reviews", lambda r: url("review/product/") + f"?sku={r['sku']}"),
     ],
     search=("name", "sku"),
     filters=(Filter("name", "Product"), Filter("review_cnt", "Reviews", "range"),
@@ -113,9 +108,8 @@ REVIEWS_BY_CUSTOMER = Grid(
         Column("name", "Customer"),
         Column("review_cnt", "Reviews", cls="num"),
         Column("avg_rating", "Average", render=lambda r: f"{r['avg_rating']:.2f}", cls="num"),
-        Column("last_review", "Last Review", render=lambda r: fmt_datetime(r["last_review"])),
-        Column("action", "Action", sortable=False, render=lambda r: link(
-            _url(f"customer/index/edit/id/{r['id']}/") + "?tab=reviews", "Show Reviews")),
+        datetime_column("last_review", "Last Review"),
+        action_column("Show Reviews", lambda r: url(f"customer/index/edit/id/{r['id']}/") + "?tab=reviews"),
     ],
     search=("name", "email"),
     filters=(Filter("name", "Customer"), Filter("review_cnt", "Reviews", "range")),
@@ -128,206 +122,190 @@ LOW_STOCK_QTY = 10
 LOW_STOCK = Grid(
     f"""SELECT id, name, sku, qty FROM products WHERE qty < {LOW_STOCK_QTY}""",
     [Column("name", "Product"), Column("sku", "SKU"), Column("qty", "Quantity", cls="num"),
-     Column("action", "Action", sortable=False,
-            render=lambda r: link(_url(f"catalog/product/edit/id/{r['id']}/"), "Edit"))],
+     action_column("Edit", lambda r: url(f"catalog/product/edit/id/{r['id']}/"))],
     search=("name", "sku"),
     filters=(Filter("name", "Product"), Filter("sku", "SKU"), Filter("qty", "Quantity", "range")),
     default_sort="qty",
 )
 
 
-def register(admin) -> None:
-    db = lambda: admin.db  # noqa: E731
-
-    def page(request, title: str, f: ReportFilter, headers: list[str], rows: list[list], totals: list | None = None,
-             statuses: bool = False, note: str = ""):
-        if f.invalid:
-            flash(request, "Please enter dates as MM/DD/YYYY.", "error")
-        return admin.render(request, "report.html", title=title, f=f, headers=headers, rows=rows, totals=totals,
-                            periods=PERIODS, with_statuses=statuses, status_options=list(ORDER_STATUS_LABELS.items()),
-                            note=note)
-
-    def grid_report(grid: Grid, path: str, title: str):
-        async def handler(request: Request, p: dict[str, str]) -> Response:
-            result = grid.run(db(), request.query_params)
-            return admin.render(request, "grid.html", title=title, g=view(grid, result, _url(path)))
-
-        return handler
-
-    admin.route("reports/report_review/product", section="reports")(
-        grid_report(REVIEWS_BY_PRODUCT, "reports/report_review/product/", "Product Reviews Report"))
-    admin.route("reports/report_review/customer", section="reports")(
-        grid_report(REVIEWS_BY_CUSTOMER, "reports/report_review/customer/", "Customer Reviews Report"))
-    admin.route("reports/report_product/lowstock", section="reports")(
-        grid_report(LOW_STOCK, "reports/report_product/lowstock/", "Low Stock Report"))
-
-    @admin.route("reports/report_sales/bestsellers", section="reports")
-    async def bestsellers(request: Request, p: dict[str, str]) -> Response:
-        f = ReportFilter(request.query_params)
-        rows = []
-        if f.submitted and not f.invalid:
-            where, params = f.where()
-            data = db().execute(
-                f"""SELECT {f.bucket()} AS period, i.product_id, i.name, MAX(i.price) AS price, SUM(i.qty_ordered) AS qty
-                    FROM order_items i JOIN orders o ON o.id = i.order_id
-                    WHERE o.status != 'canceled' AND {where}
-                    GROUP BY period, i.product_id, i.name ORDER BY period, qty DESC, i.name""", params).fetchall()
-            rank: dict[str, int] = defaultdict(int)
-            for r in data:
-                rank[r["period"]] += 1
-                if rank[r["period"]] <= BESTSELLER_LIMIT:
-                    rows.append([period_label(r["period"], f.period), r["name"], money(r["price"]), r["qty"]])
-        return page(request, "Bestsellers Report", f, ["Interval", "Product", "Price", "Order Quantity"], rows,
-                    note=f"The top {BESTSELLER_LIMIT} products of each period by quantity ordered; canceled orders are not counted.")
-
-    @admin.route("reports/report_product/sold", section="reports")
-    async def ordered(request: Request, p: dict[str, str]) -> Response:
-        f = ReportFilter(request.query_params)
-        rows, total = [], 0
-        if f.submitted and not f.invalid:
-            where, params = f.where()
-            for r in db().execute(
-                    f"""SELECT {f.bucket()} AS period, i.name, i.sku, SUM(i.qty_ordered) AS qty
-                        FROM order_items i JOIN orders o ON o.id = i.order_id
-                        WHERE o.status != 'canceled' AND {where}
-                        GROUP BY period, i.name, i.sku ORDER BY period, qty DESC, i.name""", params):
-                rows.append([period_label(r["period"], f.period), r["name"], r["sku"], r["qty"]])
-                total += r["qty"]
-        return page(request, "Ordered Products Report", f, ["Interval", "Product", "SKU", "Ordered Quantity"], rows,
-                    totals=["Total", "", "", total] if rows else None)
-
-    @admin.route("reports/report_sales/sales", section="reports")
-    async def sales(request: Request, p: dict[str, str]) -> Response:
-        f = ReportFilter(request.query_params)
-        rows, totals = [], None
-        if f.submitted and not f.invalid:
-            where, params = f.where()
-            data = db().execute(
-                f"""SELECT {f.bucket()} AS period, COUNT(*) AS orders,
-                    SUM(CASE WHEN o.status != 'canceled' THEN (SELECT SUM(qty_ordered) FROM order_items WHERE order_id = o.id) ELSE 0 END) AS items,
-                    SUM(CASE WHEN o.status != 'canceled' THEN o.grand_total ELSE 0 END) AS sales_total,
-                    SUM((SELECT COALESCE(SUM(grand_total), 0) FROM invoices WHERE order_id = o.id)) AS invoiced,
-                    SUM(CASE WHEN o.status = 'closed' THEN o.grand_total ELSE 0 END) AS refunded,
-                    SUM(CASE WHEN o.status != 'canceled' THEN o.shipping_amount ELSE 0 END) AS shipping,
-                    SUM(CASE WHEN o.status != 'canceled' THEN o.discount_amount ELSE 0 END) AS discount,
-                    SUM(CASE WHEN o.status = 'canceled' THEN o.grand_total ELSE 0 END) AS canceled
-                    FROM orders o WHERE {where} GROUP BY period ORDER BY period""", params).fetchall()
-            keys = ("orders", "items", "sales_total", "invoiced", "refunded", "shipping", "discount", "canceled")
-            sums = dict.fromkeys(keys, 0)
-            for r in data:
-                for k in keys:
-                    sums[k] += r[k] or 0
-                rows.append([period_label(r["period"], f.period), r["orders"], r["items"] or 0, money(r["sales_total"]),
-                             money(r["invoiced"]), money(r["refunded"]), money(0), money(r["shipping"]),
-                             money(r["discount"]), money(r["canceled"])])
-            if rows:
-                totals = ["Total", sums["orders"], sums["items"], money(sums["sales_total"]), money(sums["invoiced"]),
-                          money(sums["refunded"]), money(0), money(sums["shipping"]), money(sums["discount"]),
-                          money(sums["canceled"])]
-        headers = ["Interval", "Orders", "Sales Items", "Sales Total", "Invoiced", "Refunded", "Sales Tax",
-                   "Sales Shipping", "Sales Discount", "Canceled"]
-        return page(request, "Orders Report", f, headers, rows, totals, statuses=True,
-                    note="Sales Total, Sales Items, Shipping and Discount leave canceled orders out; "
-                         "Canceled shows their total.")
-
-    @admin.route("reports/report_sales/invoiced", section="reports")
-    async def invoiced(request: Request, p: dict[str, str]) -> Response:
-        f = ReportFilter(request.query_params)
-        rows, totals = [], None
-        if f.submitted and not f.invalid:
-            where, params = f.where()
-            data = db().execute(
-                f"""SELECT {f.bucket()} AS period, COUNT(*) AS orders,
-                    SUM(EXISTS (SELECT 1 FROM invoices WHERE order_id = o.id)) AS invoiced_orders,
-                    SUM((SELECT COALESCE(SUM(grand_total), 0) FROM invoices WHERE order_id = o.id)) AS total_invoiced
-                    FROM orders o WHERE {where} GROUP BY period ORDER BY period""", params).fetchall()
-            s = [0, 0, 0.0]
-            for r in data:
-                rows.append([period_label(r["period"], f.period), r["orders"], r["invoiced_orders"],
-                             money(r["total_invoiced"]), money(r["total_invoiced"]), money(0)])
-                s = [s[0] + r["orders"], s[1] + r["invoiced_orders"], s[2] + r["total_invoiced"]]
-            if rows:
-                totals = ["Total", s[0], s[1], money(s[2]), money(s[2]), money(0)]
-        return page(request, "Invoice Report", f, ["Interval", "Orders", "Invoiced Orders", "Total Invoiced",
-                                                   "Paid Invoices", "Unpaid Invoices"], rows, totals, statuses=True)
-
-    @admin.route("reports/report_sales/shipping", section="reports")
-    async def shipping(request: Request, p: dict[str, str]) -> Response:
-        f = ReportFilter(request.query_params)
-        rows, totals = [], None
-        if f.submitted and not f.invalid:
-            where, params = f.where()
-            data = db().execute(
-                f"""SELECT {f.bucket()} AS period, o.shipping_method, COUNT(*) AS orders, SUM(o.shipping_amount) AS amount
-                    FROM orders o WHERE o.status != 'canceled' AND {where}
-                    GROUP BY period, o.shipping_method ORDER BY period, o.shipping_method""", params).fetchall()
-            n, amount = 0, 0.0
-            for r in data:
-                rows.append([period_label(r["period"], f.period), r["shipping_method"], r["orders"], money(r["amount"])])
-                n, amount = n + r["orders"], amount + r["amount"]
-            if rows:
-                totals = ["Total", "", n, money(amount)]
-        return page(request, "Shipping Report", f, ["Interval", "Carrier/Method", "Orders", "Total Sales Shipping"],
-                    rows, totals, statuses=True)
-
-    @admin.route("reports/report_sales/coupons", section="reports")
-    async def coupons(request: Request, p: dict[str, str]) -> Response:
-        f = ReportFilter(request.query_params)
-        rows, totals = [], None
-        if f.submitted and not f.invalid:
-            where, params = f.where()
-            data = db().execute(
-                f"""SELECT {f.bucket()} AS period, o.coupon_code, COALESCE(r.name, '') AS rule, COUNT(*) AS uses,
-                    SUM(o.subtotal) AS subtotal, SUM(o.discount_amount) AS discount, SUM(o.grand_total) AS total
-                    FROM orders o LEFT JOIN cart_price_rules r ON lower(r.coupon_code) = lower(o.coupon_code)
-                    WHERE o.coupon_code IS NOT NULL AND o.coupon_code != '' AND o.status != 'canceled' AND {where}
-                    GROUP BY period, o.coupon_code ORDER BY period, uses DESC""", params).fetchall()
-            s = [0, 0.0, 0.0, 0.0]
-            for r in data:
-                rows.append([period_label(r["period"], f.period), r["coupon_code"], r["rule"], r["uses"],
-                             money(r["subtotal"]), money(r["discount"]), money(r["total"])])
-                s = [s[0] + r["uses"], s[1] + r["subtotal"], s[2] + r["discount"], s[3] + r["total"]]
-            if rows:
-                totals = ["Total", "", "", s[0], money(s[1]), money(s[2]), money(s[3])]
-        return page(request, "Coupons Report", f, ["Interval", "Coupon Code", "Price Rule", "Uses", "Sales Subtotal",
-                                                   "Sales Discount", "Sales Total"], rows, totals, statuses=True)
-
-    def customer_report(order_by: str, title: str):
-        async def handler(request: Request, p: dict[str, str]) -> Response:
+def period_report(title: str, headers: list[str], statuses: bool = False, note: str = "",
+                  column: str = "o.created_at"):
+    """The page of a period report: the filter form and, once it is submitted with valid dates, the
+    rows and totals that the decorated `build(conn, filter, where, params)` returns; `where` and
+    `params` select the filter's dates (of `column`) and statuses."""
+    def decorate(build) -> Handler:
+        async def handler(request: Request, admin: Admin, p: dict[str, str]) -> Response:
             f = ReportFilter(request.query_params)
-            rows = []
+            rows, totals = [], None
             if f.submitted and not f.invalid:
-                where, params = f.where()
-                data = db().execute(
-                    f"""SELECT {f.bucket()} AS period, o.customer_firstname || ' ' || o.customer_lastname AS customer,
-                        COUNT(*) AS orders, AVG(o.grand_total) AS average, SUM(o.grand_total) AS total
-                        FROM orders o WHERE o.customer_id IS NOT NULL AND o.status != 'canceled' AND {where}
-                        GROUP BY period, o.customer_id ORDER BY period, {order_by}, customer""", params).fetchall()
-                rank: dict[str, int] = defaultdict(int)
-                for r in data:
-                    rank[r["period"]] += 1
-                    if rank[r["period"]] <= CUSTOMER_LIMIT:
-                        rows.append([period_label(r["period"], f.period), r["customer"], r["orders"],
-                                     money(r["average"]), money(r["total"])])
-            return page(request, title, f, ["Interval", "Customer", "Orders", "Average", "Total"], rows,
-                        note=f"The top {CUSTOMER_LIMIT} customers of each period; canceled orders are not counted.")
+                rows, totals = build(admin.db, f, *f.where(column))
+            if f.invalid:
+                flash(request, "Please enter dates as MM/DD/YYYY.", "error")
+            return admin.render(request, "report.html", title=title, f=f, headers=headers, rows=rows,
+                                totals=totals, periods=PERIODS, with_statuses=statuses,
+                                status_options=list(ORDER_STATUS_LABELS.items()), note=note)
 
         return handler
 
-    admin.route("reports/report_customer/totals", section="reports")(
-        customer_report("total DESC", "Order Total Report"))
-    admin.route("reports/report_customer/orders", section="reports")(
-        customer_report("orders DESC, total DESC", "Order Count Report"))
+    return decorate
 
-    @admin.route("reports/report_customer/accounts", section="reports")
-    async def accounts(request: Request, p: dict[str, str]) -> Response:
-        f = ReportFilter(request.query_params)
-        rows, totals = [], None
-        if f.submitted and not f.invalid:
-            where, params = f.where("c.created_at")
-            data = db().execute(f"""SELECT {f.bucket('c.created_at')} AS period, COUNT(*) AS n FROM customers c
-                                    WHERE {where} GROUP BY period ORDER BY period""", params).fetchall()
-            rows = [[period_label(r["period"], f.period), r["n"]] for r in data]
-            if rows:
-                totals = ["Total", sum(r["n"] for r in data)]
-        return page(request, "New Accounts Report", f, ["Interval", "New Accounts"], rows, totals)
+
+@period_report("Bestsellers Report", ["Interval", "Product", "Price", "Order Quantity"],
+               note=f"The top {BESTSELLER_LIMIT} products of each period by quantity ordered; "
+                    "canceled orders are not counted.")
+def bestsellers(conn, f: ReportFilter, where: str, params: list):
+    data = conn.execute(
+        f"""SELECT {f.bucket()} AS period, i.product_id, i.name, MAX(i.price) AS price, SUM(i.qty_ordered) AS qty
+            FROM order_items i JOIN orders o ON o.id = i.order_id
+            WHERE o.status != 'canceled' AND {where}
+            GROUP BY period, i.product_id, i.name ORDER BY period, qty DESC, i.name""", params).fetchall()
+    rows = []
+    rank: dict[str, int] = defaultdict(int)
+    for r in data:
+        rank[r["period"]] += 1
+        if rank[r["period"]] <= BESTSELLER_LIMIT:
+            rows.append([period_label(r["period"], f.period), r["name"], money(r["price"]), r["qty"]])
+    return rows, None
+
+
+@period_report("Ordered Products Report", ["Interval", "Product", "SKU", "Ordered Quantity"])
+def ordered(conn, f: ReportFilter, where: str, params: list):
+    rows, total = [], 0
+    for r in conn.execute(
+            f"""SELECT {f.bucket()} AS period, i.name, i.sku, SUM(i.qty_ordered) AS qty
+                FROM order_items i JOIN orders o ON o.id = i.order_id
+                WHERE o.status != 'canceled' AND {where}
+                GROUP BY period, i.name, i.sku ORDER BY period, qty DESC, i.name""", params):
+        rows.append([period_label(r["period"], f.period), r["name"], r["sku"], r["qty"]])
+        total += r["qty"]
+    return rows, ["Total", "", "", total] if rows else None
+
+
+@period_report("Orders Report", ["Interval", "Orders", "Sales Items", "Sales Total", "Invoiced", "Refunded",
+                                 "Sales Tax", "Sales Shipping", "Sales Discount", "Canceled"], statuses=True,
+               note="Sales Total, Sales Items, Shipping and Discount leave canceled orders out; "
+                    "Canceled shows their total.")
+def sales(conn, f: ReportFilter, where: str, params: list):
+    data = conn.execute(
+        f"""SELECT {f.bucket()} AS period, COUNT(*) AS orders,
+            SUM(CASE WHEN o.status != 'canceled'
+                THEN (SELECT SUM(qty_ordered) FROM order_items WHERE order_id = o.id) ELSE 0 END) AS items,
+            SUM(CASE WHEN o.status != 'canceled' THEN o.grand_total ELSE 0 END) AS sales_total,
+            SUM((SELECT COALESCE(SUM(grand_total), 0) FROM invoices WHERE order_id = o.id)) AS invoiced,
+            SUM(CASE WHEN o.status = 'closed' THEN o.grand_total ELSE 0 END) AS refunded,
+            SUM(CASE WHEN o.status != 'canceled' THEN o.shipping_amount ELSE 0 END) AS shipping,
+            SUM(CASE WHEN o.status != 'canceled' THEN o.discount_amount ELSE 0 END) AS discount,
+            SUM(CASE WHEN o.status = 'canceled' THEN o.grand_total ELSE 0 END) AS canceled
+            FROM orders o WHERE {where} GROUP BY period ORDER BY period""", params).fetchall()
+    keys = ("orders", "items", "sales_total", "invoiced", "refunded", "shipping", "discount", "canceled")
+    sums = dict.fromkeys(keys, 0)
+    rows = []
+    for r in data:
+        for k in keys:
+            sums[k] += r[k] or 0
+        rows.append([period_label(r["period"], f.period), r["orders"], r["items"] or 0, money(r["sales_total"]),
+                     money(r["invoiced"]), money(r["refunded"]), money(0), money(r["shipping"]),
+                     money(r["discount"]), money(r["canceled"])])
+    if not rows:
+        return rows, None
+    return rows, ["Total", sums["orders"], sums["items"], money(sums["sales_total"]), money(sums["invoiced"]),
+                  money(sums["refunded"]), money(0), money(sums["shipping"]), money(sums["discount"]),
+                  money(sums["canceled"])]
+
+
+@period_report("Invoice Report", ["Interval", "Orders", "Invoiced Orders", "Total Invoiced", "Paid Invoices",
+                                  "Unpaid Invoices"], statuses=True)
+def invoiced(conn, f: ReportFilter, where: str, params: list):
+    data = conn.execute(
+        f"""SELECT {f.bucket()} AS period, COUNT(*) AS orders,
+            SUM(EXISTS (SELECT 1 FROM invoices WHERE order_id = o.id)) AS invoiced_orders,
+            SUM((SELECT COALESCE(SUM(grand_total), 0) FROM invoices WHERE order_id = o.id)) AS total_invoiced
+            FROM orders o WHERE {where} GROUP BY period ORDER BY period""", params).fetchall()
+    rows, s = [], [0, 0, 0.0]
+    for r in data:
+        rows.append([period_label(r["period"], f.period), r["orders"], r["invoiced_orders"],
+                     money(r["total_invoiced"]), money(r["total_invoiced"]), money(0)])
+        s = [s[0] + r["orders"], s[1] + r["invoiced_orders"], s[2] + r["total_invoiced"]]
+    return rows, ["Total", s[0], s[1], money(s[2]), money(s[2]), money(0)] if rows else None
+
+
+@period_report("Shipping Report", ["Interval", "Carrier/Method", "Orders", "Total Sales Shipping"], statuses=True)
+def shipping(conn, f: ReportFilter, where: str, params: list):
+    data = conn.execute(
+        f"""SELECT {f.bucket()} AS period, o.shipping_method, COUNT(*) AS orders, SUM(o.shipping_amount) AS amount
+            FROM orders o WHERE o.status != 'canceled' AND {where}
+            GROUP BY period, o.shipping_method ORDER BY period, o.shipping_method""", params).fetchall()
+    rows, n, amount = [], 0, 0.0
+    for r in data:
+        rows.append([period_label(r["period"], f.period), r["shipping_method"], r["orders"], money(r["amount"])])
+        n, amount = n + r["orders"], amount + r["amount"]
+    return rows, ["Total", "", n, money(amount)] if rows else None
+
+
+@period_report("Coupons Report", ["Interval", "Coupon Code", "Price Rule", "Uses", "Sales Subtotal",
+                                  "Sales Discount", "Sales Total"], statuses=True)
+def coupons(conn, f: ReportFilter, where: str, params: list):
+    data = conn.execute(
+        f"""SELECT {f.bucket()} AS period, o.coupon_code, COALESCE(r.name, '') AS rule, COUNT(*) AS uses,
+            SUM(o.subtotal) AS subtotal, SUM(o.discount_amount) AS discount, SUM(o.grand_total) AS total
+            FROM orders o LEFT JOIN cart_price_rules r ON lower(r.coupon_code) = lower(o.coupon_code)
+            WHERE o.coupon_code IS NOT NULL AND o.coupon_code != '' AND o.status != 'canceled' AND {where}
+            GROUP BY period, o.coupon_code ORDER BY period, uses DESC""", params).fetchall()
+    rows, s = [], [0, 0.0, 0.0, 0.0]
+    for r in data:
+        rows.append([period_label(r["period"], f.period), r["coupon_code"], r["rule"], r["uses"],
+                     money(r["subtotal"]), money(r["discount"]), money(r["total"])])
+        s = [s[0] + r["uses"], s[1] + r["subtotal"], s[2] + r["discount"], s[3] + r["total"]]
+    return rows, ["Total", "", "", s[0], money(s[1]), money(s[2]), money(s[3])] if rows else None
+
+
+def customer_report(order_by: str, title: str) -> Handler:
+    """The top customers of each period, ranked by `order_by`."""
+    @period_report(title, ["Interval", "Customer", "Orders", "Average", "Total"],
+                   note=f"The top {CUSTOMER_LIMIT} customers of each period; canceled orders are not counted.")
+    def build(conn, f: ReportFilter, where: str, params: list):
+        data = conn.execute(
+            f"""SELECT {f.bucket()} AS period, o.customer_firstname || ' ' || o.customer_lastname AS customer,
+                COUNT(*) AS orders, AVG(o.grand_total) AS average, SUM(o.grand_total) AS total
+                FROM orders o WHERE o.customer_id IS NOT NULL AND o.status != 'canceled' AND {where}
+                GROUP BY period, o.customer_id ORDER BY period, {order_by}, customer""", params).fetchall()
+        rows = []
+        rank: dict[str, int] = defaultdict(int)
+        for r in data:
+            rank[r["period"]] += 1
+            if rank[r["period"]] <= CUSTOMER_LIMIT:
+                rows.append([period_label(r["period"], f.period), r["customer"], r["orders"],
+                             money(r["average"]), money(r["total"])])
+        return rows, None
+
+    return build
+
+
+@period_report("New Accounts Report", ["Interval", "New Accounts"], column="c.created_at")
+def accounts(conn, f: ReportFilter, where: str, params: list):
+    data = conn.execute(f"""SELECT {f.bucket('c.created_at')} AS period, COUNT(*) AS n FROM customers c
+                            WHERE {where} GROUP BY period ORDER BY period""", params).fetchall()
+    rows = [[period_label(r["period"], f.period), r["n"]] for r in data]
+    return rows, ["Total", sum(r["n"] for r in data)] if rows else None
+
+
+ROUTES = [
+    AdminRoute("reports/report_review/product", grid_page(REVIEWS_BY_PRODUCT, "reports/report_review/product/",
+                                                          "Product Reviews Report"), section="reports"),
+    AdminRoute("reports/report_review/customer", grid_page(REVIEWS_BY_CUSTOMER, "reports/report_review/customer/",
+                                                           "Customer Reviews Report"), section="reports"),
+    AdminRoute("reports/report_product/lowstock", grid_page(LOW_STOCK, "reports/report_product/lowstock/",
+                                                            "Low Stock Report"), section="reports"),
+    AdminRoute("reports/report_sales/bestsellers", bestsellers, section="reports"),
+    AdminRoute("reports/report_product/sold", ordered, section="reports"),
+    AdminRoute("reports/report_sales/sales", sales, section="reports"),
+    AdminRoute("reports/report_sales/invoiced", invoiced, section="reports"),
+    AdminRoute("reports/report_sales/shipping", shipping, section="reports"),
+    AdminRoute("reports/report_sales/coupons", coupons, section="reports"),
+    AdminRoute("reports/report_customer/totals", customer_report("total DESC", "Order Total Report"),
+               section="reports"),
+    AdminRoute("reports/report_customer/orders", customer_report("orders DESC, total DESC", "Order Count Report"),
+               section="reports"),
+    AdminRoute("reports/report_customer/accounts", accounts, section="reports"),
+]

@@ -3,19 +3,24 @@ ship), and the invoices and shipments grids."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import Response
 
-from webrl.sites.embedded.platform import flash, now, redirect
+from webrl.sites.platform import flash, now, redirect
 from webrl.sites.shopping_admin.grid import (
     Column,
     Filter,
     Grid,
-    fmt_datetime,
-    link,
-    view,
+    action_column,
+    datetime_column,
+    money_column,
 )
+from webrl.sites.shopping_admin.web import POST, Admin, AdminRoute, Handler, grid_page, url
 from webrl.sites.store.store import ORDER_STATUS_LABELS, load_order
 
 STATUS_OPTIONS = tuple(ORDER_STATUS_LABELS.items())
@@ -25,12 +30,8 @@ BILL_NAME = "json_extract(o.billing_address, '$.firstname') || ' ' || json_extra
 SHIP_NAME = "json_extract(o.shipping_address, '$.firstname') || ' ' || json_extract(o.shipping_address, '$.lastname')"
 
 
-def _url(path: str) -> str:
-    return f"/admin/{path}"
-
-
 def order_view_url(order_id) -> str:
-    return _url(f"sales/order/view/order_id/{order_id}/")
+    return url(f"sales/order/view/order_id/{order_id}/")
 
 
 ORDERS = Grid(
@@ -44,14 +45,14 @@ ORDERS = Grid(
     [
         Column("increment_id", "ID"),
         Column("store", "Purchase Point", render=lambda r: PURCHASE_POINT, sortable=False),
-        Column("created_at", "Purchase Date", render=lambda r: fmt_datetime(r["created_at"])),
+        datetime_column("created_at", "Purchase Date"),
         Column("billing_name", "Bill-to Name"),
         Column("shipping_name", "Ship-to Name"),
-        Column("base_grand_total", "Grand Total (Base)", render=lambda r: f"${r['base_grand_total']:,.2f}", cls="num"),
-        Column("grand_total", "Grand Total (Purchased)", render=lambda r: f"${r['grand_total']:,.2f}", cls="num"),
+        money_column("base_grand_total", "Grand Total (Base)"),
+        money_column("grand_total", "Grand Total (Purchased)"),
         Column("status", "Status", render=lambda r: ORDER_STATUS_LABELS.get(r["status"], r["status"])),
         Column("customer_email", "Customer Email"),
-        Column("action", "Action", render=lambda r: link(order_view_url(r["id"]), "View"), sortable=False),
+        action_column("View", lambda r: order_view_url(r["id"])),
     ],
     search=("increment_id", "billing_name", "shipping_name", "customer_email", "customer_name"),
     filters=(
@@ -75,14 +76,14 @@ INVOICES = Grid(
         FROM invoices i JOIN orders o ON o.id = i.order_id""",
     [
         Column("increment_id", "Invoice"),
-        Column("created_at", "Invoice Date", render=lambda r: fmt_datetime(r["created_at"])),
+        datetime_column("created_at", "Invoice Date"),
         Column("order_increment_id", "Order #"),
-        Column("order_date", "Order Date", render=lambda r: fmt_datetime(r["order_date"])),
+        datetime_column("order_date", "Order Date"),
         Column("billing_name", "Bill-to Name"),
         Column("state", "Status"),
-        Column("base_grand_total", "Grand Total (Base)", render=lambda r: f"${r['base_grand_total']:,.2f}", cls="num"),
-        Column("grand_total", "Grand Total (Purchased)", render=lambda r: f"${r['grand_total']:,.2f}", cls="num"),
-        Column("action", "Action", render=lambda r: link(order_view_url(r["order_id"]), "View"), sortable=False),
+        money_column("base_grand_total", "Grand Total (Base)"),
+        money_column("grand_total", "Grand Total (Purchased)"),
+        action_column("View", lambda r: order_view_url(r["order_id"])),
     ],
     search=("increment_id", "order_increment_id", "billing_name"),
     filters=(Filter("increment_id", "Invoice"), Filter("order_increment_id", "Order #"),
@@ -98,13 +99,13 @@ SHIPMENTS = Grid(
         FROM shipments s JOIN orders o ON o.id = s.order_id""",
     [
         Column("increment_id", "Shipment"),
-        Column("created_at", "Ship Date", render=lambda r: fmt_datetime(r["created_at"])),
+        datetime_column("created_at", "Ship Date"),
         Column("order_increment_id", "Order #"),
-        Column("order_date", "Order Date", render=lambda r: fmt_datetime(r["order_date"])),
+        datetime_column("order_date", "Order Date"),
         Column("shipping_name", "Ship-to Name"),
         Column("total_qty", "Total Quantity", cls="num"),
         Column("tracking_number", "Tracking Number"),
-        Column("action", "Action", render=lambda r: link(order_view_url(r["order_id"]), "View"), sortable=False),
+        action_column("View", lambda r: order_view_url(r["order_id"])),
     ],
     search=("increment_id", "order_increment_id", "shipping_name", "tracking_number"),
     filters=(Filter("increment_id", "Shipment"), Filter("order_increment_id", "Order #"),
@@ -182,193 +183,224 @@ def status_before_hold(conn, order) -> str:
     return "processing" if progressed else "pending"
 
 
-def register(admin) -> None:
-    db = lambda: admin.db  # noqa: E731
+def load(admin: Admin, p: dict[str, str]):
+    """The order of the URL's order_id, or None."""
+    try:
+        return load_order(admin.db, int(p.get("order_id", "")))
+    except ValueError:
+        return None
 
-    def grid_page(grid: Grid, path: str, title: str, template: str = "grid.html", **extra):
-        async def handler(request: Request, p: dict[str, str]) -> Response:
-            result = grid.run(db(), request.query_params)
-            return admin.render(request, template, title=title, g=view(grid, result, _url(path)), **extra)
 
-        return handler
+def back_to_order(order) -> Response:
+    return redirect(order_view_url(order["id"]))
 
-    admin.route("sales/order/index", section="sales")(grid_page(ORDERS, "sales/order/", "Orders"))
-    admin.route("sales/invoice/index", section="sales")(grid_page(INVOICES, "sales/invoice/", "Invoices"))
-    admin.route("sales/shipment/index", section="sales")(grid_page(SHIPMENTS, "sales/shipment/", "Shipments"))
 
-    def load(p: dict[str, str]):
-        try:
-            return load_order(db(), int(p.get("order_id", "")))
-        except ValueError:
-            return None
+async def order_view(request: Request, admin: Admin, p: dict[str, str]) -> Response:
+    order = load(admin, p)
+    if order is None:
+        flash(request, "This order no longer exists.", "error")
+        return redirect(url("sales/order/"))
+    customer = None
+    if order["customer_id"]:
+        customer = admin.row("customers", order["customer_id"])
+    paid = sum(inv["grand_total"] for inv in order["invoices"])
+    refunded = order["grand_total"] if order["status"] == "closed" else 0.0
+    totals = {
+        "paid": paid,
+        "refunded": refunded,
+        "due": 0.0 if order["status"] in ("canceled", "closed") else max(order["grand_total"] - paid, 0.0),
+    }
+    for item in order["items"]:
+        item["item_status"] = item_status(item)
+        product = admin.db.execute("SELECT price FROM products WHERE id = ?", (item["product_id"],)).fetchone()
+        item["original_price"] = product["price"] if product else item["price"]
+    return admin.render(
+        request, "order_view.html", title=f"# {order['increment_id']}", order=order, customer=customer,
+        totals=totals, can=allowed_actions(order), status_options=[(order["status"], order["status_label"])],
+    )
 
-    @admin.route("sales/order/view", section="sales")
-    async def order_view(request: Request, p: dict[str, str]) -> Response:
-        order = load(p)
-        if order is None:
-            flash(request, "This order no longer exists.", "error")
-            return admin_redirect("sales/order/")
-        customer = None
-        if order["customer_id"]:
-            customer = db().execute("SELECT * FROM customers WHERE id = ?", (order["customer_id"],)).fetchone()
-        paid = sum(inv["grand_total"] for inv in order["invoices"])
-        refunded = order["grand_total"] if order["status"] == "closed" else 0.0
-        totals = {
-            "paid": paid,
-            "refunded": refunded,
-            "due": 0.0 if order["status"] in ("canceled", "closed") else max(order["grand_total"] - paid, 0.0),
-        }
-        for item in order["items"]:
-            item["item_status"] = item_status(item)
-            product = db().execute("SELECT price FROM products WHERE id = ?", (item["product_id"],)).fetchone()
-            item["original_price"] = product["price"] if product else item["price"]
-        return admin.render(
-            request, "order_view.html", title=f"# {order['increment_id']}", order=order, customer=customer,
-            totals=totals, can=allowed_actions(order), status_options=[(order["status"], order["status_label"])],
-        )
 
-    def admin_redirect(path: str):
-        return redirect(_url(path))
-
-    @admin.route("sales/order/addComment", methods=("POST",), section="sales")
-    async def add_comment(request: Request, p: dict[str, str]) -> Response:
-        order = load(p)
+def order_action(endpoint):
+    """A POST on the URL's order: the endpoint gets the order; a missing order is the 404 page."""
+    @functools.wraps(endpoint)
+    async def wrapper(request: Request, admin: Admin, p: dict[str, str]) -> Response:
+        order = load(admin, p)
         if order is None:
             return admin.not_found(request)
-        form = await request.form()
-        comment = str(form.get("history[comment]") or form.get("comment") or "").strip()
-        status = str(form.get("history[status]") or form.get("status") or order["status"])
-        notify = 1 if form.get("history[is_customer_notified]") or form.get("is_customer_notified") else 0
-        if not comment:
-            flash(request, "The comment is missing. Enter and try again.", "error")
-            return admin_redirect(f"sales/order/view/order_id/{order['id']}/")
-        if status not in ORDER_STATUS_LABELS:
-            status = order["status"]
-        with admin.ctx.db.transaction() as conn:
-            if status != order["status"]:
-                _set_status(conn, order["id"], status)
-            else:
-                conn.execute("UPDATE orders SET updated_at = ? WHERE id = ?", (now(), order["id"]))
-            _history(conn, order["id"], status, comment, notify)
-        flash(request, "You added a comment to the order.")
-        return admin_redirect(f"sales/order/view/order_id/{order['id']}/")
+        return await endpoint(request, admin, order)
 
-    def action(name: str, fn, done: str, refused: str):
-        async def handler(request: Request, p: dict[str, str]) -> Response:
-            order = load(p)
-            if order is None:
-                return admin.not_found(request)
-            if not allowed_actions(order)[name]:
-                flash(request, refused, "error")
-            else:
-                with admin.ctx.db.transaction() as conn:
-                    fn(conn, order)
-                flash(request, done)
-            return admin_redirect(f"sales/order/view/order_id/{order['id']}/")
+    return wrapper
 
-        admin.route(f"sales/order/{name}", methods=("POST",), section="sales")(handler)
 
-    def do_cancel(conn, order) -> None:
-        for item in order["items"]:
-            qty = to_cancel(item)
-            if qty:
-                conn.execute("UPDATE order_items SET qty_canceled = qty_canceled + ? WHERE id = ?", (qty, item["id"]))
-                if item["product_id"] is not None:
-                    conn.execute("UPDATE products SET qty = qty + ? WHERE id = ?", (qty, item["product_id"]))
-        _set_status(conn, order["id"], "canceled")
-        _history(conn, order["id"], "canceled", "")
+@order_action
+async def add_comment(request: Request, admin: Admin, order) -> Response:
+    form = await request.form()
+    comment = str(form.get("history[comment]") or form.get("comment") or "").strip()
+    status = str(form.get("history[status]") or form.get("status") or order["status"])
+    notify = 1 if form.get("history[is_customer_notified]") or form.get("is_customer_notified") else 0
+    if not comment:
+        flash(request, "The comment is missing. Enter and try again.", "error")
+        return back_to_order(order)
+    if status not in ORDER_STATUS_LABELS:
+        status = order["status"]
+    with admin.ctx.db.transaction() as conn:
+        if status != order["status"]:
+            _set_status(conn, order["id"], status)
+        else:
+            conn.execute("UPDATE orders SET updated_at = ? WHERE id = ?", (now(), order["id"]))
+        _history(conn, order["id"], status, comment, notify)
+    flash(request, "You added a comment to the order.")
+    return back_to_order(order)
 
-    def do_hold(conn, order) -> None:
-        _set_status(conn, order["id"], "holded")
-        _history(conn, order["id"], "holded", "")
 
-    def do_unhold(conn, order) -> None:
-        status = status_before_hold(conn, order)
-        _set_status(conn, order["id"], status)
-        _history(conn, order["id"], status, "")
+@order_action
+async def send_email(request: Request, admin: Admin, order) -> Response:
+    flash(request, "You sent the order email.")
+    return back_to_order(order)
 
-    action("cancel", do_cancel, "You canceled the order.", "You have not canceled the item.")
-    action("hold", do_hold, "You put the order on hold.", "You have not put the order on hold.")
-    action("unhold", do_unhold, "You released the order from holding status.",
-           "The order was not on hold.")
 
-    @admin.route("sales/order/email", methods=("POST",), section="sales")
-    async def send_email(request: Request, p: dict[str, str]) -> Response:
-        order = load(p)
-        if order is None:
-            return admin.not_found(request)
-        flash(request, "You sent the order email.")
-        return admin_redirect(f"sales/order/view/order_id/{order['id']}/")
-
-    # Invoice and ship: a "new" form listing what will be invoiced/shipped, and its save action.
-    # Both cover everything still open on the order (no partial documents).
-
-    def create_invoice(conn, order, form) -> str:
-        invoiced = sum(inv["grand_total"] for inv in order["invoices"])
-        increment = _next_increment(conn, "invoices")
-        conn.execute("INSERT INTO invoices (order_id, increment_id, grand_total, created_at) VALUES (?, ?, ?, ?)",
-                     (order["id"], increment, round(max(order["grand_total"] - invoiced, 0.0), 2), now()))
-        return increment
-
-    def create_shipment(conn, order, form) -> str:
-        tracking = str(form.get("tracking[number]") or "").strip() or None
-        increment = _next_increment(conn, "shipments")
-        conn.execute(
-            "INSERT INTO shipments (order_id, increment_id, total_qty, tracking_number, created_at) VALUES (?, ?, ?, ?, ?)",
-            (order["id"], increment, sum(to_ship(i) for i in order["items"]), tracking, now()),
-        )
-        return increment
-
-    def document_routes(doc: str, action_key: str, title: str, new_path: str, remaining, qty_column: str, other_remaining,
-                        create, done: str, refused: str) -> None:
-        """Routes for creating an invoice or a shipment: `remaining(item)` is what the document covers,
-        `qty_column` the item counter it advances; the order completes once `other_remaining` is zero too."""
-        base = new_path.rsplit("/", 1)[0]
-
-        def refuse(request: Request, order) -> Response:
+def status_action(name: str, apply, done: str, refused: str) -> Handler:
+    """A whole-order operation `name` (see allowed_actions): `apply(conn, order)` does it."""
+    @order_action
+    async def handler(request: Request, admin: Admin, order) -> Response:
+        if not allowed_actions(order)[name]:
             flash(request, refused, "error")
-            return admin_redirect(f"sales/order/view/order_id/{order['id']}/")
-
-        async def new(request: Request, p: dict[str, str]) -> Response:
-            order = load(p)
-            if order is None:
-                return admin.not_found(request)
-            if not allowed_actions(order)[action_key]:
-                return refuse(request, order)
-            for item in order["items"]:
-                item["qty_to"] = remaining(item)
-            return admin.render(request, "order_doc_new.html", title=title, order=order, kind=doc,
-                                action=_url(f"{base}/save/order_id/{order['id']}/"))
-
-        async def save(request: Request, p: dict[str, str]) -> Response:
-            order = load(p)
-            if order is None:
-                return admin.not_found(request)
-            if not allowed_actions(order)[action_key]:
-                return refuse(request, order)
-            form = await request.form()
-            comment = str(form.get(f"{doc}[comment_text]") or "").strip()
+        else:
             with admin.ctx.db.transaction() as conn:
-                for item in order["items"]:
-                    if qty := remaining(item):
-                        conn.execute(f"UPDATE order_items SET {qty_column} = {qty_column} + ? WHERE id = ?",
-                                     (qty, item["id"]))
-                increment = create(conn, order, form)
-                status = "complete" if all(other_remaining(i) == 0 for i in order["items"]) else "processing"
-                _set_status(conn, order["id"], status)
-                _history(conn, order["id"], status, comment or f"{doc.title()} #{increment} created.",
-                         1 if form.get(f"{doc}[send_email]") else 0)
+                apply(conn, order)
             flash(request, done)
-            return admin_redirect(f"sales/order/view/order_id/{order['id']}/")
+        return back_to_order(order)
 
-        admin.route(new_path, section="sales")(new)
-        admin.route(f"{base}/save", methods=("POST",), section="sales")(save)
+    return handler
 
-    document_routes("invoice", "invoice", "New Invoice", "sales/order_invoice/new", to_invoice, "qty_invoiced", to_ship,
-                    create_invoice, "The invoice has been created.",
-                    "The order does not allow an invoice to be created.")
-    document_routes("shipment", "ship", "New Shipment", "admin/order_shipment/new", to_ship, "qty_shipped", to_invoice,
+
+def do_cancel(conn, order) -> None:
+    for item in order["items"]:
+        qty = to_cancel(item)
+        if qty:
+            conn.execute("UPDATE order_items SET qty_canceled = qty_canceled + ? WHERE id = ?", (qty, item["id"]))
+            if item["product_id"] is not None:
+                conn.execute("UPDATE products SET qty = qty + ? WHERE id = ?", (qty, item["product_id"]))
+    _set_status(conn, order["id"], "canceled")
+    _history(conn, order["id"], "canceled", "")
+
+
+def do_hold(conn, order) -> None:
+    _set_status(conn, order["id"], "holded")
+    _history(conn, order["id"], "holded", "")
+
+
+def do_unhold(conn, order) -> None:
+    status = status_before_hold(conn, order)
+    _set_status(conn, order["id"], status)
+    _history(conn, order["id"], status, "")
+
+
+# Invoice and ship: a "new" form listing what will be invoiced/shipped, and its save action.
+# Both cover everything still open on the order (no partial documents).
+
+
+def create_invoice(conn, order, form) -> str:
+    invoiced = sum(inv["grand_total"] for inv in order["invoices"])
+    increment = _next_increment(conn, "invoices")
+    conn.execute("INSERT INTO invoices (order_id, increment_id, grand_total, created_at) VALUES (?, ?, ?, ?)",
+                 (order["id"], increment, round(max(order["grand_total"] - invoiced, 0.0), 2), now()))
+    return increment
+
+
+def create_shipment(conn, order, form) -> str:
+    tracking = str(form.get("tracking[number]") or "").strip() or None
+    increment = _next_increment(conn, "shipments")
+    conn.execute(
+        "INSERT INTO shipments (order_id, increment_id, total_qty, tracking_number, created_at) VALUES (?, ?, ?, ?, ?)",
+        (order["id"], increment, sum(to_ship(i) for i in order["items"]), tracking, now()),
+    )
+    return increment
+
+
+@dataclass(frozen=True)
+class Document:
+    """An invoice or a shipment: `remaining(item)` is what the document covers, `qty_column` the item
+    counter it advances; the order completes once `other_remaining` is zero too."""
+
+    kind: str  # invoice | shipment
+    action_key: str  # its entry in allowed_actions
+    title: str
+    base: str  # 'front/controller' of its new and save pages
+    remaining: Callable
+    qty_column: str
+    other_remaining: Callable
+    create: Callable  # (conn, order, form) -> the new document's increment id
+    done: str
+    refused: str
+
+
+INVOICE = Document("invoice", "invoice", "New Invoice", "sales/order_invoice", to_invoice, "qty_invoiced", to_ship,
+                   create_invoice, "The invoice has been created.",
+                   "The order does not allow an invoice to be created.")
+SHIPMENT = Document("shipment", "ship", "New Shipment", "admin/order_shipment", to_ship, "qty_shipped", to_invoice,
                     create_shipment, "The shipment has been created.",
                     "The order does not allow a shipment to be created.")
-    for action_name in ("new", "save"):  # Magento serves the shipment pages under both fronts
-        admin.routes[("sales", "order_shipment", action_name)] = admin.routes[("admin", "order_shipment", action_name)]
+
+
+def document_action(doc: Document, endpoint) -> Handler:
+    """A page creating `doc` for the URL's order: the endpoint gets the order and `doc`; an order that
+    does not allow the document is shown again with `doc.refused`."""
+    @order_action
+    async def handler(request: Request, admin: Admin, order) -> Response:
+        if not allowed_actions(order)[doc.action_key]:
+            flash(request, doc.refused, "error")
+            return back_to_order(order)
+        return await endpoint(request, admin, order, doc)
+
+    return handler
+
+
+async def new_document(request: Request, admin: Admin, order, doc: Document) -> Response:
+    for item in order["items"]:
+        item["qty_to"] = doc.remaining(item)
+    return admin.render(request, "order_doc_new.html", title=doc.title, order=order, kind=doc.kind,
+                        action=url(f"{doc.base}/save/order_id/{order['id']}/"))
+
+
+async def save_document(request: Request, admin: Admin, order, doc: Document) -> Response:
+    form = await request.form()
+    comment = str(form.get(f"{doc.kind}[comment_text]") or "").strip()
+    with admin.ctx.db.transaction() as conn:
+        for item in order["items"]:
+            if qty := doc.remaining(item):
+                conn.execute(f"UPDATE order_items SET {doc.qty_column} = {doc.qty_column} + ? WHERE id = ?",
+                             (qty, item["id"]))
+        increment = doc.create(conn, order, form)
+        status = "complete" if all(doc.other_remaining(i) == 0 for i in order["items"]) else "processing"
+        _set_status(conn, order["id"], status)
+        _history(conn, order["id"], status, comment or f"{doc.kind.title()} #{increment} created.",
+                 1 if form.get(f"{doc.kind}[send_email]") else 0)
+    flash(request, doc.done)
+    return back_to_order(order)
+
+
+new_invoice, save_invoice = document_action(INVOICE, new_document), document_action(INVOICE, save_document)
+new_shipment, save_shipment = document_action(SHIPMENT, new_document), document_action(SHIPMENT, save_document)
+cancel = status_action("cancel", do_cancel, "You canceled the order.", "You have not canceled the item.")
+hold = status_action("hold", do_hold, "You put the order on hold.", "You have not put the order on hold.")
+unhold = status_action("unhold", do_unhold, "You released the order from holding status.", "The order was not on hold.")
+
+ROUTES = [
+    AdminRoute("sales/order/index", grid_page(ORDERS, "sales/order/", "Orders"), section="sales"),
+    AdminRoute("sales/invoice/index", grid_page(INVOICES, "sales/invoice/", "Invoices"), section="sales"),
+    AdminRoute("sales/shipment/index", grid_page(SHIPMENTS, "sales/shipment/", "Shipments"), section="sales"),
+    AdminRoute("sales/order/view", order_view, section="sales"),
+    AdminRoute("sales/order/addComment", add_comment, methods=POST, section="sales"),
+    AdminRoute("sales/order/cancel", cancel, methods=POST, section="sales"),
+    AdminRoute("sales/order/hold", hold, methods=POST, section="sales"),
+    AdminRoute("sales/order/unhold", unhold, methods=POST, section="sales"),
+    AdminRoute("sales/order/email", send_email, methods=POST, section="sales"),
+    AdminRoute("sales/order_invoice/new", new_invoice, section="sales"),
+    AdminRoute("sales/order_invoice/save", save_invoice, methods=POST, section="sales"),
+    AdminRoute("admin/order_shipment/new", new_shipment, section="sales"),
+    AdminRoute("admin/order_shipment/save", save_shipment, methods=POST, section="sales"),
+    # Magento serves the shipment pages under both fronts
+    AdminRoute("sales/order_shipment/new", new_shipment, section="sales"),
+    AdminRoute("sales/order_shipment/save", save_shipment, methods=POST, section="sales"),
+]

@@ -1,4 +1,4 @@
-"""Task templates over the shop's admin panel (see webrl.tasks.suite), after WebArena's shopping_admin
+"""Task templates over the shop's admin panel (see webrl.tasks.templates), after WebArena's shopping_admin
 tasks: reports, customers, orders, reviews, catalog and promotion changes, navigation, and questions
 about records that do not exist. Every answer, URL, locator value and element name is read from the
 pristine store data; the admin grids' own search is only used to pick records that a keyword search
@@ -15,7 +15,7 @@ from webrl.sites.shopping_admin.customers import CUSTOMERS
 from webrl.sites.shopping_admin.marketing import REVIEWS
 from webrl.sites.store.store import ORDER_STATUS_LABELS
 from webrl.tasks.script import click, done, hover, scroll_down, scroll_up, search, select, type_
-from webrl.tasks.suite import Data, Instance, TaskTemplate, html_eval, string_eval, unachievable_eval, url_eval
+from webrl.tasks.templates import Data, Instance, TaskTemplate, html_eval, string_eval, unachievable_eval, url_eval
 
 ADMIN = "__SHOPPING_ADMIN__"
 SITES = ("shopping_admin",)

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from webrl.sites.embedded.platform import DatabaseSpec
+from webrl.sites.platform import DatabaseSpec
 from webrl.sites.store.seed import seed_store
 
 STORE = DatabaseSpec(name="store", schema=Path(__file__).with_name("schema.sql"), seed=seed_store, version=1)

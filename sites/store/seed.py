@@ -33,7 +33,7 @@ from datetime import datetime, timedelta
 from faker import Faker
 from faker.providers.address.en_US import Provider as UsAddressProvider
 
-from webrl.sites.embedded.platform import hash_password
+from webrl.sites.platform import hash_password
 from webrl.sites.store import catalog_data as cat
 
 START = datetime(2022, 1, 1)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from webrl.sites.embedded.platform import Transaction, now
+from webrl.sites.platform import Transaction, now
 
 # ---------------------------------------------------------------------------------------------
 # Orders: statuses, as Magento labels them, and the state each status belongs to.

@@ -1,5 +1,5 @@
-"""Shared pieces of the curriculum tests: the real embedded sites (all five), the suite and the evolver's template
-pool built from their snapshots (once per session: the pool takes a while), the tiny model, and a local
+"""Shared pieces of the curriculum tests: the real embedded sites (all five), the evolver's template
+pool built from their snapshots (once per session: the pool takes a while), and a local
 OpenAI-compatible server with canned replies (GPT-4o cannot run here; the server stands in for its HTTP API)."""
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from webrl.models import resolve_model
-
 ALL_SITES = ("shopping", "shopping_admin", "reddit", "gitlab", "map")
 
 
@@ -23,22 +21,10 @@ def all_sites(site_servers):
 
 
 @pytest.fixture(scope="session")
-def suite(all_sites):
-    from webrl.tasks.suite import build_suite
-
-    return build_suite(Path(all_sites.paths.snapshots))
-
-
-@pytest.fixture(scope="session")
 def evolver(all_sites):
     from webrl.curriculum.evolve import Evolver
 
     return Evolver.from_snapshots(Path(all_sites.paths.snapshots))
-
-
-@pytest.fixture(scope="session")
-def tiny_dir(tmp_path_factory):
-    return resolve_model("tiny", tmp_path_factory.mktemp("models"))
 
 
 def _answer(handler: BaseHTTPRequestHandler, status: int, content: str | None = None) -> None:

@@ -13,7 +13,7 @@ from webrl.curriculum.evolve import RULES_SCORED
 from webrl.curriculum.generate import needs_orm
 from webrl.curriculum.seen import Seen, next_task_id
 from webrl.tasks.model import Task
-from webrl.tasks.suite import POOL_QUOTA_FACTOR, Data, eval_kind, site_group
+from webrl.tasks.templates import POOL_QUOTA_FACTOR, Data, eval_kind, site_group
 
 # build_suite's version recorded before the templates' sampling went through Data.sample (1007 tasks). A template
 # or seed-data change that alters the suite on purpose records the new version here.

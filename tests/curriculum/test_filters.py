@@ -31,9 +31,9 @@ from webrl.rl.critic import Critic
 
 
 @pytest.fixture(scope="module")
-def critic(tiny_dir):
+def critic(tiny):
     torch.manual_seed(0)  # the fresh heads
-    return Critic.from_pretrained(tiny_dir).eval(), AutoTokenizer.from_pretrained(tiny_dir)
+    return Critic.from_pretrained(tiny).eval(), AutoTokenizer.from_pretrained(tiny)
 
 
 def test_in_band_rules():

@@ -151,8 +151,8 @@ def test_generator_specs():
     assert served.name == "vllm:tiny" and served.policy.server is None
 
 
-def test_chat_prompt_uses_the_template_without_a_second_bos(tiny_dir):
-    tokenizer = AutoTokenizer.from_pretrained(tiny_dir)
+def test_chat_prompt_uses_the_template_without_a_second_bos(tiny):
+    tokenizer = AutoTokenizer.from_pretrained(tiny)
     assert chat_prompt(tokenizer, "Write tasks.") == "Write tasks."  # tiny has no chat template
     tokenizer.chat_template = (
         "{{ bos_token }}{% for m in messages %}<|start_header_id|>{{ m.role }}<|end_header_id|>\n{{ m.content }}"
@@ -164,12 +164,12 @@ def test_chat_prompt_uses_the_template_without_a_second_bos(tiny_dir):
     assert tokenizer(text).input_ids.count(tokenizer.bos_token_id) == 1
 
 
-def test_generation_with_the_tiny_model_counts_unusable_replies(tiny_dir):
+def test_generation_with_the_tiny_model_counts_unusable_replies(tiny):
     """A real (random) model: its replies have no usable backtick task, so nothing is kept, and that is counted."""
     torch.manual_seed(0)
     failed = [make_task(i, f"Show me the reviews of product {i}") for i in range(3)]
     failed.append(make_task(9, "Who wrote the latest post in the books forum?", ("reddit",), "__REDDIT__/"))
-    generator = make_generator("hf:tiny", tiny_dir.parent)
+    generator = make_generator("hf:tiny", tiny.parent)
     sampling = Sampling(temperature=GENERATION_SAMPLING.temperature, top_p=1.0, max_tokens=96, stop=())
     tasks, report = generate_tasks(failed, generator, Seen(failed), first_id=10, rounds_per_site=1,
                                    sampling=sampling)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from envsupport import with_page  # tests/env is on sys.path (no __init__.py)
+from env_support import with_page  # tests/env is on sys.path (no __init__.py)
 
 from webrl.env.actions import Action, execute
 from webrl.env.observation import KEPT_ATTRIBUTES, Observation, observe, simplify_html, viewport_ratio

@@ -11,7 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from webrl.tasks import Task, resolve_task_set
+from webrl.sites.task_sets import resolve_task_set
+from webrl.tasks import Task
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from evalsupport import make_task
+from eval_support import make_task
 
 from webrl.evaluators import evaluate
 from webrl.evaluators.helpers import (

@@ -5,7 +5,7 @@ cannot (and must not) reach; it answers in the same JSON shape."""
 from __future__ import annotations
 
 import pytest
-from evalsupport import make_task, run
+from eval_support import make_task, run
 
 from webrl.errors import UsageError, WebrlError
 from webrl.evaluators import OpenAIJudge, evaluate, parse_judge_spec

@@ -5,7 +5,7 @@ files run through the string/url evaluators in every mode without an error."""
 from __future__ import annotations
 
 import pytest
-from evalsupport import ScriptedJudge, make_task, run
+from eval_support import ScriptedJudge, make_task, run
 
 from webrl.evaluators import MODES, evaluate
 
@@ -75,7 +75,7 @@ def test_browsergym_scores_0_with_a_tab_outside_the_sites(async_browser, static_
 def test_every_real_config_evaluates(lite_tasks):
     """All string/url configs of both task files, in every mode, give a score or 'unjudged' (no judge) - never an
     error (program_html needs live sites; its configs are covered by test_tasks' loading checks)."""
-    from webrl.tasks import resolve_task_set
+    from webrl.sites.task_sets import resolve_task_set
 
     urls = {s: f"http://{s}.test:1000" for s in ("shopping", "shopping_admin", "reddit", "gitlab", "map",
                                                  "wikipedia", "homepage")}

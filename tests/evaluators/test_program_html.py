@@ -4,7 +4,7 @@ mode differences of §5.5/§5.6, as tables run on one page per mode."""
 from __future__ import annotations
 
 import pytest
-from evalsupport import ScriptedJudge, make_task
+from eval_support import ScriptedJudge, make_task
 
 from webrl.evaluators import evaluate
 from webrl.evaluators import program_html as program_html_module

@@ -4,7 +4,7 @@ as tables of (reference_answers, answer) -> expected score per mode. None = unju
 from __future__ import annotations
 
 import pytest
-from evalsupport import ScriptedJudge, make_task, run
+from eval_support import ScriptedJudge, make_task, run
 
 from webrl.evaluators import evaluate
 from webrl.evaluators.string_match import clean_answer, must_include

@@ -4,7 +4,7 @@ then against real pages in Chromium (page.url after real navigation; list order 
 from __future__ import annotations
 
 import pytest
-from evalsupport import make_task, run
+from eval_support import make_task, run
 
 from webrl.evaluators import evaluate
 from webrl.evaluators.url_match import vab_url_score, webarena_url_score

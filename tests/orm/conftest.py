@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from ormsupport import TRAIN_ARGS, orm_cli, synthetic_examples
+from orm_support import TRAIN_ARGS, orm_cli, synthetic_examples
 
-from webrl.models import resolve_model
 from webrl.orm.data import write_examples
 from webrl.orm.model import OutcomeRewardModel
-
-
-@pytest.fixture(scope="session")
-def tiny(tmp_path_factory) -> Path:
-    return resolve_model("tiny", tmp_path_factory.mktemp("models"))
 
 
 @pytest.fixture(scope="session")

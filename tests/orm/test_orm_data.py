@@ -12,7 +12,7 @@ import pytest
 
 from webrl.errors import UsageError
 from webrl.orm.data import Example, episode_example, load_examples, write_examples
-from webrl.policy.base import make_policy
+from webrl.policy.factory import make_policy
 from webrl.runs.eval import EvalSettings, run_eval
 from webrl.tasks.load import load_tasks
 

@@ -8,7 +8,7 @@ import re
 from dataclasses import replace
 
 import pytest
-from ormsupport import orm_cli, synthetic_examples
+from orm_support import orm_cli, synthetic_examples
 
 from webrl.orm.data import write_examples
 from webrl.orm.evaluate import binary_scores, score_table

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from webrl.models import load_tokenizer
 from webrl.orm.format import PromptTooLong, history_lines, orm_input_ids, orm_prompt, prompt_parts
+from webrl.policy.models import load_tokenizer
 
 INTENT = "What is the price of the blue mug?"
 RESPONSES = ['# Element: the search box\ndo(action="Search", argument="blue mug", element="4")',

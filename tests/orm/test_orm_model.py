@@ -6,7 +6,7 @@ import math
 
 import pytest
 import torch
-from ormsupport import synthetic_examples
+from orm_support import synthetic_examples
 
 from webrl.orm.format import orm_input_ids
 from webrl.orm.model import THRESHOLD, answer_token_ids, pad_ids, reward

@@ -8,13 +8,13 @@ from collections import Counter
 from dataclasses import replace
 
 import pytest
-from ormsupport import synthetic_examples
+from orm_support import synthetic_examples
 
 from webrl.cli.main import app
 from webrl.errors import UsageError
-from webrl.models import load_tokenizer
 from webrl.orm.evaluate import run_orm_eval
 from webrl.orm.train import Item, balance_classes, encode_items
+from webrl.policy.models import load_tokenizer
 
 pytestmark = pytest.mark.slow  # trains an outcome reward model
 

@@ -11,7 +11,8 @@ import torch
 
 from webrl.env.observation import Observation
 from webrl.errors import UsageError
-from webrl.policy.base import PolicyInput, Sampling, make_policy
+from webrl.policy.base import PolicyInput, Sampling
+from webrl.policy.factory import make_policy
 from webrl.policy.hf import HFPolicy
 from webrl.policy.prompt import webrl_prompt
 from webrl.tasks.model import Task

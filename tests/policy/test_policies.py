@@ -12,7 +12,8 @@ import pytest
 from webrl.env.actions import parse_action
 from webrl.env.observation import Observation
 from webrl.errors import UsageError, WebrlError
-from webrl.policy.base import PolicyInput, Sampling, make_policy
+from webrl.policy.base import PolicyInput, Sampling
+from webrl.policy.factory import make_policy
 from webrl.policy.oracle import find_element
 from webrl.policy.prompt import webrl_prompt
 from webrl.tasks.model import Task

@@ -12,7 +12,8 @@ import pytest
 
 from webrl.env.observation import Observation
 from webrl.errors import UsageError, WebrlError
-from webrl.policy.base import PolicyInput, Sampling, make_policy
+from webrl.policy.base import PolicyInput, Sampling
+from webrl.policy.factory import make_policy
 from webrl.policy.vllm import VLLMPolicy, VLLMServer, find_vllm
 from webrl.tasks.model import Task
 

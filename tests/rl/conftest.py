@@ -1,16 +1,8 @@
-"""The tiny random Llama (built once per session) and its tokenizer, for the trainer's tests."""
+"""The tiny model's tokenizer and a fresh copy of its weights, for the trainer's tests."""
 
 from __future__ import annotations
 
 import pytest
-
-from webrl.models import resolve_model
-
-
-@pytest.fixture(scope="session")
-def tiny(tmp_path_factory):
-    """The folder of the `tiny` model: a ~0.8M-parameter random Llama with a byte-level BPE tokenizer."""
-    return resolve_model("tiny", tmp_path_factory.mktemp("models"))
 
 
 @pytest.fixture(scope="session")

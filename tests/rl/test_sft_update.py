@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 import torch
-from clisupport import webrl
+from cli_support import webrl
 from engine_support import DIST_ENV, child_env
 
-from webrl.models import load_causal_lm, load_tokenizer
+from webrl.policy.models import load_causal_lm, load_tokenizer
 from webrl.policy.prompt import webrl_prompt
 from webrl.rl.critic import Critic
 from webrl.rl.data import action_logprobs, collate, encode, load_steps, pad_token_id

@@ -22,16 +22,17 @@ from pathlib import Path
 import pytest
 import yaml
 from docker.errors import ImageNotFound, NotFound
-from dockersupport import docker_engine_with
+from docker_support import docker_engine_with
 
 from webrl.config import DEFAULT_PORTS, INSTANCE_STRIDE, load_config, on_free_ports
 from webrl.errors import UsageError, WebrlError
-from webrl.policy.base import make_policy
+from webrl.policy.factory import make_policy
 from webrl.runs.eval import EvalSettings
-from webrl.sites.docker.backend import LABEL_OWNER, LABEL_UNIT, DockerBackend
+from webrl.sites.docker.backend import DockerBackend
 from webrl.sites.docker.configure import configure_commands
 from webrl.sites.docker.engine import Need, check_resources, pull
 from webrl.sites.docker.images import EMBEDDED_BUILD, EMBEDDED_IMAGE, WEBARENA
+from webrl.sites.docker.lifecycle import LABEL_OWNER, LABEL_UNIT
 from webrl.sites.embedded.registry import WEBARENA_SITES
 from webrl.tasks.load import load_tasks
 
@@ -170,19 +171,12 @@ class KillsItsSite:
 
 
 def run_one_episode(backend, policy, task, out: Path) -> dict:
-    from playwright.async_api import async_playwright
-
-    from webrl.env.browser_env import BrowserEnv
-    from webrl.runs.eval import Browsers, run_episode
+    from webrl.runs.episodes import Browsers, open_env, run_episode
 
     async def go() -> dict:
-        async with async_playwright() as playwright:
-            browsers = Browsers(playwright)
-            try:
-                env = BrowserEnv(None, backend, 0)
-                return await run_episode(env, browsers, policy, task, 0, EvalSettings(tasks="smoke", out=out))
-            finally:
-                await browsers.close()
+        settings = EvalSettings(tasks="smoke", out=out)
+        async with Browsers() as browsers, open_env(browsers, backend, 0, settings) as env:
+            return await run_episode(env, browsers, policy, task, 0, settings)
 
     return asyncio.run(go())
 

@@ -5,40 +5,14 @@ contract of WebArena's helper, bad input, and the deterministic seed."""
 from __future__ import annotations
 
 import re
-import sqlite3
-from pathlib import Path
 
 import httpx
-import pytest
 from playwright.sync_api import expect
 
-from webrl.sites.embedded.platform import check_password, content_checksum
-from webrl.sites.gitlab.seed import seed
+from webrl.sites.platform import check_password, content_checksum
 
 USER = ("byteblaze", "hello1234")
-SCHEMA = Path(__file__).parents[2] / "sites" / "gitlab" / "schema.sql"
-
-
-@pytest.fixture
-def gitlab(site_servers):
-    backend = site_servers("gitlab")
-    backend.reset()
-    return backend
-
-
-@pytest.fixture
-def base(gitlab) -> str:
-    return gitlab.urls(0)["gitlab"]
-
-
-@pytest.fixture
-def client(base):
-    with httpx.Client(base_url=base, timeout=15) as c:
-        yield c
-
-
-def query(backend, sql: str, params=()) -> list[sqlite3.Row]:
-    return backend.query("gitlab", sql, params)
+SITE = "gitlab"  # the site of the fixtures in conftest.py
 
 
 def sign_in(client: httpx.Client, back: str = "/") -> None:
@@ -66,17 +40,9 @@ ROLE_OF = """(username) => {
 # The seed
 
 
-def build(seed_value: int) -> sqlite3.Connection:
-    conn = sqlite3.connect(":memory:")
-    conn.executescript(SCHEMA.read_text())
-    seed(conn, seed_value)
-    return conn
-
-
-def test_seed_is_deterministic_and_sized():  # its speed is bench/reset.py's to measure, not a test's
-    a = build(0)
-    assert content_checksum(a) == content_checksum(build(0))
-    assert content_checksum(a) != content_checksum(build(1))
+def test_seed_is_deterministic_and_sized(seeded):  # its speed is bench/reset.py's to measure, not a test's
+    a = seeded(0)
+    assert content_checksum(a) == content_checksum(seeded(0)) != content_checksum(seeded(1))
     count = lambda table: a.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]  # noqa: E731
     assert 30 <= count("users") <= 80
     assert 30 <= count("projects") <= 80
@@ -120,7 +86,7 @@ def test_sign_in_page_redirects_and_404(client):
     assert client.get("/").headers["location"] == "/dashboard/projects"
 
 
-def test_project_pages_and_filters(client, gitlab):
+def test_project_pages_and_filters(client, query):
     sign_in(client)
     urls = ["/dashboard/projects", "/dashboard/projects/starred", "/explore/projects?sort=stars_desc", "/dashboard/groups",
             "/byteblaze/dotfiles", "/byteblaze/dotfiles/-/commits/main", "/byteblaze/dotfiles/-/graphs/main",
@@ -134,22 +100,22 @@ def test_project_pages_and_filters(client, gitlab):
     home = client.get("/byteblaze/a11y-syntax-highlighting").text
     assert "<title>Byte Blaze / a11y-syntax-highlighting · GitLab</title>" in home
     assert 'id="readme"' in home and "<h2 id=\"installation\">Installation</h2>" in home
-    (n_bug,) = query(gitlab, "SELECT COUNT(*) FROM issues i JOIN issue_labels x ON x.issue_id = i.id JOIN labels l"
+    (n_bug,) = query("SELECT COUNT(*) FROM issues i JOIN issue_labels x ON x.issue_id = i.id JOIN labels l"
                      " ON l.id = x.label_id JOIN projects p ON p.id = i.project_id WHERE p.path = 'a11y-syntax-highlighting'"
                      " AND l.title = 'bug' AND i.state = 'opened'")[0]
     listing = client.get("/byteblaze/a11y-syntax-highlighting/-/issues/?label_name[]=bug").text
     assert re.search(rf'data-state="opened"[^>]*>.*?<span class="badge badge-pill">{n_bug}</span>', listing)
-    sha = query(gitlab, "SELECT b.commit_sha FROM branches b JOIN projects p ON p.id = b.project_id"
+    sha = query("SELECT b.commit_sha FROM branches b JOIN projects p ON p.id = b.project_id"
                 " WHERE p.path = 'dotfiles' AND b.name = 'main'")[0][0]
     commit = client.get(f"/byteblaze/dotfiles/-/commit/{sha}")
     assert commit.status_code == 200 and "changed file" in commit.text
-    top = query(gitlab, "SELECT author_name, COUNT(*) n FROM commits c JOIN projects p ON p.id = c.project_id"
+    top = query("SELECT author_name, COUNT(*) n FROM commits c JOIN projects p ON p.id = c.project_id"
                 " WHERE p.path = 'a11yproject.com' AND c.parent2_sha IS NULL GROUP BY author_email ORDER BY n DESC LIMIT 1")[0]
     graphs = client.get("/a11yproject/a11yproject.com/-/graphs/main").text
     assert re.search(rf"<h4[^>]*>{re.escape(top['author_name'])}</h4>\s*<p[^>]*><span class=\"commits-count\">{top['n']} commits", graphs)
 
 
-def test_bad_inputs_get_user_facing_errors(client, gitlab):
+def test_bad_inputs_get_user_facing_errors(client, site_backend):
     sign_in(client)
     r = client.post("/byteblaze/dotfiles/-/issues", data={"issue[title]": "  "})
     assert r.status_code == 200 and "Title can&#39;t be blank" in r.text
@@ -167,7 +133,7 @@ def test_bad_inputs_get_user_facing_errors(client, gitlab):
     assert r.status_code == 200 and "same project/branch" in r.text
     assert client.get("/byteblaze/dotfiles/-/issues/abc").status_code == 404
     assert client.get("/byteblaze/dotfiles/-/commit/zzzz").status_code == 404
-    current, pristine = gitlab.checksums("gitlab")
+    current, pristine = site_backend.checksums("gitlab")
     assert current == pristine  # nothing was written
 
 
@@ -175,7 +141,7 @@ def test_bad_inputs_get_user_facing_errors(client, gitlab):
 # Flows in the browser
 
 
-def test_issue_create_filter_comment_close(page, base, gitlab):
+def test_issue_create_filter_comment_close(page, base, query, site_backend):
     browser_sign_in(page, base)
     page.goto(base + "/byteblaze/a11y-syntax-highlighting/-/issues/new")
     page.get_by_label("Title (required)").fill("Keyboard focus is invisible in the demo")
@@ -193,23 +159,23 @@ def test_issue_create_filter_comment_close(page, base, gitlab):
     expect(page.get_by_test_id("note-text").last).to_have_text("I can reproduce this in Firefox.")
     page.get_by_test_id("toggle-issue-state-button").click()
     expect(page.get_by_test_id("issue-state")).to_have_text("Closed")
-    row = query(gitlab, "SELECT i.* FROM issues i JOIN projects p ON p.id = i.project_id"
+    row = query("SELECT i.* FROM issues i JOIN projects p ON p.id = i.project_id"
                 " WHERE p.path = 'a11y-syntax-highlighting' AND i.iid = ?", (iid,))[0]
     assert row["state"] == "closed" and row["due_date"] == "2024-02-01" and row["closed_at"]
-    labels = [r[0] for r in query(gitlab, "SELECT l.title FROM issue_labels x JOIN labels l ON l.id = x.label_id"
+    labels = [r[0] for r in query("SELECT l.title FROM issue_labels x JOIN labels l ON l.id = x.label_id"
                                   " WHERE x.issue_id = ?", (row["id"],))]
-    notes = [r[0] for r in query(gitlab, "SELECT body FROM notes WHERE noteable_type = 'Issue' AND noteable_id = ?"
+    notes = [r[0] for r in query("SELECT body FROM notes WHERE noteable_type = 'Issue' AND noteable_id = ?"
                                  " ORDER BY id", (row["id"],))]
     assert labels == ["bug"] and notes == ["I can reproduce this in Firefox.", "closed"]
-    current, pristine = gitlab.checksums("gitlab")
+    current, pristine = site_backend.checksums("gitlab")
     assert current != pristine
-    gitlab.reset()
-    current, pristine = gitlab.checksums("gitlab")
+    site_backend.reset()
+    current, pristine = site_backend.checksums("gitlab")
     assert current == pristine
 
 
-def test_members_invite_change_role_and_dom_contract(page, base, gitlab):
-    invitee = query(gitlab, "SELECT username FROM users WHERE id NOT IN (SELECT user_id FROM project_members pm"
+def test_members_invite_change_role_and_dom_contract(page, base, query):
+    invitee = query("SELECT username FROM users WHERE id NOT IN (SELECT user_id FROM project_members pm"
                     " JOIN projects p ON p.id = pm.project_id WHERE p.path = 'dotfiles' AND p.namespace_id ="
                     " (SELECT id FROM namespaces WHERE path = 'byteblaze')) AND username != 'root' ORDER BY id LIMIT 1")[0][0]
     browser_sign_in(page, base)
@@ -226,7 +192,7 @@ def test_members_invite_change_role_and_dom_contract(page, base, gitlab):
     assert page.evaluate(ROLE_OF, invitee) == "Maintainer"
     subs = page.locator("td[data-label='Account'] span.gl-avatar-labeled-sublabel").count()
     assert subs == page.locator("td.col-max-role span").count() == page.locator("tbody tr").count()
-    (level,) = query(gitlab, "SELECT access_level FROM project_members WHERE user_id = (SELECT id FROM users WHERE username = ?)"
+    (level,) = query("SELECT access_level FROM project_members WHERE user_id = (SELECT id FROM users WHERE username = ?)"
                      " AND project_id = (SELECT p.id FROM projects p JOIN namespaces n ON n.id = p.namespace_id"
                      " WHERE n.path = 'byteblaze' AND p.path = 'dotfiles')", (invitee,))[0]
     assert level == 40
@@ -235,7 +201,7 @@ def test_members_invite_change_role_and_dom_contract(page, base, gitlab):
     expect(page.get_by_text("Members were not added: user 'no-such-user' was not found.")).to_be_visible()
 
 
-def test_create_project_with_readme_and_star(page, base, gitlab):
+def test_create_project_with_readme_and_star(page, base, query):
     browser_sign_in(page, base)
     page.goto(base + "/projects/new")
     page.get_by_test_id("project-name-field").fill("Accessibility Notes")
@@ -248,15 +214,15 @@ def test_create_project_with_readme_and_star(page, base, gitlab):
     page.get_by_test_id("star-button").click()
     expect(page.get_by_test_id("star-button")).to_contain_text("Unstar")
     expect(page.locator(".star-count")).to_have_text("1")
-    project = query(gitlab, "SELECT * FROM projects WHERE path = 'accessibility-notes'")[0]
+    project = query("SELECT * FROM projects WHERE path = 'accessibility-notes'")[0]
     assert project["visibility"] == "public" and project["name"] == "Accessibility Notes"
-    assert query(gitlab, "SELECT COUNT(*) FROM stars WHERE project_id = ?", (project["id"],))[0][0] == 1
-    assert query(gitlab, "SELECT path FROM branch_files WHERE project_id = ?", (project["id"],))[0][0] == "README.md"
+    assert query("SELECT COUNT(*) FROM stars WHERE project_id = ?", (project["id"],))[0][0] == 1
+    assert query("SELECT path FROM branch_files WHERE project_id = ?", (project["id"],))[0][0] == "README.md"
     page.goto(base + "/dashboard/projects/starred")
     expect(page.get_by_role("link", name=re.compile("Accessibility Notes"))).to_be_visible()
 
 
-def test_edit_file_open_and_merge_merge_request(page, base, gitlab):
+def test_edit_file_open_and_merge_merge_request(page, base, query):
     browser_sign_in(page, base)
     page.goto(base + "/byteblaze/dotfiles/-/edit/main/README.md")
     content = page.get_by_test_id("file-content")
@@ -270,12 +236,12 @@ def test_edit_file_open_and_merge_merge_request(page, base, gitlab):
     expect(page.get_by_test_id("mr-state")).to_have_text("Open")
     page.get_by_test_id("merge-button").click()
     expect(page.get_by_test_id("mr-state")).to_have_text("Merged")
-    mr = query(gitlab, "SELECT m.* FROM merge_requests m JOIN projects p ON p.id = m.project_id JOIN namespaces n"
+    mr = query("SELECT m.* FROM merge_requests m JOIN projects p ON p.id = m.project_id JOIN namespaces n"
                " ON n.id = p.namespace_id WHERE n.path = 'byteblaze' AND p.path = 'dotfiles' ORDER BY m.iid DESC LIMIT 1")[0]
     assert mr["state"] == "merged" and mr["source_branch"] == "docs-fonts" and mr["merge_commit_sha"]
-    readme = query(gitlab, "SELECT b.content FROM branch_files f JOIN blobs b ON b.id = f.blob_id WHERE f.project_id = ?"
+    readme = query("SELECT b.content FROM branch_files f JOIN blobs b ON b.id = f.blob_id WHERE f.project_id = ?"
                    " AND f.branch = 'main' AND f.path = 'README.md'", (mr["project_id"],))[0][0]
     assert "New section about fonts." in readme
-    assert not query(gitlab, "SELECT 1 FROM branches WHERE project_id = ? AND name = 'docs-fonts'", (mr["project_id"],))
+    assert not query("SELECT 1 FROM branches WHERE project_id = ? AND name = 'docs-fonts'", (mr["project_id"],))
     page.goto(base + "/byteblaze/dotfiles/-/commits/main")
     expect(page.get_by_role("link", name="Merge branch 'docs-fonts' into 'main'")).to_be_visible()

@@ -15,8 +15,8 @@ import httpx
 import networkx as nx
 import pytest
 
-from webrl.sites.embedded.platform import content_checksum
 from webrl.sites.map import SITE
+from webrl.sites.platform import content_checksum
 
 SPEEDS = {"motorway": 90, "motorway_link": 45, "primary": 50, "secondary": 40, "residential": 25}
 ENGINES = {"fossgis_osrm_car": ("car", "Car (OSRM)"), "fossgis_osrm_bike": ("bicycle", "Bicycle (OSRM)"),

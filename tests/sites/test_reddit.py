@@ -5,41 +5,16 @@ forum, edit the biography), WebArena's post-URL contract, bad input, reset and t
 from __future__ import annotations
 
 import re
-import sqlite3
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
 import pytest
 from playwright.sync_api import expect
 
-from webrl.sites.embedded.platform import content_checksum
-from webrl.sites.reddit.seed import seed_forum
+from webrl.sites.platform import content_checksum
 
 USER = ("MarvelsGrantMan136", "test1234")
-SCHEMA = Path(__file__).parents[2] / "sites" / "reddit" / "schema.sql"
-
-
-@pytest.fixture
-def reddit(site_servers):
-    backend = site_servers("reddit")
-    backend.reset()
-    return backend
-
-
-@pytest.fixture
-def base(reddit) -> str:
-    return reddit.urls(0)["reddit"]
-
-
-@pytest.fixture
-def client(base):
-    with httpx.Client(base_url=base, timeout=10) as c:
-        yield c
-
-
-def query(backend, sql: str, params=()) -> list[sqlite3.Row]:
-    return backend.query("reddit", sql, params)
+SITE = "reddit"  # the site of the fixtures in conftest.py
 
 
 def login_http(client: httpx.Client) -> str:
@@ -69,17 +44,9 @@ def reddit_get_post_url(url: str) -> str:
 # Seed
 
 
-def build(seed: int) -> sqlite3.Connection:
-    conn = sqlite3.connect(":memory:")
-    conn.executescript(SCHEMA.read_text())
-    seed_forum(conn, seed)
-    return conn
-
-
-def test_seed_is_deterministic_and_consistent():  # its speed is bench/reset.py's to measure, not a test's
-    a = build(0)
-    assert content_checksum(a) == content_checksum(build(0))
-    assert content_checksum(a) != content_checksum(build(1))
+def test_seed_is_deterministic_and_consistent(seeded):  # its speed is bench/reset.py's to measure, not a test's
+    a = seeded(0)
+    assert content_checksum(a) == content_checksum(seeded(0)) != content_checksum(seeded(1))
     count = lambda table: a.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]  # noqa: E731
     assert 90 <= count("users") <= 120 and 30 <= count("forums") <= 60
     assert 500 <= count("submissions") <= 1000 and 3000 <= count("comments") <= 10000
@@ -103,7 +70,7 @@ def test_seed_is_deterministic_and_consistent():  # its speed is bench/reset.py'
 # Pages over HTTP
 
 
-def test_listings_and_forum_pages(client, reddit):
+def test_listings_and_forum_pages(client, query):
     r = client.get("/")
     assert r.status_code == 200 and "<title>Postmill</title>" in r.text
     assert 'class="site-nav__brand" href="/">Postmill</a>' in r.text and 'href="/login"' in r.text
@@ -118,8 +85,8 @@ def test_listings_and_forum_pages(client, reddit):
         assert r.status_code == 200, path
         assert 'class="submission"' in r.text and 'aria-label="Upvote"' in r.text
     # /new is newest first
-    (forum_id,) = query(reddit, "SELECT id FROM forums WHERE name = 'books'")[0]
-    newest = query(reddit, "SELECT id FROM submissions WHERE forum_id = ? ORDER BY id DESC LIMIT 2", (forum_id,))
+    (forum_id,) = query("SELECT id FROM forums WHERE name = 'books'")[0]
+    newest = query("SELECT id FROM submissions WHERE forum_id = ? ORDER BY id DESC LIMIT 2", (forum_id,))
     ids = [int(i) for i in re.findall(r'id="submission_(\d+)"', client.get("/f/books/new").text)]
     assert ids[:2] == [row["id"] for row in newest]
     # top: by net score; pagination by ?page=
@@ -142,8 +109,8 @@ def test_listings_and_forum_pages(client, reddit):
         assert r.status_code == 404 and "The page you requested does not exist." in r.text, path
 
 
-def test_get_post_url_contract(client, reddit):
-    row = query(reddit, "SELECT s.id, s.title, f.name FROM submissions s JOIN forums f ON f.id = s.forum_id"
+def test_get_post_url_contract(client, query):
+    row = query("SELECT s.id, s.title, f.name FROM submissions s JOIN forums f ON f.id = s.forum_id"
                         " WHERE s.comment_count > 3 LIMIT 1")[0]
     listing = client.get(f"/f/{row['name']}/new?page=1").text + client.get(f"/f/{row['name']}/top?t=all").text
     link = re.search(rf'href="(/f/{row["name"]}/{row["id"]}/[^"]+)"', listing) or pytest.fail("no link")
@@ -156,7 +123,7 @@ def test_get_post_url_contract(client, reddit):
         assert f'id="submission_{row["id"]}"' in r.text and f"<title>{row['title']}</title>" in r.text.replace("&#39;", "'")
 
 
-def test_bad_input_gets_user_facing_errors(client, reddit):
+def test_bad_input_gets_user_facing_errors(client, query):
     # voting while logged out sends the guest to the login page
     r = client.post("/sv/1", data={"choice": "1", "next": "/f/books"})
     assert r.status_code == 303 and r.headers["location"] == "/login"
@@ -175,11 +142,11 @@ def test_bad_input_gets_user_facing_errors(client, reddit):
     assert client.post("/sv/99999999", data={"choice": "1"}).status_code == 404
     assert client.post("/f/books/1/-/comment", data={"comment": ""}).status_code in (400, 404)
     assert client.get("/f/books/1/-/comment").status_code < 500  # GET on a POST-only URL
-    (after,) = query(reddit, "SELECT COUNT(*) FROM forums WHERE name IN ('ab', 'a b!')")[0]
+    (after,) = query("SELECT COUNT(*) FROM forums WHERE name IN ('ab', 'a b!')")[0]
     assert after == 0
 
 
-def test_account_page_has_delete_and_biography_edit(page, base, reddit):
+def test_account_page_has_delete_and_biography_edit(page, base, query, site_backend):
     login(page, base)
     page.goto(f"{base}/user/{USER[0]}/account")
     expect(page.get_by_role("heading", name="Account settings")).to_be_visible()
@@ -189,14 +156,14 @@ def test_account_page_has_delete_and_biography_edit(page, base, reddit):
     page.get_by_label("Biography").fill("I review **films** every week.")
     page.get_by_role("button", name="Save").click()
     expect(page.locator(".user-sidebar__biography")).to_contain_text("I review films every week.")
-    assert query(reddit, "SELECT biography FROM users WHERE username = ?", USER[:1])[0][0] == "I review **films** every week."
-    current, pristine = reddit.checksums("reddit")
+    assert query("SELECT biography FROM users WHERE username = ?", USER[:1])[0][0] == "I review **films** every week."
+    current, pristine = site_backend.checksums("reddit")
     assert current != pristine
-    reddit.reset()
-    assert reddit.checksums("reddit")[0] == pristine
+    site_backend.reset()
+    assert site_backend.checksums("reddit")[0] == pristine
 
 
-def test_submit_comment_reply_edit_delete(page, base, reddit):
+def test_submit_comment_reply_edit_delete(page, base, query):
     login(page, base)
     page.goto(base + "/submit/books")
     page.get_by_role("button", name="Create submission").click()
@@ -206,7 +173,7 @@ def test_submit_comment_reply_edit_delete(page, base, reddit):
     page.get_by_role("button", name="Create submission").click()
     expect(page).to_have_url(re.compile(r"/f/books/\d+/my-favourite-novels-of-the-decade$"))
     sid = int(page.url.split("/")[-2])
-    row = query(reddit, "SELECT * FROM submissions WHERE id = ?", (sid,))[0]
+    row = query("SELECT * FROM submissions WHERE id = ?", (sid,))[0]
     assert row["title"] == "My favourite novels of the decade" and row["net_score"] == 1 and row["url"] is None
     page.goto(base + "/f/books/new")
     expect(page.locator(".submission").first).to_contain_text("My favourite novels of the decade")
@@ -214,17 +181,17 @@ def test_submit_comment_reply_edit_delete(page, base, reddit):
     page.goto(f"{base}/f/books/{sid}/-")
     page.get_by_label("Comment", exact=True).fill("Starting with The Name of the Wind.")
     page.get_by_role("button", name="Post").click()
-    comment = query(reddit, "SELECT * FROM comments WHERE submission_id = ?", (sid,))[0]
+    comment = query("SELECT * FROM comments WHERE submission_id = ?", (sid,))[0]
     assert comment["body"] == "Starting with The Name of the Wind." and comment["parent_id"] is None
     page.goto(f"{base}/f/books/{sid}/-")
     top = page.locator(f"#comment_{comment['id']}")
     top.locator("summary", has_text="Reply").first.click()
     top.get_by_label(f"Reply to {USER[0]}").first.fill("And then The Wise Man's Fear.")
     top.get_by_role("button", name="Post").first.click()
-    reply = query(reddit, "SELECT * FROM comments WHERE parent_id = ?", (comment["id"],))[0]
+    reply = query("SELECT * FROM comments WHERE parent_id = ?", (comment["id"],))[0]
     page.goto(f"{base}/f/books/{sid}/-")
     expect(page.locator(f"#comment_{comment['id']} .comment__replies #comment_{reply['id']}")).to_contain_text("Wise Man")
-    assert query(reddit, "SELECT comment_count FROM submissions WHERE id = ?", (sid,))[0][0] == 2
+    assert query("SELECT comment_count FROM submissions WHERE id = ?", (sid,))[0][0] == 2
 
     # edit the reply, then delete the parent: it stays as [deleted] because it has a reply
     page.goto(f"{base}/f/books/{sid}/-/comment/{reply['id']}/edit")
@@ -234,7 +201,7 @@ def test_submit_comment_reply_edit_delete(page, base, reddit):
     page.goto(f"{base}/f/books/{sid}/-")
     page.locator(f"#comment_{comment['id']} > .comment__row").get_by_role("button", name="Delete").click()
     expect(page.locator(f"#comment_{comment['id']} .comment__deleted").first).to_have_text("[deleted]")
-    assert query(reddit, "SELECT soft_deleted FROM comments WHERE id = ?", (comment["id"],))[0][0] == 1
+    assert query("SELECT soft_deleted FROM comments WHERE id = ?", (comment["id"],))[0][0] == 1
     # the submission itself can be edited and deleted
     page.goto(f"{base}/f/books/{sid}/-/edit")
     page.get_by_label("Title").fill("My favourite novels, revised")
@@ -242,12 +209,12 @@ def test_submit_comment_reply_edit_delete(page, base, reddit):
     expect(page.locator("h1.submission__title")).to_contain_text("My favourite novels, revised")
     page.locator(f"#submission_{sid}").get_by_role("button", name="Delete").click()
     expect(page).to_have_url(re.compile(r"/f/books$"))
-    assert not query(reddit, "SELECT 1 FROM submissions WHERE id = ?", (sid,))
-    assert not query(reddit, "SELECT 1 FROM comments WHERE submission_id = ?", (sid,))
+    assert not query("SELECT 1 FROM submissions WHERE id = ?", (sid,))
+    assert not query("SELECT 1 FROM comments WHERE submission_id = ?", (sid,))
 
 
-def test_votes_change_the_score(page, base, reddit):
-    row = query(reddit, "SELECT s.id, s.net_score, f.name FROM submissions s JOIN forums f ON f.id = s.forum_id"
+def test_votes_change_the_score(page, base, query):
+    row = query("SELECT s.id, s.net_score, f.name FROM submissions s JOIN forums f ON f.id = s.forum_id"
                         " WHERE s.user_id != 1 AND NOT EXISTS (SELECT 1 FROM submission_votes v"
                         " WHERE v.submission_id = s.id AND v.user_id = 1) ORDER BY s.id LIMIT 1")[0]
     login(page, base)
@@ -257,7 +224,7 @@ def test_votes_change_the_score(page, base, reddit):
     expect(score).to_have_text(str(row["net_score"]))
     item.get_by_role("button", name="Upvote").click()
     expect(score).to_have_text(str(row["net_score"] + 1))
-    vote = lambda: query(reddit, "SELECT choice FROM submission_votes WHERE submission_id = ? AND user_id = 1",  # noqa: E731
+    vote = lambda: query("SELECT choice FROM submission_votes WHERE submission_id = ? AND user_id = 1",  # noqa: E731
                          (row["id"],))
     assert vote()[0][0] == 1
     item.get_by_role("button", name="Downvote").click()
@@ -267,23 +234,23 @@ def test_votes_change_the_score(page, base, reddit):
     expect(score).to_have_text(str(row["net_score"]))
     assert vote() == []
     # a comment vote
-    c = query(reddit, "SELECT id, net_score FROM comments WHERE submission_id = ? AND soft_deleted = 0 AND NOT EXISTS"
+    c = query("SELECT id, net_score FROM comments WHERE submission_id = ? AND soft_deleted = 0 AND NOT EXISTS"
                       " (SELECT 1 FROM comment_votes v WHERE v.comment_id = comments.id AND v.user_id = 1) LIMIT 1",
               (row["id"],))
     if c:
         comment = page.locator(f"#comment_{c[0]['id']}")
         comment.get_by_role("button", name="Upvote").first.click()
         expect(comment.locator(".vote__net-score").first).to_have_text(str(c[0]["net_score"] + 1))
-        assert query(reddit, "SELECT net_score FROM comments WHERE id = ?", (c[0]["id"],))[0][0] == c[0]["net_score"] + 1
+        assert query("SELECT net_score FROM comments WHERE id = ?", (c[0]["id"],))[0][0] == c[0]["net_score"] + 1
 
 
-def test_subscribe_and_create_forum(page, base, reddit):
+def test_subscribe_and_create_forum(page, base, query):
     login(page, base)
     page.goto(base + "/f/DIY")
-    (before,) = query(reddit, "SELECT COUNT(*) FROM subscriptions s JOIN forums f ON f.id = s.forum_id WHERE f.name = 'DIY'")[0]
+    (before,) = query("SELECT COUNT(*) FROM subscriptions s JOIN forums f ON f.id = s.forum_id WHERE f.name = 'DIY'")[0]
     page.get_by_role("button", name=re.compile("^Subscribe")).click()
     expect(page.get_by_role("button", name=re.compile("^Unsubscribe"))).to_contain_text(str(before + 1))
-    assert query(reddit, "SELECT 1 FROM subscriptions s JOIN forums f ON f.id = s.forum_id"
+    assert query("SELECT 1 FROM subscriptions s JOIN forums f ON f.id = s.forum_id"
                          " WHERE f.name = 'DIY' AND s.user_id = 1")
     page.goto(base + "/create_forum")
     page.get_by_label("Name").fill("books")
@@ -298,14 +265,14 @@ def test_subscribe_and_create_forum(page, base, reddit):
     page.get_by_role("button", name="Create forum").click()
     expect(page).to_have_url(re.compile(r"/f/woodworking_club$"))
     expect(page.get_by_role("heading", name="Woodworking Club").first).to_be_visible()
-    forum = query(reddit, "SELECT * FROM forums WHERE name = 'woodworking_club'")[0]
+    forum = query("SELECT * FROM forums WHERE name = 'woodworking_club'")[0]
     assert forum["sidebar"] == "Be kind."
-    assert query(reddit, "SELECT 1 FROM moderators WHERE forum_id = ? AND user_id = 1", (forum["id"],))
+    assert query("SELECT 1 FROM moderators WHERE forum_id = ? AND user_id = 1", (forum["id"],))
     page.goto(base + "/forums")
     expect(page.get_by_role("link", name="woodworking_club")).to_be_visible()
 
 
-def test_sign_up_log_out_and_log_in(client, reddit):
+def test_sign_up_log_out_and_log_in(client, query):
     r = client.post("/registration", data={"username": "MarvelsGrantMan136", "password": "longenough1",
                                            "password_repeat": "longenough1", "email": ""})
     assert r.status_code == 400 and "This username is already taken." in r.text
@@ -318,7 +285,7 @@ def test_sign_up_log_out_and_log_in(client, reddit):
                                            "password_repeat": "longenough1", "email": "reader@example.com"})
     assert r.status_code == 303
     assert 'class="site-nav__link site-nav__username">new_reader</a>' in client.get("/").text
-    assert query(reddit, "SELECT email FROM users WHERE username = 'new_reader'")[0][0] == "reader@example.com"
+    assert query("SELECT email FROM users WHERE username = 'new_reader'")[0][0] == "reader@example.com"
     assert client.post("/logout").status_code == 303
     assert 'href="/login"' in client.get("/").text
     assert client.get("/subscribed").headers.get("location") == "/login"

@@ -8,14 +8,14 @@ from collections import Counter
 import pytest
 
 from webrl.sites.gitlab.tasks import TEMPLATES
-from webrl.tasks.suite import build_suite, eval_kind
+from webrl.tasks.templates import eval_kind
 
 KEYS = {t.key for t in TEMPLATES}
 
 
 @pytest.fixture(scope="module")
-def tasks(tmp_path_factory):
-    return [t for t in build_suite(tmp_path_factory.mktemp("snapshots")) if t.template in KEYS]
+def tasks(suite):
+    return [t for t in suite if t.template in KEYS]
 
 
 

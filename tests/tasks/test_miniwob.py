@@ -9,13 +9,14 @@ import json
 import re
 
 import pytest
-from clisupport import webrl
+from cli_support import webrl
 
 from webrl.errors import UsageError
-from webrl.policy.base import make_policy
+from webrl.policy.factory import make_policy
 from webrl.runs.eval import EvalSettings, run_eval
 from webrl.sites.miniwob import tasks as miniwob
-from webrl.tasks.load import load_tasks, resolve_task_set
+from webrl.sites.task_sets import resolve_task_set
+from webrl.tasks.load import load_tasks
 
 # The page's score panel, START cover and click canvas: none may reach the agent (the panel shows the reward).
 PANEL_TEXT = ("Last reward", "Last 10 average", "Time left", "Episodes done", "START", "click-canvas")

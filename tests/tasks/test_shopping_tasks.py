@@ -8,14 +8,14 @@ from collections import Counter
 import pytest
 
 from webrl.sites.shopping.tasks import TEMPLATES
-from webrl.tasks.suite import build_suite, eval_kind
+from webrl.tasks.templates import eval_kind
 
 KEYS = {t.key for t in TEMPLATES}
 
 
 @pytest.fixture(scope="module")
-def tasks(tmp_path_factory):
-    return [t for t in build_suite(tmp_path_factory.mktemp("snapshots")) if t.template in KEYS]
+def tasks(suite):
+    return [t for t in suite if t.template in KEYS]
 
 
 
@@ -55,7 +55,7 @@ def test_templates_are_deterministic(tmp_path):
     from contextlib import closing
 
     from webrl.sites.embedded.registry import site_spec
-    from webrl.tasks.suite import Data
+    from webrl.tasks.templates import Data
 
     path = site_spec("shopping").database.build_snapshot(tmp_path, 0)
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:

@@ -8,15 +8,11 @@ import json
 from collections import Counter
 
 import pytest
-from tasksupport import judged_later
+from tasks_support import judged_later
 
 from webrl.policy.prompt import webrl_prompt
-from webrl.tasks.suite import TEST_SHARE, build_suite, eval_kind, site_group
-
-
-@pytest.fixture(scope="module")
-def suite(tmp_path_factory):
-    return build_suite(tmp_path_factory.mktemp("snapshots"))
+from webrl.sites.embedded.suite import TEST_SHARE, build_suite
+from webrl.tasks.templates import eval_kind, site_group
 
 
 def test_size_split_and_tiers(suite, tmp_path):
@@ -65,14 +61,14 @@ def test_demos_are_the_webrl_prompt_byte_for_byte(suite, site_servers, tmp_path)
     from webrl.browser import launch_chromium
     from webrl.env.auth import AuthCache
     from webrl.env.observation import observe
-    from webrl.tasks.demos import write_demos
     from webrl.tasks.load import substitute
+    from webrl.train.rewards import write_demos
 
     backend = site_servers("shopping", "shopping_admin")
     backend.reset()
     task = next(t for t in suite if t.sites == ["shopping"] and len(t.cheat) >= 2)
     out = tmp_path / "demos.jsonl"
-    kept, written = asyncio.run(write_demos([task], backend, out))
+    kept, written = write_demos([task], backend, tmp_path / "episodes", out, backend_name="embedded")
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert kept == 1 and written == len(records) == len(task.cheat)
     assert [r["step"] for r in records] == list(range(len(records)))
@@ -98,7 +94,7 @@ def test_demos_are_the_webrl_prompt_byte_for_byte(suite, site_servers, tmp_path)
 
 @pytest.mark.slow  # the CLI over the whole suite, demos included
 def test_tasks_commands(cli_env, tmp_path, suite):
-    from clisupport import webrl
+    from cli_support import webrl
 
     from webrl.tasks.load import load_tasks
 

@@ -14,14 +14,15 @@ from pathlib import Path
 
 import pytest
 import torch
-import typer
 import yaml
-from clisupport import private_env, webrl
+from cli_support import private_env, webrl
 from safetensors.torch import load_file
 
 from webrl.policy.prompt import webrl_prompt
-from webrl.rl.loop import percentile_threshold, train_flags
-from webrl.rl.settings import PRESETS, RunSettings, TrainSettings
+from webrl.rl.settings import TrainSettings
+from webrl.train.job import TrainJob
+from webrl.train.rewards import percentile_threshold
+from webrl.train.settings import PRESETS, RunSettings
 
 pytestmark = pytest.mark.slow  # whole training runs (minutes on 2 cores)
 
@@ -110,9 +111,13 @@ def test_ci_preset_runs_sft_and_two_phases_unattended(ci_run):
         assert (phase / "update/actor/config.json").is_file() and (phase / "update/critic/heads.pt").is_file()
         assert not (phase / "update/checkpoints").exists()  # finished: the exported actor and critic suffice
         assert metrics["training"]["data"]["replay_candidates"] > 0  # the demonstrations (and phase 1's steps)
-    # the critic of phase 1 is where phase 2 starts; the actor chain is phase 0 → 1 → 2
-    assert "/phases/1/update/critic" in (out / "phases/2/update.log").read_text()
-    assert f"--actor {out}/phases/1/update/actor" in (out / "phases/2/update.log").read_text()
+    # the critic of phase 1 is where phase 2 starts; the actor chain is phase 0 → 1 → 2; the replay buffer is the
+    # demonstrations and phase 1's steps; the child ran the job file the recipe wrote, with the run's settings
+    job = TrainJob.model_validate(yaml.safe_load((out / "phases/2/update/job.yaml").read_text()))
+    assert job.critic == out / "phases/1/update/critic" and job.model == str(out / "phases/1/update/actor")
+    assert job.replay == [out / "phases/0/demos.jsonl", out / "phases/1/steps.jsonl"]
+    assert job.settings == settings.update and job.max_tokens == settings.max_tokens
+    assert "-m webrl.train.job " + str(out / "phases/2/update/job.yaml") in (out / "phases/2/update.log").read_text()
 
     every = read_json(out / "metrics.json")
     assert [m["phase"] for m in every] == [0, 1, 2]
@@ -209,16 +214,11 @@ def test_filtered_bc_threshold_is_the_70th_percentile_of_the_rewards():
     assert percentile_threshold([0.2, 0.9, 0.5], 70) == 0.9
 
 
-def test_train_flags_are_what_the_training_commands_parse():
-    settings = TrainSettings(zero_stage=0, lr=3e-4, betas=(0.8, 0.95), gradient_checkpointing=True)
-    flags = train_flags(settings)
-    assert flags[flags.index("--lr") + 1] == "0.0003" and "--gradient-checkpointing" in flags and "--no-offload" in flags
-    assert flags[flags.index("--betas") + 1:flags.index("--betas") + 3] == ["0.8", "0.95"]
-    from typer.main import get_command
-
-    from webrl.cli.train import sft
-
-    app = typer.Typer(add_completion=False)
-    app.command()(sft)
-    parsed = get_command(app).make_context("sft", ["--data", "d.jsonl", "--model", "tiny", "--out", "o", *flags]).params
-    assert TrainSettings(**{name: parsed[name] for name in TrainSettings.model_fields}) == settings
+def test_a_training_job_file_holds_the_resolved_settings(tmp_path):
+    """The recipe's children read one file; what they read is what the recipe resolved, nothing lost."""
+    job = TrainJob(kind="update", data=tmp_path / "steps.jsonl", model="tiny", out=tmp_path / "update",
+                   settings=TrainSettings(zero_stage=0, lr=3e-4, betas=(0.8, 0.95), gradient_checkpointing=True),
+                   max_tokens=512, models_dir=tmp_path / "models", objective="paper", beta=0.5,
+                   critic=tmp_path / "critic", replay=[tmp_path / "demos.jsonl"])
+    text = yaml.safe_dump(job.model_dump(mode="json"), sort_keys=False)
+    assert TrainJob.model_validate(yaml.safe_load(text)) == job

@@ -9,8 +9,8 @@ from webrl.curriculum.generate import generated_task
 from webrl.orm.model import OutcomeRewardModel
 from webrl.policy.prompt import webrl_prompt
 from webrl.rl.data import load_steps
-from webrl.rl.rollouts import reward_episodes, reward_summary, step_records, write_steps
 from webrl.tasks.model import Task
+from webrl.train.rewards import reward_episodes, reward_summary, step_records, write_steps
 
 SEED = Task.model_validate({"task_id": 1, "sites": ["shopping"], "start_url": "__SHOPPING__", "intent": "Buy a lamp",
                             "require_login": True, "eval": {"eval_types": ["string_match"],

@@ -1,9 +1,9 @@
 """The procedural evolver for the embedded backend: new verifiable tasks from failed ones.
 
 The embedded suite's templates can make far more instances than the suite's fixed sample: in pool mode
-(`webrl.tasks.suite.template_tasks(..., pool=True)`) each template gives every candidate it knows, with the same
-rule evaluator and scripted solution as its suite tasks. From each failed task that came from a template, the
-evolver takes
+(`webrl.sites.embedded.suite.template_tasks(..., pool=True)`) each template gives every candidate it knows, with
+the same rule evaluator and scripted solution as its suite tasks. From each failed task that came from a template,
+the evolver takes
 - a task of the same template with other entities (no instantiation value in common with the failed one), and
 - a task of a neighbouring template (same site group, same kind of check: `site_group`, `eval_kind`), preferably
   about one of the failed task's own entities (the reference prompt's "reuse the seeds' names"),
@@ -26,8 +26,9 @@ from pathlib import Path
 
 from webrl.curriculum.generate import KEEP_PER_PHASE
 from webrl.curriculum.seen import Seen, normalise
+from webrl.sites.embedded.suite import template_tasks
 from webrl.tasks.model import Task
-from webrl.tasks.suite import eval_kind, site_group, template_tasks
+from webrl.tasks.templates import eval_kind, site_group
 
 RULES_SCORED = "rules"
 RELATIONS = ("same", "neighbour")

@@ -29,11 +29,12 @@ import torch
 from webrl.curriculum.generate import describe_sites, needs_orm
 from webrl.errors import WebrlError
 from webrl.evaluators.judge import Judge
+from webrl.files import write_atomically
 from webrl.policy.prompt import webrl_prompt
-from webrl.rl.checkpoint import write_atomically
 from webrl.rl.critic import Critic
 from webrl.rl.data import Encoded, collate, encode_prompt, pad_token_id
 from webrl.rl.objective import value_from_logits
+from webrl.runs.episodes import Browsers, open_env
 from webrl.tasks.model import Task
 
 DEFAULT_BAND = (0.05, 0.75)
@@ -55,25 +56,14 @@ async def observe_start_pages(tasks: Sequence[Task], backend, instance: int = 0,
                               cache: dict[PageKey, str] | None = None) -> dict[PageKey, str]:
     """The start page's observation text for every distinct `page_key` of `tasks`, from a real browser on the
     running backend's `instance`; keys already in `cache` are not observed again (the cache is filled in)."""
-    from playwright.async_api import async_playwright
-
-    from webrl.browser import launch_chromium
-    from webrl.env.browser_env import BrowserEnv
-
     pages = {} if cache is None else cache
     todo = {page_key(t): t for t in tasks if page_key(t) not in pages}
     if not todo:
         return pages
-    async with async_playwright() as playwright:
-        browser = await launch_chromium(playwright)
-        env = BrowserEnv(browser, backend, instance)
-        try:
-            for key, task in todo.items():
-                observation, _ = await env.reset(task)
-                pages[key] = observation.text
-        finally:
-            await env.close()
-            await browser.close()
+    async with Browsers() as browsers, open_env(browsers, backend, instance) as env:
+        for key, task in todo.items():
+            observation, _ = await env.reset(task)
+            pages[key] = observation.text
     return pages
 
 

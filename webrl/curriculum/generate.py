@@ -27,7 +27,8 @@ from typing import Protocol
 
 from webrl.curriculum.seen import Seen, normalise
 from webrl.errors import UsageError, WebrlError
-from webrl.policy.base import Sampling, make_policy
+from webrl.policy.base import Sampling
+from webrl.policy.factory import make_policy
 from webrl.policy.openai import OpenAIPolicy
 from webrl.tasks.model import Task
 
@@ -254,7 +255,7 @@ class VLLMGenerator:
         self._tokenizer = None
 
     def complete(self, prompt: str, sampling: Sampling) -> str:
-        from webrl.models import load_tokenizer, model_cache, resolve_model
+        from webrl.policy.models import load_tokenizer, model_cache, resolve_model
 
         self.policy.start()
         if self._tokenizer is None:

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from webrl.files import write_atomically
 from webrl.orm.data import Example, load_examples
 from webrl.orm.model import OutcomeRewardModel, encode_examples, reward
-from webrl.rl.checkpoint import write_atomically
 from webrl.runs.eval import SITE_COLUMNS, site_column
 
 OVERALL = "Overall"

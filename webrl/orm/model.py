@@ -20,11 +20,11 @@ from typing import Literal
 import torch
 
 from webrl.errors import UsageError
-from webrl.models import load_causal_lm, load_tokenizer
 from webrl.orm.data import Example
 from webrl.orm.format import ANSWERS, PromptTooLong, orm_input_ids
-from webrl.rl.data import pad_token_id, position_ids
-from webrl.rl.sft import max_tokens_for, pass_device, resolve
+from webrl.policy.models import load_causal_lm, load_tokenizer, resolve_model
+from webrl.rl.data import max_tokens_for, pad_token_id, position_ids
+from webrl.rl.passes import pass_device
 
 THRESHOLD = 0.5  # reward = 1 if p(YES) >= THRESHOLD (official)
 Side = Literal["left", "right"]
@@ -105,7 +105,7 @@ class OutcomeRewardModel:
         """The ORM of a model spec (tiny, ORG/NAME, a folder such as `webrl orm train`'s OUT/orm), on this
         process's GPU in bf16, else on the CPU in fp32. `max_tokens` [default: 16384, capped by the model's
         context] bounds each prompt (the page is cut)."""
-        folder = resolve(spec, cache_dir)
+        folder = resolve_model(spec, cache_dir)
         device = pass_device()
         model = load_causal_lm(folder, torch.bfloat16 if device.type == "cuda" else torch.float32).to(device)
         return cls(model, load_tokenizer(folder), max_tokens_for(folder, max_tokens), batch_size=batch_size)

@@ -29,12 +29,11 @@ import torch
 import torch.nn.functional as F
 
 from webrl.errors import UsageError
-from webrl.models import load_tokenizer, quiet
 from webrl.orm.data import Example, load_examples
 from webrl.orm.model import answer_token_ids, encode_examples, last_logits, pad_ids
-from webrl.rl.data import pad_token_id
-from webrl.rl.engine import Engine, TrainSettings, init_distributed
-from webrl.rl.sft import event_summary, load_for_training, max_tokens_for, resolve, write_metrics
+from webrl.policy.models import load_causal_lm, load_tokenizer, quiet, resolve_model
+from webrl.rl.data import max_tokens_for, pad_token_id
+from webrl.rl.engine import Engine, TrainSettings, event_summary, init_distributed, write_metrics
 
 ORM_DIR, RUN_NAME = "orm", "orm"
 
@@ -89,7 +88,7 @@ def run_orm_train(data: list[Path], model_spec: str, out: Path, settings: TrainS
     began = time.perf_counter()
     init_distributed()
     loaded = load_examples(data)
-    model_dir = resolve(model_spec, cache_dir)
+    model_dir = resolve_model(model_spec, cache_dir)
     tokenizer = load_tokenizer(model_dir)
     yes, no = answer_token_ids(tokenizer)
     limit = max_tokens_for(model_dir, max_tokens)
@@ -99,7 +98,7 @@ def run_orm_train(data: list[Path], model_spec: str, out: Path, settings: TrainS
                          "are longer)")
     positives = sum(item.label for item in items)
     trained = balance_classes(items, settings.seed) if balance else items
-    engine = Engine(load_for_training(model_dir), settings, Path(out), RUN_NAME)
+    engine = Engine(load_causal_lm(model_dir), settings, Path(out), RUN_NAME)
     result = engine.train(trained, orm_loss_fn(pad_token_id(tokenizer), yes, no))
     with quiet():
         engine.save_pretrained(Path(out) / ORM_DIR, tokenizer)

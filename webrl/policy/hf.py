@@ -25,8 +25,8 @@ from transformers import (
     TopPLogitsWarper,
 )
 
-from webrl.models import load_causal_lm, load_tokenizer, model_cache, resolve_model
 from webrl.policy.base import PolicyInput, Response, Sampling
+from webrl.policy.models import load_causal_lm, load_tokenizer, model_cache, resolve_model
 from webrl.policy.prompt import webrl_prompt
 
 

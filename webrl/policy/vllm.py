@@ -203,7 +203,7 @@ def _wait_group_gone(proc: subprocess.Popen, timeout_s: float) -> bool:
 
 
 class VLLMPolicy(OpenAIPolicy):
-    """`vllm:MODEL_SPEC`: resolves the model (webrl.models), starts its server on first act(), asks for
+    """`vllm:MODEL_SPEC`: resolves the model (webrl.policy.models), starts its server on first act(), asks for
     token logprobs, and stops the server on close()."""
 
     def __init__(self, model_spec: str, models_dir: Path | None = None, log_path: Path | None = None,
@@ -227,7 +227,7 @@ class VLLMPolicy(OpenAIPolicy):
 
     def start(self) -> VLLMServer:
         """The running server, started if needed (model resolution and vLLM's load take a while)."""
-        from webrl.models import model_cache, resolve_model
+        from webrl.policy.models import model_cache, resolve_model
 
         with self._lock:
             if self.server is None:

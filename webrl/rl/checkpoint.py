@@ -1,4 +1,4 @@
-"""Training checkpoints that survive a kill at any moment, and folders written all-or-nothing.
+"""Training checkpoints that survive a kill at any moment.
 
 Layout of one training run's checkpoints, `<run dir>/checkpoints/<name>/`:
 
@@ -13,20 +13,17 @@ checkpoint is kept. All ranks must see the same folder (one machine, or a shared
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from webrl.files import STAGING_PREFIX, write_atomically
+
 LATEST = "latest"
 STATE = "state.json"
-STAGING_PREFIX = ".tmp-"
 
 
 def step_dir_name(step: int) -> str:
@@ -70,13 +67,6 @@ class Checkpoints:
                 shutil.rmtree(path, ignore_errors=True)
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Replace `path` by `text` so that readers see the old content or the new, never a mix."""
-    tmp = path.with_name(f"{STAGING_PREFIX}{path.name}")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
 def write_state(checkpoint: Path, state: dict) -> None:
     (checkpoint / STATE).write_text(json.dumps(state, indent=2))
 
@@ -106,21 +96,3 @@ def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-
-
-@contextmanager
-def atomic_dir(dest: Path) -> Iterator[Path]:
-    """Yield an empty folder next to `dest` that replaces `dest` only if the block succeeds, so readers
-    (vLLM, the next phase) never load a half-written model."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{dest.name}-", dir=dest.parent))
-    try:
-        yield tmp
-        old = dest.with_name(f"{STAGING_PREFIX}{dest.name}-old")
-        if dest.exists():
-            shutil.rmtree(old, ignore_errors=True)
-            dest.rename(old)
-        tmp.rename(dest)
-        shutil.rmtree(old, ignore_errors=True)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 
-from webrl.rl.checkpoint import atomic_dir
+from webrl.files import atomic_dir
 from webrl.rl.data import position_ids
 
 HEADS_FILE = "heads.pt"

@@ -22,6 +22,7 @@ import torch
 from webrl.errors import UsageError
 from webrl.policy.prompt import END_OF_TURN
 
+MAX_TOKENS = 16384  # the official cutoff for SFT, critic and actor (§13)
 GAMMA = 0.9  # official default.yaml gamma; process_data.py hard-codes it too
 
 
@@ -234,3 +235,24 @@ def action_logprobs(model: torch.nn.Module, batch: Batch) -> tuple[torch.Tensor,
     token_logp = torch.log_softmax(logits, dim=-1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)
     mask = targets[:, first:]
     return torch.where(mask, token_logp, 0.0).sum(-1), mask.sum(-1)
+
+
+def max_tokens_for(model_dir: Path, requested: int | None) -> int:
+    """`requested`, else the official 16384 capped by the model's context length (SmolLM2: 8192)."""
+    if requested is not None:
+        if requested < 2:
+            raise UsageError(f"--max-tokens {requested}: need at least 2 (one prompt and one response token)")
+        return requested
+    config = json.loads((model_dir / "config.json").read_text())
+    return min(MAX_TOKENS, int(config.get("max_position_embeddings") or MAX_TOKENS))
+
+
+def encode_steps(tokenizer, steps: Sequence[Step], max_tokens: int) -> tuple[list[Encoded | None], int]:
+    """Each step's tokens (None where the response does not fit) and how many were skipped."""
+    encoded: list[Encoded | None] = []
+    for step in steps:
+        try:
+            encoded.append(encode(tokenizer, step.prompt, step.response, max_tokens))
+        except ResponseTooLong:
+            encoded.append(None)
+    return encoded, sum(e is None for e in encoded)

@@ -14,6 +14,7 @@ launcher (`launch_command`). On CPU the processes talk over gloo, on GPUs over N
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 import time
@@ -28,8 +29,9 @@ import torch.distributed as dist
 from torch import Tensor, nn
 
 from webrl.errors import UsageError
+from webrl.files import atomic_dir, write_atomically
 from webrl.netutil import free_port
-from webrl.rl.checkpoint import Checkpoints, atomic_dir, load_rng, read_state, save_rng, seed_everything, write_state
+from webrl.rl.checkpoint import Checkpoints, load_rng, read_state, save_rng, seed_everything, write_state
 from webrl.rl.settings import TrainSettings
 
 LossFn = Callable[[nn.Module, list], tuple[Tensor, dict[str, float]]]
@@ -60,7 +62,20 @@ def deepspeed_config(settings: TrainSettings) -> dict[str, Any]:
 
 PORT_ATTEMPTS = 5
 # What the DeepSpeed launcher sets for each process it starts; a child of a process that has them would join its group
+ACTOR_DIR, METRICS_FILE, EVENTS_FILE = "actor", "metrics.json", "events.jsonl"  # a training's output folder
 DIST_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
+
+
+def is_main() -> bool:
+    """Rank 0 (or no process group): the process that writes files and prints."""
+    return not dist.is_initialized() or dist.get_rank() == 0
+
+
+def quiet_deepspeed() -> None:
+    """DeepSpeed logs its configuration at INFO on every rank; we log per step ourselves."""
+    from deepspeed.utils import logger
+
+    logger.setLevel(logging.WARNING)
 
 
 def init_distributed() -> None:
@@ -353,3 +368,28 @@ class Engine:
 def save_hf(module: nn.Module, state: dict[str, Tensor], folder: Path) -> None:
     """A Hugging Face model's folder (config + safetensors) from the gathered `state`."""
     module.save_pretrained(folder, state_dict=state)
+
+
+def event_summary(out: Path, name: str) -> dict[str, float]:
+    """One training's per-step log reduced: first/last/mean loss, mean of every other metric, and tokens/s
+    over all steps (total tokens / total step time)."""
+    path = out / EVENTS_FILE
+    rows = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    rows = [row for row in rows if row.get("name") == name]
+    if not rows:
+        return {}
+    summary = {"optimizer_steps": len(rows), "loss_first": rows[0]["loss"], "loss_last": rows[-1]["loss"]}
+    skip = {"name", "step", "time", "lr", "tokens", "tokens_per_s", "step_seconds"}
+    for key in [k for k in rows[-1] if k not in skip]:
+        summary[f"{key}_mean"] = sum(row.get(key, 0.0) for row in rows) / len(rows)
+    seconds = sum(row["step_seconds"] for row in rows)
+    if "tokens" in rows[-1] and seconds > 0:
+        summary["tokens_per_s"] = sum(row["tokens"] for row in rows) / seconds
+    return summary
+
+
+def write_metrics(out: Path, metrics: dict[str, Any]) -> None:
+    """out/metrics.json, all-or-nothing (rank 0)."""
+    if is_main():
+        out.mkdir(parents=True, exist_ok=True)
+        write_atomically(out / METRICS_FILE, json.dumps(metrics, indent=2) + "\n")

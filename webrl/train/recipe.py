@@ -113,7 +113,8 @@ class TrainRun:
         if resume:
             settings = read_settings(out)
         elif (out / SETTINGS_FILE).exists():
-            raise UsageError(f"{out} holds a run already: continue it with --resume --out {out}, or choose another --out")
+            raise UsageError(f"{out} holds a run already: continue it with --resume --out {out}, or choose another "
+                             "--out")
         else:
             out.mkdir(parents=True, exist_ok=True)
             write_atomically(out / SETTINGS_FILE, yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False))

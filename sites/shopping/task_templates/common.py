@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from webrl.sites.embedded.platform import money
+from webrl.sites.platform import money
 from webrl.tasks.script import click, hover, scroll_down, search
-from webrl.tasks.suite import Data
+from webrl.tasks.templates import Data
 
 DB = "store"
 SEARCH_BOX = "placeholder=Search entire store here..."

@@ -13,7 +13,7 @@ import random
 import subprocess
 from pathlib import Path
 
-from clisupport import webrl
+from cli_support import webrl
 
 from webrl.orm.data import Example
 

@@ -1,5 +1,6 @@
 """What every embedded site is built from: a seeded SQLite database with snapshot/restore,
-server-side sessions, templates, and the `SiteSpec` that names a site and its app factory.
+server-side sessions, templates, the `SiteSpec` that names a site and its app factory, and
+`SiteWithUsers`, what the site objects of sites with accounts share (the signed-in user).
 
 A site is a Starlette app over one `Database`. Sites that are one product share a database
 (the storefront and its admin share the store), so a reset works per database and resets every
@@ -19,8 +20,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from http.cookies import SimpleCookie
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
+from starlette.applications import Starlette
 from starlette.responses import RedirectResponse
 from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -318,3 +320,37 @@ def make_templates(directory: Path) -> Jinja2Templates:
     templates.env.filters["fromjson"] = json.loads
     templates.env.globals["get_messages"] = pop_messages
     return templates
+
+
+class SiteWithUsers:
+    """The site object of one instance whose pages know the signed-in user: its context, templates and
+    database connection. Its app keeps it as `app.state.site`, so module-level handlers find it with
+    `of(request)`."""
+
+    USER_SQL = "SELECT * FROM users WHERE id = ?"  # the signed-in user's row by id (a site may hide some)
+
+    def __init__(self, ctx: SiteContext, templates_dir: Path):
+        self.ctx = ctx
+        self.templates = make_templates(templates_dir)
+
+    @classmethod
+    def of(cls, request) -> Self:
+        return request.app.state.site
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        return self.ctx.db.conn
+
+    def user(self, request) -> sqlite3.Row | None:
+        """The signed-in user, or None; a session whose user is gone is signed out."""
+        uid = request.session.get("user_id")
+        row = None if uid is None else self.conn.execute(self.USER_SQL, (uid,)).fetchone()
+        if row is None:
+            request.session.pop("user_id", None)
+        return row
+
+    def app(self, routes: list, exception_handlers: dict) -> Starlette:
+        """The site's Starlette app, holding this object for its handlers."""
+        app = Starlette(routes=routes, exception_handlers=exception_handlers)
+        app.state.site = self
+        return app

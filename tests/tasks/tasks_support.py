@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from webrl.tasks.suite import eval_kind
+from webrl.tasks.templates import eval_kind
 
 
 def judged_later(task, row: dict) -> bool:

@@ -1,7 +1,8 @@
-"""Git repositories kept in SQLite: content-addressed blobs, commits (up to two parents) with the
-changes they made, branch heads, and each branch's materialised file tree.
+"""The git object store: repositories kept in SQLite (no pages), i.e. content-addressed blobs, commits
+(up to two parents) with the changes they made, branch heads, and each branch's materialised file tree.
 
-Used by the seed and by the app (commits from the web editor, new branches, merges, forks).
+Used by the seed and by the app (commits from the web editor, new branches, merges, forks); the
+repository pages that show it are in repository.py.
 """
 
 from __future__ import annotations

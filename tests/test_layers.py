@@ -1,0 +1,113 @@
+"""The layer contract: webrl's parts import only the parts below them. Every import of the library (module level,
+inside functions, under TYPE_CHECKING, relative, and importlib.import_module with a constant name) is read
+from the source, with cli/, sites/ and evaluators/ at their import names (webrl.cli, webrl.sites,
+webrl.evaluators), and each module is placed in a part by the longest name in LAYERS that it starts with."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FOLDERS = {"webrl": "webrl", "cli": "webrl.cli", "sites": "webrl.sites", "evaluators": "webrl.evaluators"}
+
+# Bottom to top: a part may import the parts on earlier lines only; parts on one line do not import each other.
+LAYERS: list[tuple[str, ...]] = [
+    ("webrl.errors",),
+    ("webrl.netutil", "webrl.files"),
+    ("webrl.config", "webrl.browser"),
+    ("webrl.doctor",),
+    ("webrl.tasks",),
+    ("webrl.evaluators",),
+    ("webrl.sites", "webrl.sites.base"),  # the package itself holds only its docstring
+    ("webrl.env",),
+    ("webrl.policy",),
+    ("webrl.sites.platform",),  # what every embedded site is built on
+    ("webrl.sites.store",),
+    ("webrl.sites.shopping", "webrl.sites.shopping_admin", "webrl.sites.gitlab", "webrl.sites.reddit",
+     "webrl.sites.map", "webrl.sites.homepage", "webrl.sites.miniwob"),
+    ("webrl.sites.embedded",),  # the embedded backend, its server, the site registry and the embedded suite
+    ("webrl.sites.docker",),
+    ("webrl.sites.backends", "webrl.sites.task_sets"),
+    ("webrl.runs",),
+    ("webrl.rl",),
+    ("webrl.curriculum", "webrl.orm"),
+    ("webrl.train",),
+    ("webrl.cli",),
+    ("webrl", "webrl.__main__"),
+]
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    parts[0] = FOLDERS[parts[0]]
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imported_names(path: Path, module: str) -> set[str]:
+    """Every webrl module (or name in one) that `path` imports."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([node.module] if node.module else [])])
+            names |= {base} | {f"{base}.{alias.name}" for alias in node.names}
+        elif (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "import_module" and node.args
+              and isinstance(node.args[0], ast.Constant)):
+            names.add(node.args[0].value)
+    return {name for name in names if name == "webrl" or name.startswith("webrl.")}
+
+
+def part_of(name: str) -> str | None:
+    """The LAYERS name `name` falls under (the longest that it is or starts with)."""
+    parts = [p for layer in LAYERS for p in layer if name == p or name.startswith(p + ".")]
+    return max(parts, key=len) if parts else None
+
+
+def level(part: str) -> int:
+    return next(i for i, layer in enumerate(LAYERS) if part in layer)
+
+
+def library_modules() -> dict[str, Path]:
+    return {module_name(p): p for folder in FOLDERS for p in sorted((ROOT / folder).rglob("*.py"))}
+
+
+def upward_imports(modules: dict[str, Path]) -> list[str]:
+    found = []
+    for module, path in modules.items():
+        here = part_of(module)
+        for name in sorted(imported_names(path, module)):
+            there = part_of(name)
+            if there is None or there == here:
+                continue
+            if level(there) >= level(here):
+                found.append(f"{path.relative_to(ROOT)}: {module} ({here}) imports {name} ({there})")
+    return found
+
+
+def test_every_module_has_a_place():
+    assert [m for m in library_modules() if part_of(m) is None] == []
+
+
+def test_no_part_imports_one_above_it_or_beside_it():
+    assert upward_imports(library_modules()) == []
+
+
+def test_the_scan_sees_an_upward_import(tmp_path, monkeypatch):
+    """The contract can fail: a tasks module that imports the policy layer is caught, lazily imported or not."""
+    bad = ROOT / "webrl" / "tasks" / "load.py"
+    source = tmp_path / "load.py"
+    source.write_text("def f():\n    from ..policy import base\n")
+    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: source.open().read() if self == bad
+                        else open(self).read())
+    assert upward_imports({"webrl.tasks.load": bad}) == [
+        "webrl/tasks/load.py: webrl.tasks.load (webrl.tasks) imports webrl.policy (webrl.policy)",
+        "webrl/tasks/load.py: webrl.tasks.load (webrl.tasks) imports webrl.policy.base (webrl.policy)",
+    ]

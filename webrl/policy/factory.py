@@ -1,0 +1,67 @@
+"""Policies by name: the spec strings of the command line (POLICY_FORMS) and the model servers' lifetime."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from pathlib import Path
+
+from webrl.errors import UsageError
+from webrl.policy.base import Policy
+
+POLICY_FORMS = (
+    "oracle                       run each task's scripted solution",
+    "random[:SEED]                uniformly random valid actions over the page's element ids",
+    ("openai:MODEL@BASE_URL        an OpenAI-compatible server (vLLM or an API); add ?chat for the chat "
+     "form; key from $OPENAI_API_KEY"),
+    ("vllm:MODEL_SPEC              a vLLM server webrl starts and stops itself (tiny, or an HF folder); "
+     "needs scripts/install-vllm.sh"),
+    ("hf:MODEL_SPEC                transformers in this process (tiny, smollm2-135m, ORG/NAME or an HF folder; "
+     "see `webrl models list`)"),
+)
+
+
+def make_policy(spec: str, models_dir: Path | None = None) -> Policy:
+    """Build a policy from its command-line spec (see POLICY_FORMS); model specs of hf:/vllm: are prepared in
+    `models_dir` (default: `<state dir>/models` of the environment's configuration)."""
+    kind, _, rest = spec.partition(":")
+    if kind == "oracle" and not rest:
+        from webrl.policy.oracle import OraclePolicy
+
+        return OraclePolicy()
+    if kind == "random" and (not rest or rest.isdigit()):
+        from webrl.policy.random import RandomPolicy
+
+        return RandomPolicy(int(rest or 0))
+    if kind == "openai" and "@" in rest:
+        from webrl.policy.openai import OpenAIPolicy
+
+        model, _, url = rest.partition("@")
+        url, _, option = url.partition("?")
+        if model and url and option in ("", "chat", "completion"):
+            return OpenAIPolicy(model=model, base_url=url, chat=option == "chat")
+    if kind == "vllm" and rest:
+        from webrl.policy.vllm import VLLMPolicy
+
+        return VLLMPolicy(rest, models_dir)
+    if kind == "hf" and rest:
+        from webrl.policy.hf import HFPolicy
+
+        return HFPolicy(rest, models_dir)
+    forms = "\n  ".join(POLICY_FORMS)
+    raise UsageError(f"unknown policy spec '{spec}'; valid forms:\n  {forms}")
+
+
+@contextmanager
+def serving(policy: Policy, starting: Callable[[], AbstractContextManager] = nullcontext) -> Iterator[Policy]:
+    """Start a policy that runs its own model server (vllm:) before the first episode, inside `starting()` (a
+    spinner), so that a failed start is one clear error rather than a policy error per episode; stop it
+    afterwards, whatever happens."""
+    try:
+        if hasattr(policy, "start"):
+            with starting():
+                policy.start()
+        yield policy
+    finally:
+        if hasattr(policy, "close"):
+            policy.close()

@@ -1,0 +1,173 @@
+"""The one episode runner: `webrl eval`, the training loop's rollouts, evaluations and demonstrations, the
+critic filter's start pages and the benches all drive the browser environment through `open_env` and
+`run_episode`.
+
+An episode record (one line of episodes.jsonl) holds the task, status (done, env_error, policy_error), score,
+answer, evaluation details and every step: the observation the policy answered, its raw response, the parsed
+action, errors and timings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import zlib
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Literal
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import async_playwright
+from pydantic import BaseModel, Field
+
+from webrl.browser import launch_chromium
+from webrl.env.browser_env import BrowserEnv, Limits
+from webrl.env.miniwob import DEFAULT_TIME_LIMIT_S
+from webrl.policy.base import Policy, PolicyInput, Sampling
+from webrl.tasks.model import Task
+
+ENV_ERROR_RETRIES = 1
+ENV_FAULTS = (PlaywrightError, OSError, asyncio.TimeoutError)
+
+
+class EvalSettings(BaseModel):
+    """The whole harness configuration; written into summary.json."""
+
+    tasks: str = Field(description="Task set name or path.")
+    task_suite: str | None = None  # the embedded suite's version, when the tasks come from it
+    policy: str = "oracle"
+    backend: str = "embedded"
+    parallel: int = Field(1, ge=1)
+    repeats: int = Field(1, ge=1)
+    max_steps: int = Field(30, ge=1)
+    mode: Literal["webarena", "vab", "browsergym"] = "webarena"
+    judge: str = "none"
+    observation: Literal["webrl", "axtree"] = "webrl"
+    action_space: Literal["webrl", "webarena"] = "webrl"
+    temperature: float = 0.0
+    max_tokens: int = Field(2048, ge=1)  # per answer (WebRL: 2048)
+    seed: int | None = None  # with temperature > 0: every answer's sampling seed derives from it (exact resume)
+    miniwob_time_limit_s: float = Field(DEFAULT_TIME_LIMIT_S, gt=0)  # a MiniWoB++ page's episode timer
+    limit: int | None = Field(None, ge=1)  # only the first N tasks of the set
+    out: Path
+    resume: bool = False
+    screenshots: bool = True
+
+
+class Browsers:
+    """The one Chromium that all workers share, launched on first use and relaunched if it crashed; an async
+    context manager that owns Playwright."""
+
+    def __init__(self):
+        self.playwright, self.browser, self.lock = None, None, asyncio.Lock()
+
+    async def __aenter__(self) -> Browsers:
+        self.playwright = await async_playwright().start()
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()
+        await self.playwright.stop()
+
+    async def get(self):
+        async with self.lock:
+            if self.browser is None or not self.browser.is_connected():
+                self.browser = await launch_chromium(self.playwright)
+            return self.browser
+
+    async def close(self) -> None:
+        if self.browser is not None and self.browser.is_connected():
+            await self.browser.close()
+
+
+@asynccontextmanager
+async def open_env(browsers: Browsers, backend, instance: int = 0, settings: EvalSettings | None = None,
+                   judge=None) -> AsyncIterator[BrowserEnv]:
+    """A browser environment on the backend's site `instance`, set up as `settings` say (the defaults without);
+    its page is closed afterwards."""
+    settings = settings or EvalSettings(tasks="", out=Path())
+    env = BrowserEnv(await browsers.get(), backend, instance, observation=settings.observation,
+                     action_space=settings.action_space, limits=Limits(settings.max_steps), mode=settings.mode,
+                     judge=judge, miniwob_time_limit_s=settings.miniwob_time_limit_s)
+    try:
+        yield env
+    finally:
+        await env.close()
+
+
+class PolicyFailure(Exception):
+    """The policy could not answer (e.g. its server is down): recorded, not retried, not a score."""
+
+
+async def run_episode(env: BrowserEnv, browsers: Browsers, policy: Policy, task: Task, repeat: int,
+                      settings: EvalSettings) -> dict:
+    """One episode. An environment fault (site down, browser crash) is retried once, then recorded as
+    env_error; neither counts as an agent failure."""
+    status, error = "env_error", None
+    for _ in range(ENV_ERROR_RETRIES + 1):
+        started = time.perf_counter()
+        try:
+            env.browser = env.auth.browser = await browsers.get()
+            return await _episode(env, policy, task, repeat, settings, started)
+        except PolicyFailure as err:
+            status, error = "policy_error", str(err)
+            break
+        except ENV_FAULTS as err:  # site or browser failures: not the agent's fault (bugs still raise)
+            error = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+        finally:
+            try:
+                await env.close()
+            except Exception:  # the context died with its browser
+                env.context = env.page = None
+    return {"task_id": task.task_id, "repeat": repeat, "sites": task.sites, "intent": task.intent,
+            **_miniwob_field(task), "status": status, "error": error, "score": None, "steps": [],
+            "last_observation": None}
+
+
+def _miniwob_field(task: Task) -> dict:
+    return {"miniwob": task.miniwob.model_dump()} if task.miniwob is not None else {}
+
+
+def step_sampling(settings: EvalSettings, task: Task, repeat: int, step: int) -> Sampling:
+    """The decoding settings of one answer. A seeded sampled run gives each answer its own seed from (run seed,
+    task, repeat, step), so an episode re-run after a crash samples exactly what it would have, whatever else
+    ran in between or beside it."""
+    seed = None
+    if settings.seed is not None and settings.temperature > 0:
+        seed = zlib.crc32(f"{settings.seed}:{task.task_id}:{repeat}:{step}".encode())
+    return Sampling(temperature=settings.temperature, max_tokens=settings.max_tokens, seed=seed)
+
+
+async def _episode(env, policy, task, repeat, settings, started) -> dict:
+    obs, info = await env.reset(task)
+    shots = settings.out / "screens"
+    shots.mkdir(exist_ok=True)
+    steps, result, why = [], None, None
+    while True:
+        seen = obs  # what the policy answers to; the last one is the ORM's final page (reference traces' html)
+        try:
+            sampling = step_sampling(settings, task, repeat, len(steps))
+            [response] = await asyncio.to_thread(policy.act, [PolicyInput(env.task, env.history, obs)], sampling)
+        except Exception as err:
+            raise PolicyFailure(f"{type(err).__name__}: {err}") from err
+        shot = None
+        if settings.screenshots:
+            shot = f"screens/{task.task_id}-{repeat}-{len(steps)}.jpg"
+            await env.page.screenshot(path=settings.out / shot, type="jpeg", quality=40)
+        obs, _, terminated, truncated, step_info = await env.step(response.text)
+        record = env.steps[-1]
+        steps.append({"index": record.index, "url": record.url, "observation": seen.text, "response": record.response,
+                      "action": record.action, "error": record.error, "timings_ms": record.timings_ms,
+                      "screenshot": shot, "policy": response.meta})
+        if terminated or truncated:
+            result, why = step_info["eval"], step_info["truncated_by"]
+            break
+    return {
+        "task_id": task.task_id, "repeat": repeat, "sites": task.sites, "intent": task.intent, **_miniwob_field(task),
+        "status": "done" if result.status == "scored" else result.status, "score": result.score,
+        "answer": env.answer, "truncated_by": why, "eval": {"mode": result.mode, "judge": result.judge,
+                                                            "details": result.details},
+        "reset": info, "blocked_requests": env.blocked, "steps": steps, "last_observation": seen.text,
+        "seconds": round(time.perf_counter() - started, 2),
+    }

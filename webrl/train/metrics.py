@@ -1,0 +1,47 @@
+"""What a phase of a `webrl train` run measured (phases/<k>/metrics.json), read off the phase's files."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from webrl.train.rewards import read_episodes
+
+
+def valid_action_rate(rows: Sequence[dict]) -> float | None:
+    """The percentage of answers that parsed as an action: what a small model learns first, long before it
+    succeeds at a task."""
+    steps = [step for row in rows for step in row["steps"]]
+    if not steps:
+        return None
+    return round(100 * sum(not (step.get("error") or "").startswith("unparseable") for step in steps) / len(steps), 1)
+
+
+def phase_metrics(phase: Path, k: int, algorithm: str, actor: str, seconds: dict[str, float]) -> dict[str, Any]:
+    """The evaluation's success rates and valid actions, the stages' seconds, the rewards, the task report,
+    the training's summary and the number of demonstrations, where the phase has them."""
+    summary = json.loads((phase / "eval" / "summary.json").read_text())
+    metrics: dict[str, Any] = {
+        "phase": k, "algorithm": algorithm, "actor": actor,
+        "eval": {"success_rate": summary["success_rate"], "episodes": summary["episodes"],
+                 "valid_actions": valid_action_rate(read_episodes(phase / "eval"))},
+        "seconds": seconds,
+    }
+    for name in ("rewards.json", "tasks-report.json"):
+        if (phase / name).exists():
+            metrics[name.removesuffix(".json")] = json.loads((phase / name).read_text())
+    for name in ("update", "sft"):
+        if (phase / name / "metrics.json").exists():
+            trained = json.loads((phase / name / "metrics.json").read_text())
+            metrics["training"] = {key: value for key, value in trained.items() if key != "settings"}
+    if (phase / "demos.jsonl").exists():
+        metrics["demonstrations"] = sum(1 for _ in (phase / "demos.jsonl").open())
+    return metrics
+
+
+def all_metrics(out: Path) -> list[dict]:
+    """Every finished phase's metrics, in phase order."""
+    phases = sorted((p for p in (out / "phases").glob("*/metrics.json")), key=lambda p: int(p.parent.name))
+    return [json.loads(p.read_text()) for p in phases]

@@ -1,0 +1,88 @@
+"""A phase's tasks (the recipe's stage 1): candidates generated from the previous phase's failures, checked for
+feasibility, and kept by the previous critic's band (reference/webrl-method.md §2, §5, §6).
+
+The critic band is topped up with the closest candidates outside it when it holds too few (a young critic scores
+nearly everything alike), and everything is capped at `tasks_per_phase`.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from webrl.curriculum.seen import Seen, next_task_id
+from webrl.tasks.model import Task
+from webrl.train.settings import RunSettings
+
+
+def generate(settings: RunSettings, phase: int, failed: list[Task], known: list[Task], snapshots: Path,
+             sites_seed: int, models_dir: Path) -> tuple[list[Task], dict]:
+    """New candidates from the `failed` tasks, none seen before among `known`; the generator's report."""
+    seen, first_id = Seen(known), next_task_id(known)
+    want = math.ceil(settings.tasks_per_phase * settings.candidate_factor)
+    report: dict[str, Any] = {"failed_seeds": len(failed), "generator": settings.generator}
+    if not failed:
+        return [], report
+    if settings.generator == "evolver":
+        from webrl.curriculum.evolve import Evolver
+
+        evolver = Evolver.from_snapshots(snapshots, sites_seed, settings.seed)
+        tasks, evolved = evolver.evolve(failed, seen, first_id=first_id, keep=want, phase=phase)
+        report |= {"made": dict(evolved.made), "made_by_site": dict(evolved.made_by_site),
+                   "skipped_seeds": dict(evolved.skipped)}
+    else:
+        from webrl.curriculum.generate import generate_tasks, make_generator
+
+        generator = make_generator(settings.generator, models_dir)
+        try:
+            tasks, generated = generate_tasks(failed, generator, seen, first_id=first_id, keep=want,
+                                              seed=settings.seed, phase=phase)
+        finally:
+            if hasattr(generator, "close"):
+                generator.close()
+        report |= {"calls": generated.calls, "found": generated.found, "errors": generated.errors,
+                   "rejected": dict(generated.rejected), "kept_by_site": dict(generated.kept_by_site)}
+    report["candidates"] = len(tasks)
+    return tasks, report
+
+
+def feasible(settings: RunSettings, tasks: list[Task]) -> tuple[list[Task], dict]:
+    """With a judge: the feasibility filter. Without one, generated tasks go unchecked (the paper checked them by
+    hand; procedural tasks are feasible by construction)."""
+    from webrl.curriculum.filters import feasibility_filter
+    from webrl.evaluators.judge import parse_judge_spec
+
+    judge = parse_judge_spec(settings.judge)
+    if judge is None:
+        return tasks, {"checked": False}
+    kept, reasons = feasibility_filter(tasks, judge)
+    return kept, {"checked": True, "kept": len(kept), "outcomes": dict(reasons)}
+
+
+def in_critic_band(settings: RunSettings, tasks: list[Task], critic_dir: Path | None, backend,
+                   start_pages_file: Path) -> tuple[list[Task], dict]:
+    """The candidates in the critic's band, topped up by those closest to it; capped at tasks_per_phase."""
+    if critic_dir is None or not tasks:
+        return tasks[:settings.tasks_per_phase], {"applied": False}
+    import torch
+
+    from webrl.curriculum.filters import critic_filter, in_band, stored_start_pages
+    from webrl.policy.models import load_tokenizer, quiet
+    from webrl.rl.critic import Critic
+
+    pages = stored_start_pages(tasks, backend, start_pages_file)
+    with quiet():
+        critic = Critic.load(critic_dir, torch.float32)
+    inside, scores = critic_filter(tasks, pages, critic, load_tokenizer(critic_dir), band=settings.critic_band,
+                                   rule=settings.critic_rule, max_tokens=settings.max_tokens)
+    del critic
+    low, high = settings.critic_band
+    outside = [t for t, s in sorted(((t, s) for t, s in zip(tasks, scores)
+                                     if not in_band(s, settings.critic_band, settings.critic_rule)),
+                                    key=lambda pair: min(abs(pair[1].value - low), abs(pair[1].value - high)))]
+    kept = (inside + outside)[:settings.tasks_per_phase]
+    values = [s.value for s in scores]
+    return kept, {"applied": True, "critic": str(critic_dir), "scored": len(tasks), "in_band": len(inside),
+                  "topped_up": max(0, len(kept) - len(inside)), "value_min": min(values),
+                  "value_mean": sum(values) / len(values), "value_max": max(values)}
