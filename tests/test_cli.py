@@ -9,11 +9,13 @@ import subprocess
 import sys
 import time
 
+import pytest
 from cli_support import webrl
 
 from webrl.sites.embedded.registry import SITE_NAMES
 
 
+@pytest.mark.slow  # one subprocess per command (~8 s)
 def test_help_explains_every_command(cli_env):
     top = webrl(cli_env, "--help")
     assert top.returncode == 0
@@ -25,6 +27,7 @@ def test_help_explains_every_command(cli_env):
     assert "--instances" in webrl(cli_env, "up", "--help").stdout
 
 
+@pytest.mark.slow  # starts and stops the sites in subprocesses (~14 s)
 def test_up_status_reset_down_cycle(cli_env):
     try:
         first = webrl(cli_env, "up")
@@ -83,6 +86,7 @@ def test_corrupted_state_file(cli_env, tmp_path):
     assert server_file.read_text() == "{not json"  # nothing is thrown away
 
 
+@pytest.mark.slow  # several subprocesses (~4 s)
 def test_bad_settings_name_their_source(cli_env, tmp_path):
     bad_file = tmp_path / "webrl.yaml"
     bad_file.write_text("sites:\n  instances: many\n")
@@ -108,6 +112,7 @@ def test_docker_backend_without_an_engine_says_how_to_start_one(cli_env):
     assert_usage_error(webrl(cli_env, "up", "--images", "embedded"), "--images applies to the docker backend")
 
 
+@pytest.mark.slow  # the doctor in a subprocess (~5 s)
 def test_doctor_checks_the_machine(cli_env):
     result = webrl(cli_env, "doctor")
     assert result.returncode == 0, result.stdout  # Chromium, disk and ports are fine on a test machine
@@ -116,6 +121,7 @@ def test_doctor_checks_the_machine(cli_env):
     assert "Chromium" in result.stdout and "launches headless" in result.stdout
 
 
+@pytest.mark.slow  # the doctor in a subprocess (~5 s)
 def test_doctor_reports_a_busy_port_with_its_fix(cli_env):
     port = int(cli_env["WEBRL_SITES__PORTS__GITLAB"])
     with socket.socket() as sock:
@@ -126,6 +132,7 @@ def test_doctor_reports_a_busy_port_with_its_fix(cli_env):
     assert "✗" in result.stdout and str(port) in result.stdout and "WEBRL_SITES__PORTS__" in result.stdout
 
 
+@pytest.mark.slow  # serves in a subprocess until interrupted (~5 s)
 def test_foreground_serves_until_interrupted(cli_env):
     server = subprocess.Popen([sys.executable, "-m", "webrl", "up", "--foreground", "--sites", "shopping"],
                               env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -85,6 +85,7 @@ def test_hub_ids_come_from_the_local_hf_cache(tmp_path):
     assert missing.returncode == 2 and "not in the local Hugging Face cache" in missing.stderr
 
 
+@pytest.mark.slow  # builds models in subprocesses (~13 s)
 def test_models_prepare_and_list_on_the_command_line(tmp_path):
     env = user_env(tmp_path)
     before = webrl(env, "models", "list")

@@ -8,9 +8,12 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow  # builds and installs the wheel (~8 s)
 def test_wheel_contains_the_mapped_packages_and_runs(tmp_path):
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
                    check=True, capture_output=True)

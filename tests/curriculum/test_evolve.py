@@ -46,6 +46,7 @@ def test_the_suite_is_unchanged(suite):
     assert len(suite) == 1007 and suite[-1].suite_version == SUITE_VERSION
 
 
+@pytest.mark.slow  # builds the template pool (~20 s)
 def test_the_pool_goes_beyond_the_suite(evolver, suite):
     in_suite = Counter(t.template for t in suite)
     assert set(evolver.by_template) == set(in_suite)
@@ -56,6 +57,7 @@ def test_the_pool_goes_beyond_the_suite(evolver, suite):
     assert all(not t.split and t.cheat for tasks in evolver.by_template.values() for t in tasks)
 
 
+@pytest.mark.slow  # builds the template pool (~20 s)
 def test_evolved_tasks_are_valid_new_and_reproducible(evolver, suite):
     train = [t for t in suite if t.split == "train"]
     failed = random.Random(3).sample(train, 40) + [make_task(9999, "A generated task without a template")]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import httpx
+import pytest
 
 from webrl.env.browser_env import BrowserEnv, Limits
 from webrl.tasks.model import Task
@@ -53,6 +54,7 @@ def test_dirty_sites_are_reset_and_clean_ones_are_not(site_servers):
     assert second["reset_sites"] == []  # clean: not reset again
 
 
+@pytest.mark.slow  # several resets and sign-ins (~5 s)
 def test_a_reset_that_takes_a_signed_in_site_along_signs_in_again(site_servers):
     """An admin task's reset restores the store database under the shop too and drops the shop's sessions: the
     next shop task must sign in afresh rather than reuse the dead session (it found itself signed out)."""

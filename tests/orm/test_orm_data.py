@@ -95,6 +95,7 @@ def test_bad_paths_and_empty_data(tmp_path):
         load_examples([tmp_path])
 
 
+@pytest.mark.slow  # a whole eval run (~4 s)
 def test_a_real_eval_run_is_orm_data(site_servers, tmp_path):
     """`webrl eval` records the page each episode ended on; the oracle's episodes become success examples."""
     store = site_servers("shopping", "shopping_admin")

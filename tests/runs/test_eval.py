@@ -47,11 +47,13 @@ def test_oracle_solves_every_smoke_task(store, tmp_path):
     assert store.is_dirty("shopping", 0)
 
 
+@pytest.mark.slow  # a whole random run over the smoke set (~10 s)
 def test_random_policy_scores_near_zero(store, tmp_path):
     summary = evaluate(store, tmp_path, "random:3", max_steps=8)
     assert summary["success_rate"]["Average"]["mean"] <= 40.0
 
 
+@pytest.mark.slow  # two eval runs in subprocesses (~15 s)
 def test_resume_skips_finished_episodes(store, tmp_path):
     evaluate(store, tmp_path, "oracle")
     lines = (tmp_path / "episodes.jsonl").read_text().splitlines()
@@ -130,6 +132,7 @@ def test_policy_failure_is_recorded(store, tmp_path):
     assert row["status"] == "policy_error" and "model server unreachable" in row["error"]
 
 
+@pytest.mark.slow  # an eval interrupted and resumed in subprocesses (~30 s)
 def test_ctrl_c_keeps_finished_episodes_and_resume_finishes(store, tmp_path):
     """Interrupted after its first episode, with 14 to go (seconds of work): the run always has episodes left."""
     import signal

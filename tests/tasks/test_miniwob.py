@@ -42,6 +42,7 @@ def evaluate(backend, tasks, out, policy="oracle", **settings):
     return {row["task_id"]: row for row in rows}, summary
 
 
+@pytest.mark.slow  # reads problems off several pages (~15 s)
 def test_a_seed_fixes_the_problem():
     pairs = [(env, seed) for env in FORMS for seed in (0, 1, 2)]
     batch = miniwob.read_problems(pairs)  # one page load per environment
@@ -53,6 +54,7 @@ def test_a_seed_fixes_the_problem():
         assert len(intents) == 3, (env, intents)  # seeds differ
 
 
+@pytest.mark.slow  # reads problems off pages (~6 s)
 def test_named_sets_split_seeds_and_list_environments(state):
     envs = miniwob.environments()
     status = {e.name: e.status for e in envs}
@@ -86,6 +88,7 @@ def load_tasks_from(folder, tasks):
     return load_tasks(path)
 
 
+@pytest.mark.slow  # many MiniWoB episodes (~20 s)
 def test_the_page_rewards_right_answers_and_punishes_wrong_ones(sites, state, tmp_path):
     tasks = resolve_task_set(f"miniwob:{','.join(FORMS)}:test", state)[:10]
     right, _ = evaluate(sites, tasks, tmp_path / "right")
@@ -126,6 +129,7 @@ def test_oracle_solves_every_scripted_environment_and_hides_the_score_panel(site
     assert not leaks, leaks[:3]
 
 
+@pytest.mark.slow  # random and oracle over many MiniWoB episodes (~30 s)
 def test_random_baseline_is_below_the_oracle(sites, state, tmp_path):
     tasks = resolve_task_set(f"miniwob:{','.join(miniwob.scripted_names()[:12])}:test", state)[:24]
     rows, summary = evaluate(sites, tasks, tmp_path / "random", policy="random:1", parallel=2)

@@ -15,6 +15,7 @@ from webrl.sites.embedded.suite import TEST_SHARE, build_suite
 from webrl.tasks.templates import eval_kind, site_group
 
 
+@pytest.mark.slow  # builds the suite a second time (~11 s)
 def test_size_split_and_tiers(suite, tmp_path):
     assert len(suite) >= 600
     test = [t for t in suite if t.split == "test"]
@@ -55,6 +56,7 @@ def test_oracle_solves_the_test_split_and_every_template(suite, site_servers, ru
     assert covered == {t.template for t in suite}
 
 
+@pytest.mark.slow  # runs the oracle in the browser (~7 s)
 def test_demos_are_the_webrl_prompt_byte_for_byte(suite, site_servers, tmp_path):
     from playwright.async_api import async_playwright
 
