@@ -275,6 +275,8 @@ def resolve_run_settings(preset: str | None, config_file: Path | None, flags: di
         first = err.errors()[0]
         loc = [str(p) for p in first["loc"]]
         source = next((name for name, layer in reversed(layers) if _has(layer, loc)), "settings")
+        if not loc:  # a rule over several fields
+            raise UsageError(f"{source}: {first['msg'].removeprefix('Value error, ')}") from None
         raise UsageError(f"{source}: field '{'.'.join(loc)}': {first['msg']}") from None
 
 

@@ -43,6 +43,13 @@ def test_oracle_solves_every_smoke_task(store, tmp_path):
     assert "What is the price of the Spokewise Gel Bike Saddle?" in report and "success" in report
     shots = [s["screenshot"] for r in rows for s in r["steps"] if s["screenshot"]]
     assert shots and all((tmp_path / s).stat().st_size > 1000 for s in shots)
+    for row in rows:  # where each episode's time went, its parts adding up to no more than the whole
+        spent = row["timings_ms"]
+        assert set(spent) == {"reset", "policy", "screenshots", "steps", "close", "total"}
+        assert all(v >= 0 for v in spent.values()) and sum(spent.values()) - spent["total"] <= spent["total"]
+        assert {"close", "reset", "sign_in", "context", "start_page", "observe"} <= set(row["reset"]["timings_ms"])
+        assert sum(row["reset"]["timings_ms"].values()) <= spent["reset"] + 1
+        assert "evaluate" in row["steps"][-1]["timings_ms"]
     # The admin task changed a price: the next episode that needs the store finds it reset.
     assert store.is_dirty("shopping", 0)
 

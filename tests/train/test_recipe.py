@@ -185,6 +185,31 @@ def test_filtered_bc_baseline_from_an_initial_model(sites, ci_run, tmp_path):
     assert not (out / "phases/1/update/critic").exists()
 
 
+MINIWOB_ENVS = "click-button,click-link,focus-text"
+
+
+def test_the_same_recipe_runs_on_miniwob(sites, tmp_path):
+    """The MiniWoB++ family through the same recipe: demonstrations from its scripted solutions, phase 1 on train
+    seeds, phase 2 on new seeds of the failed environments and on environments not met yet, evaluation on the
+    held-out test seeds."""
+    out = tmp_path / "miniwob"
+    result = webrl(sites, "train", "--preset", "ci", "--train-tasks", f"miniwob:{MINIWOB_ENVS}:train",
+                   "--eval-tasks", f"miniwob:{MINIWOB_ENVS}:test", "--out", str(out), timeout=TRAIN_TIMEOUT)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    demos = lines(out / "phases/0/demos.jsonl")
+    assert demos and {d["task_id"].rpartition(".")[0] for d in demos} <= set(MINIWOB_ENVS.split(","))
+    first, second = (read_json(out / f"phases/{k}/tasks.json") for k in (1, 2))
+    assert all(1000 <= t["miniwob"]["seed"] < 1050 for t in first)
+    report = read_json(out / "phases/2/tasks-report.json")
+    if report.get("fallback") is None:  # phase 1 failed somewhere: phase 2 is evolved from it
+        assert second and all(t["miniwob"]["seed"] >= 2000 for t in second)
+        assert report["made"]["new seed"] >= 1
+    for k in (0, 1, 2):
+        evaluated = lines(out / f"phases/{k}/eval/episodes.jsonl")
+        assert len(evaluated) == 4 and all(row["miniwob"]["seed"] < 10 for row in evaluated)
+    assert [m["phase"] for m in read_json(out / "metrics.json")] == [0, 1, 2]
+
+
 def test_bad_input_is_refused_with_the_reason(sites, ci_run, tmp_path):
     reference, _ = ci_run
     cases = [
@@ -199,6 +224,8 @@ def test_bad_input_is_refused_with_the_reason(sites, ci_run, tmp_path):
     typo = tmp_path / "typo.yaml"
     typo.write_text("phasess: 3\n")
     cases.append((("--config", str(typo), "--out", str(tmp_path / "y")), "field 'phasess': Extra inputs"))
+    cases.append((("--train-tasks", "miniwob", "--out", str(tmp_path / "w")),
+                  "options: the train tasks are embedded:train or miniwob[:ENV,...]:train"))
     result = webrl(sites | {"WEBRL_TRAIN__PHASES": "-1"}, "train", "--out", str(tmp_path / "z"))
     assert result.returncode == 2 and "the configuration's train section: field 'phases'" in result.stderr
     for args, message in cases:

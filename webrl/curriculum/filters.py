@@ -40,16 +40,17 @@ from webrl.tasks.model import Task
 DEFAULT_BAND = (0.05, 0.75)
 MAX_PROMPT_TOKENS = 16384  # the official trainer's length, capped by the critic's context
 BandRule = Literal["value", "either"]
-PageKey = tuple[str, tuple[str, ...], bool]
+PageKey = tuple[str, tuple[str, ...], bool, str]
 
 
 # -- start pages -----------------------------------------------------------------------------------------------
 
 
 def page_key(task: Task) -> PageKey:
-    """What decides the first observation: the start URL, the sites (the environment resets and allows them)
-    and whether the task signs in first."""
-    return task.start_url, tuple(task.sites), task.storage_state is not None
+    """What decides the first observation: the start URL, the sites (the environment resets and allows them),
+    whether the task signs in first, and a MiniWoB++ task's episode (its seed makes the page's problem)."""
+    episode = f"{task.miniwob.env}:{task.miniwob.seed}" if task.miniwob is not None else ""
+    return task.start_url, tuple(task.sites), task.storage_state is not None, episode
 
 
 async def observe_start_pages(tasks: Sequence[Task], backend, instance: int = 0,
@@ -77,13 +78,13 @@ def stored_start_pages(tasks: Sequence[Task], backend, path: Path, instance: int
     """`start_pages` with a JSON file as the cache, so that a page is observed once per run (and a resumed run
     scores its tasks on the very pages it saw before)."""
     try:
-        cache = {(url, tuple(sites), signed_in): text
-                 for url, sites, signed_in, text in json.loads(path.read_text())}
+        cache = {(url, tuple(sites), signed_in, episode): text
+                 for url, sites, signed_in, episode, text in json.loads(path.read_text())}
     except (OSError, ValueError, TypeError):  # none yet, or unreadable: it is only a cache, observe again
         cache = {}
     pages = start_pages(tasks, backend, instance, cache)
-    write_atomically(path, json.dumps([[url, list(sites), signed_in, text]
-                                       for (url, sites, signed_in), text in pages.items()]))
+    write_atomically(path, json.dumps([[url, list(sites), signed_in, episode, text]
+                                       for (url, sites, signed_in, episode), text in pages.items()]))
     return pages
 
 

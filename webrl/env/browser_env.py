@@ -76,15 +76,24 @@ class BrowserEnv:
     # -- episode ------------------------------------------------------------------------------
 
     async def reset(self, task: Task) -> tuple[Observation, dict]:
+        """A fresh episode of `task`; the info holds the sites reset and where the reset's time went
+        (`timings_ms`: close, reset, sign_in, context, start_page, miniwob_start, observe)."""
+        timings: dict[str, float] = {}
+        mark = time.perf_counter()
         await self.close()
+        timings["close"] = _ms(mark)
         # In a worker thread: a reset can take seconds (a Docker container is recreated), and the other
         # --parallel workers share this event loop.
         urls, reset, reset_ms = await asyncio.to_thread(self._reset_sites, task)
+        timings["reset"] = round(reset_ms, 1)
         self.task = substitute(task, urls)
         self.auth.forget(reset)
         # Tasks that need an account name a storage state (WebArena's convention); map tasks have none.
         login = [s for s in self.task.sites if s in urls] if self.task.storage_state else []
+        mark = time.perf_counter()
         storage = await self.auth.storage_state(login)
+        timings["sign_in"] = _ms(mark)
+        mark = time.perf_counter()
         self.context = await self.browser.new_context(viewport=VIEWPORT, storage_state=storage)
         self._inflight, self._last_network = 0, time.perf_counter()
         self.context.on("request", lambda _: self._count_request(+1))
@@ -94,21 +103,28 @@ class BrowserEnv:
         allowed = {_origin(u) for site, u in urls.items() if site in self.task.sites or site == "homepage"}
         self._guarded = _outside(allowed)
         await self.context.route(self._guarded, self._block)
+        timings["context"] = _ms(mark)
+        mark = time.perf_counter()
         for i, url in enumerate(self.task.start_urls):
             page = await self.context.new_page()
             self.page = self.page or page
             await page.goto(url)
             if i == 0:
                 await self._settle(page)
+        timings["start_page"] = _ms(mark)
         if self.task.miniwob is not None:
+            mark = time.perf_counter()
             await self._start_miniwob()
+            timings["miniwob_start"] = _ms(mark)
         self.steps: list[Step] = []
         self.history: list[str] = []
         self.answer: str | None = None
         self.page_ended = False  # a MiniWoB page ended the episode
         self._parse_failures = 0
+        mark = time.perf_counter()
         self.obs = await observe(self.page, self.observation_kind)
-        return self.obs, {"reset_sites": reset, "reset_ms": round(reset_ms, 1)}
+        timings["observe"] = _ms(mark)
+        return self.obs, {"reset_sites": reset, "reset_ms": round(reset_ms, 1), "timings_ms": timings}
 
     async def step(self, text: str):
         """Apply one raw model response. Returns (obs, reward, terminated, truncated, info); the
@@ -148,7 +164,9 @@ class BrowserEnv:
         timings["total"] = _ms(start)
         reward, result = 0.0, None
         if terminated or truncated:
+            mark = time.perf_counter()
             result = await self.evaluate()
+            timings["evaluate"] = _ms(mark)
             reward = result.score or 0.0
         info = {"error": error, "timings_ms": timings, "eval": result, "truncated_by": self._why_truncated()}
         return obs, reward, terminated, truncated, info

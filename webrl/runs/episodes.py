@@ -140,22 +140,33 @@ def step_sampling(settings: EvalSettings, task: Task, repeat: int, step: int) ->
 
 
 async def _episode(env, policy, task, repeat, settings, started) -> dict:
+    """One episode's record; `timings_ms` says where its time went: the reset (its parts in `reset`), the policy,
+    screenshots, the environment's steps (evaluation included), closing the context."""
+    timings = dict.fromkeys(("reset", "policy", "screenshots", "steps", "close"), 0.0)
+    mark = time.perf_counter()
     obs, info = await env.reset(task)
+    timings["reset"] = _ms(mark)
     shots = settings.out / "screens"
     shots.mkdir(exist_ok=True)
     steps, result, why = [], None, None
     while True:
         seen = obs  # what the policy answers to; the last one is the ORM's final page (reference traces' html)
+        mark = time.perf_counter()
         try:
             sampling = step_sampling(settings, task, repeat, len(steps))
             [response] = await asyncio.to_thread(policy.act, [PolicyInput(env.task, env.history, obs)], sampling)
         except Exception as err:
             raise PolicyFailure(f"{type(err).__name__}: {err}") from err
+        timings["policy"] += _ms(mark)
         shot = None
         if settings.screenshots:
+            mark = time.perf_counter()
             shot = f"screens/{task.task_id}-{repeat}-{len(steps)}.jpg"
             await env.page.screenshot(path=settings.out / shot, type="jpeg", quality=40)
+            timings["screenshots"] += _ms(mark)
+        mark = time.perf_counter()
         obs, _, terminated, truncated, step_info = await env.step(response.text)
+        timings["steps"] += _ms(mark)
         record = env.steps[-1]
         steps.append({"index": record.index, "url": record.url, "observation": seen.text, "response": record.response,
                       "action": record.action, "error": record.error, "timings_ms": record.timings_ms,
@@ -163,11 +174,19 @@ async def _episode(env, policy, task, repeat, settings, started) -> dict:
         if terminated or truncated:
             result, why = step_info["eval"], step_info["truncated_by"]
             break
+    mark = time.perf_counter()
+    await env.close()
+    timings["close"] = _ms(mark)
+    timings["total"] = _ms(started)
     return {
         "task_id": task.task_id, "repeat": repeat, "sites": task.sites, "intent": task.intent, **_miniwob_field(task),
         "status": "done" if result.status == "scored" else result.status, "score": result.score,
         "answer": env.answer, "truncated_by": why, "eval": {"mode": result.mode, "judge": result.judge,
                                                             "details": result.details},
         "reset": info, "blocked_requests": env.blocked, "steps": steps, "last_observation": seen.text,
-        "seconds": round(time.perf_counter() - started, 2),
+        "seconds": round(time.perf_counter() - started, 2), "timings_ms": {k: round(v, 1) for k, v in timings.items()},
     }
+
+
+def _ms(since: float) -> float:
+    return (time.perf_counter() - since) * 1000

@@ -104,7 +104,7 @@ class TrainRun:
         self.models_dir = Path(config.state_dir) / "models"
         path = self.out / PROGRESS_FILE
         self.done: dict[str, float] = json.loads(path.read_text())["done"] if path.exists() else {}
-        self._suite: list[Task] | None = None
+        self._task_sets: dict[str, list[Task]] = {}
 
     @classmethod
     def start(cls, settings: RunSettings, out: Path, config, backend, progress: Progress | None = None,
@@ -158,9 +158,9 @@ class TrainRun:
         if not demos.read_text().strip():
             raise WebrlError(f"{demos}: no demonstrations (no scripted solution succeeded); see "
                              f"{self.phase_dir(0) / 'demos' / 'report.html'}")
-        self._train(TrainJob(kind="sft", data=demos, model=self.settings.model, out=self.phase_dir(0) / "sft",
-                             settings=self.settings.sft, max_tokens=self.settings.max_tokens,
-                             models_dir=self.models_dir), self.phase_dir(0) / "sft.log")
+        spawn(TrainJob(kind="sft", data=demos, model=self.settings.model, out=self.phase_dir(0) / "sft",
+                       settings=self.settings.sft, max_tokens=self.settings.max_tokens, models_dir=self.models_dir),
+              self.settings.procs, self.phase_dir(0) / "sft.log")
 
     def make_tasks(self, k: int) -> None:
         """Phase k's tasks (module docstring, stage 1); nothing new to try: the train split again, so the phase
@@ -174,11 +174,9 @@ class TrainRun:
                       and item.reward < 0.5]
             by_id = {t.task_id: t for t in self.phase_tasks(k - 1)}
             failed_tasks = list({i: by_id[i] for i in failed if i in by_id}.values())
-            known = self.suite() + [t for j in range(1, k) for t in self.phase_tasks(j)]
-            plan = self.backend.running()
-            candidates, report = phase_tasks.generate(settings, k, failed_tasks, known,
-                                                      Path(self.config.state_dir) / "snapshots", plan.seed,
-                                                      self.models_dir)
+            known = self.task_set(settings.family) + [t for j in range(1, k) for t in self.phase_tasks(j)]
+            candidates, report = phase_tasks.generate(settings, k, failed_tasks, known, Path(self.config.state_dir),
+                                                      self.backend.running().seed, self.models_dir)
             candidates, report["feasibility"] = phase_tasks.feasible(settings, candidates)
             kept, report["critic"] = phase_tasks.in_critic_band(settings, candidates, self.critic(k - 1),
                                                                 self.backend, self.out / START_PAGES_FILE)
@@ -228,7 +226,7 @@ class TrainRun:
             job.objective = "awr" if settings.algorithm == "awr" else settings.objective
             job.beta, job.critic = settings.beta, self.critic(k - 1)
         if lines:
-            self._train(job, phase / "update.log")
+            spawn(job, settings.procs, phase / "update.log")
 
     def evaluate(self, k: int) -> None:
         self._episodes(self.phase_dir(k) / "eval", self.eval_tasks(), self.actor(k), temperature=0.0, seed=None)
@@ -256,22 +254,18 @@ class TrainRun:
 
     # ---- tasks -------------------------------------------------------------------------------------------
 
-    def suite(self) -> list[Task]:
-        """The embedded suite of the running sites' data."""
-        if self._suite is None:
+    def task_set(self, name: str) -> list[Task]:
+        """A named task set (the embedded suite of the running sites' data), resolved once per run."""
+        if name not in self._task_sets:
             plan = self.backend.running()
-            self._suite = resolve_task_set("embedded", self.config.state_dir, plan.seed if plan else 0)
-        return self._suite
+            self._task_sets[name] = resolve_task_set(name, self.config.state_dir, plan.seed if plan else 0)
+        return self._task_sets[name]
 
     def train_tasks(self) -> list[Task]:
-        return [t for t in self.suite() if t.split == "train"]
+        return [t for t in self.task_set(self.settings.family) if t.split == "train"]
 
     def eval_tasks(self) -> list[Task]:
-        if self.settings.eval_tasks.startswith("embedded"):
-            tasks = [t for t in self.suite() if self.settings.eval_tasks == "embedded"
-                     or t.split == self.settings.eval_tasks.partition(":")[2]]
-        else:
-            tasks = resolve_task_set(self.settings.eval_tasks, self.config.state_dir)
+        tasks = self.task_set(self.settings.eval_tasks)
         if self.settings.eval_limit and self.settings.eval_limit < len(tasks):  # a fixed sample, spread over the sites
             rng = random.Random(f"eval:{self.settings.seed}")
             tasks = sorted(rng.sample(tasks, self.settings.eval_limit), key=lambda t: str(t.task_id))
@@ -319,9 +313,6 @@ class TrainRun:
 
     def _on_episode(self, row: dict) -> None:
         self.progress.episode(row["score"] == 1.0 if row["status"] == "done" else None)
-
-    def _train(self, job: TrainJob, log: Path) -> None:
-        spawn(job, self.settings.procs, log)
 
     def _finish_phase(self, k: int) -> None:
         seconds = {key.partition(":")[2]: s for key, s in self.done.items() if key.startswith(f"{k}:")}

@@ -16,24 +16,30 @@ from webrl.tasks.model import Task
 from webrl.train.settings import RunSettings
 
 
-def generate(settings: RunSettings, phase: int, failed: list[Task], known: list[Task], snapshots: Path,
+def generate(settings: RunSettings, phase: int, failed: list[Task], known: list[Task], state_dir: Path,
              sites_seed: int, models_dir: Path) -> tuple[list[Task], dict]:
     """New candidates from the `failed` tasks, none seen before among `known`; the generator's report."""
-    seen, first_id = Seen(known), next_task_id(known)
     want = math.ceil(settings.tasks_per_phase * settings.candidate_factor)
     report: dict[str, Any] = {"failed_seeds": len(failed), "generator": settings.generator}
     if not failed:
         return [], report
-    if settings.generator == "evolver":
+    if settings.family.startswith("miniwob"):
+        from webrl.curriculum.miniwob import evolve_miniwob
+
+        tasks, evolved = evolve_miniwob(failed, known, want, seed=settings.seed, phase=phase, cache_dir=state_dir)
+        report |= evolved
+    elif settings.generator == "evolver":
         from webrl.curriculum.evolve import Evolver
 
-        evolver = Evolver.from_snapshots(snapshots, sites_seed, settings.seed)
+        seen, first_id = Seen(known), next_task_id(known)
+        evolver = Evolver.from_snapshots(state_dir / "snapshots", sites_seed, settings.seed)
         tasks, evolved = evolver.evolve(failed, seen, first_id=first_id, keep=want, phase=phase)
         report |= {"made": dict(evolved.made), "made_by_site": dict(evolved.made_by_site),
                    "skipped_seeds": dict(evolved.skipped)}
     else:
         from webrl.curriculum.generate import generate_tasks, make_generator
 
+        seen, first_id = Seen(known), next_task_id(known)
         generator = make_generator(settings.generator, models_dir)
         try:
             tasks, generated = generate_tasks(failed, generator, seen, first_id=first_id, keep=want,

@@ -1,0 +1,114 @@
+"""Rollout throughput: how many oracle steps and episodes per second the harness gives, with 1, 2 and 4 workers,
+and where an episode's time goes.
+
+Starts the real embedded server (free ports, a temporary state directory, 4 instances), takes a fixed sample of a
+task set (default: the embedded test split, then MiniWoB++'s test seeds of the scripted environments) and runs
+the one episode runner with the oracle over it once per worker count (screenshots off, as in training rollouts).
+
+    .venv/bin/python bench/throughput.py [--tasks embedded:test miniwob:test] [--episodes 60] [--workers 1 2 4]
+
+Prints per task set: steps/s, episodes/s, oracle success and the ratio to 1 worker in one table (ratios from one
+run: these machines are shared and noisy), and the per-episode breakdown of the 2-worker run (medians and p90 of
+the reset's parts, the policy, the steps, closing; `timings_ms` of every episode record).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from webrl.config import load_config, on_free_ports
+from webrl.policy.factory import make_policy
+from webrl.runs.eval import EvalSettings, run_eval
+from webrl.sites.embedded.backend import EmbeddedBackend
+from webrl.sites.miniwob.tasks import scripted_names
+from webrl.sites.task_sets import resolve_task_set
+
+RESET_PARTS = ("reset", "sign_in", "context", "start_page", "miniwob_start", "observe")
+EPISODE_PARTS = ("policy", "steps", "close")
+
+
+def sample(name: str, state: Path, episodes: int) -> list:
+    tasks = [t for t in resolve_task_set(name, state) if t.cheat]
+    if name.startswith("miniwob"):
+        scripted = set(scripted_names())
+        tasks = [t for t in tasks if t.miniwob.env in scripted]
+    step = max(1, len(tasks) // episodes)  # spread over the set: every site / environment
+    return tasks[::step][:episodes]
+
+
+def run(backend, tasks, out: Path, workers: int) -> tuple[dict, list[dict]]:
+    settings = EvalSettings(tasks="bench", policy="oracle", out=out, parallel=workers, screenshots=False)
+    start = time.perf_counter()
+    asyncio.run(run_eval(settings, tasks, backend, make_policy("oracle")))
+    wall = time.perf_counter() - start
+    rows = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    steps = sum(len(r["steps"]) for r in rows)
+    return {"episodes": len(rows), "steps": steps, "wall": wall, "success": sum(r["score"] == 1.0 for r in rows)}, rows
+
+
+def p90(values: list[float]) -> float:
+    return statistics.quantiles(values, n=10)[-1] if len(values) > 1 else values[0]
+
+
+def breakdown(rows: list[dict]) -> list[tuple[str, list[float]]]:
+    """(part, per-episode milliseconds) for the reset's parts, the episode's parts, and what is outside the steps."""
+    parts = [(f"reset: {p}", [r["reset"]["timings_ms"].get(p, 0.0) for r in rows]) for p in RESET_PARTS]
+    parts += [(p, [r["timings_ms"][p] for r in rows]) for p in EPISODE_PARTS]
+    parts.append(("outside the steps (total - policy - steps)",
+                  [r["timings_ms"]["total"] - r["timings_ms"]["policy"] - r["timings_ms"]["steps"] for r in rows]))
+    parts.append(("episode total", [r["timings_ms"]["total"] for r in rows]))
+    return parts
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", nargs="+", default=["embedded:test", "miniwob:test"])
+    parser.add_argument("--episodes", type=int, default=60, help="oracle episodes per row")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
+    args = parser.parse_args()
+    console = Console()
+    with tempfile.TemporaryDirectory() as tmp:
+        state = Path(tmp)
+        config = on_free_ports(load_config(flags={"state_dir": state, "sites.instances": max(args.workers)},
+                                           environ={}))
+        backend = EmbeddedBackend(config)
+        backend.up()
+        try:
+            for name in args.tasks:
+                tasks = sample(name, state, args.episodes)
+                results = {w: run(backend, tasks, state / f"{name.replace(':', '-')}-{w}", w) for w in args.workers}
+                report(console, name, tasks, results, args.workers)
+        finally:
+            backend.down()
+
+
+def report(console: Console, name: str, tasks: list, results: dict, workers: list[int]) -> None:
+    table = Table(title=f"{name}: oracle throughput over {len(tasks)} episodes (screenshots off)")
+    for column in ("workers", "steps/s", "episodes/s", "oracle success", "ratio vs 1 worker"):
+        table.add_column(column, justify="right")
+    base = results[workers[0]][0]
+    for w, (r, _) in results.items():
+        ratio = (r["steps"] / r["wall"]) / (base["steps"] / base["wall"])
+        table.add_row(str(w), f"{r['steps'] / r['wall']:.2f}", f"{r['episodes'] / r['wall']:.2f}",
+                      f"{r['success']}/{r['episodes']}", f"{ratio:.2f}")
+    console.print(table)
+    shown = 2 if 2 in results else workers[0]
+    parts = Table(title=f"{name}: where an episode's time goes ({shown} workers), ms")
+    for column in ("part", "median", "p90"):
+        parts.add_column(column, justify="left" if column == "part" else "right")
+    for part, values in breakdown(results[shown][1]):
+        parts.add_row(part, f"{statistics.median(values):.0f}", f"{p90(values):.0f}")
+    console.print(parts)
+
+
+if __name__ == "__main__":
+    main()
