@@ -27,8 +27,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from webrl.config import Config
-from webrl.sites.platform import Database, SessionStore, SiteContext
 from webrl.sites.embedded.registry import site_spec
+from webrl.sites.platform import Database, SessionStore, SiteContext
 
 TOKEN_HEADER = "x-webrl-token"
 

@@ -17,7 +17,6 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
-from webrl.sites.platform import DatabaseSpec, SiteContext, SiteSpec
 from webrl.sites.gitlab import (
     editor,
     issues,
@@ -30,6 +29,7 @@ from webrl.sites.gitlab import (
 )
 from webrl.sites.gitlab.seed import seed
 from webrl.sites.gitlab.web import Gitlab, not_found
+from webrl.sites.platform import DatabaseSpec, SiteContext, SiteSpec
 
 HERE = Path(__file__).parent
 

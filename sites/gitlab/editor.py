@@ -9,12 +9,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from webrl.sites.platform import flash, now, redirect
 from webrl.sites.gitlab import gitstore
 from webrl.sites.gitlab.issuables import add_event
 from webrl.sites.gitlab.projects import breadcrumbs
 from webrl.sites.gitlab.repository import BRANCH_RE, base_ctx, split_ref
 from webrl.sites.gitlab.web import Gitlab, project_page
+from webrl.sites.platform import flash, now, redirect
 
 
 def form_page(request: Request, project, ref: str, path: str, new: bool, form: dict, errors: list[str]) -> Response:

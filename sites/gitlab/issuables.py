@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from starlette.requests import Request
 from starlette.responses import Response
 
-from webrl.sites.platform import int_param
 from webrl.sites.gitlab.web import Gitlab, project_page
+from webrl.sites.platform import int_param
 
 PER_PAGE = 20
 SORTS = {

@@ -13,10 +13,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from webrl.sites.platform import flash, now, redirect
 from webrl.sites.gitlab.issuables import add_event
 from webrl.sites.gitlab.projects import render_subpage
 from webrl.sites.gitlab.web import ROLE_LEVELS, ROLES, Gitlab, project_page
+from webrl.sites.platform import flash, now, redirect
 
 
 def parse_level(value) -> int | None:

@@ -11,13 +11,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from webrl.sites.platform import flash, now, redirect
 from webrl.sites.gitlab import gitstore
 from webrl.sites.gitlab import issuables as iss
 from webrl.sites.gitlab.issuables import MR, item_page
 from webrl.sites.gitlab.projects import breadcrumbs
 from webrl.sites.gitlab.repository import branch_names, file_diff
 from webrl.sites.gitlab.web import Gitlab, project_page
+from webrl.sites.platform import flash, now, redirect
 
 
 def crumbs(project, *more):

@@ -10,11 +10,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from webrl.sites.platform import flash, now, redirect
 from webrl.sites.gitlab import gitstore
 from webrl.sites.gitlab.issuables import add_event
 from webrl.sites.gitlab.projects import breadcrumbs, render_subpage
 from webrl.sites.gitlab.web import NAME_RE, PATH_RE, VISIBILITIES, Gitlab, login_required, project_page
+from webrl.sites.platform import flash, now, redirect
 
 LEVEL_TO_VISIBILITY = {"0": "private", "10": "internal", "20": "public"}
 NAME_ERROR = ("Name can contain only letters, digits, emojis, '_', '.', '+', dashes, or spaces. "

@@ -9,9 +9,9 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from webrl.sites.platform import flash, int_param, now, redirect
 from webrl.sites.gitlab import gitstore, markdown
 from webrl.sites.gitlab.web import Gitlab, login_required, project_page
+from webrl.sites.platform import flash, int_param, now, redirect
 
 PROJECT_SORTS = {
     "latest_activity_desc": ("Last updated", "p.last_activity_at DESC"),

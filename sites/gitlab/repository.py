@@ -13,11 +13,11 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from webrl.sites.platform import flash, int_param, now, redirect
 from webrl.sites.gitlab import gitstore, markdown
 from webrl.sites.gitlab.issuables import add_event
 from webrl.sites.gitlab.projects import breadcrumbs
 from webrl.sites.gitlab.web import Gitlab, project_page
+from webrl.sites.platform import flash, int_param, now, redirect
 
 COMMITS_PER_PAGE = 40
 BRANCH_RE = re.compile(r"(?!/)(?!.*//)(?!.*\.\.)(?!.*\.lock$)[A-Za-z0-9._/\-]+(?<!/)(?<!\.)\Z")

@@ -17,9 +17,9 @@ from datetime import datetime, timedelta
 
 from faker import Faker
 
-from webrl.sites.platform import hash_password
 from webrl.sites.gitlab import gitstore as repo
 from webrl.sites.gitlab import seed_data as sd
+from webrl.sites.platform import hash_password
 
 START = datetime(2019, 1, 1)
 END = datetime(2023, 6, 30, 23, 59, 59)

@@ -9,10 +9,10 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from webrl.sites.platform import check_password, flash, redirect
 from webrl.sites.gitlab import issuables
 from webrl.sites.gitlab.issuables import ISSUE, MR
 from webrl.sites.gitlab.web import Gitlab, login_required
+from webrl.sites.platform import check_password, flash, redirect
 
 USER_TABS = {"overview": "Overview", "activity": "Activity", "groups": "Groups", "contributed": "Contributed projects",
              "projects": "Personal projects", "starred": "Starred projects"}

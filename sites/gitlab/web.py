@@ -15,13 +15,13 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
+from webrl.sites.gitlab import markdown
 from webrl.sites.platform import (
     SiteContext,
     SiteWithUsers,
     flash,
     login_redirect,
 )
-from webrl.sites.gitlab import markdown
 
 TEMPLATES_DIR = Path(__file__).with_name("templates")
 

@@ -16,13 +16,13 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from webrl.sites.platform import DatabaseSpec, SiteContext, SiteSpec
 from webrl.sites.map import browse
 from webrl.sites.map.geo import ENGINES
 from webrl.sites.map.render import View, fit_view
 from webrl.sites.map.search import invalid_coords_message, parse_coords
 from webrl.sites.map.seed import seed_map
 from webrl.sites.map.web import DEFAULT_ENGINE, HERE, MapSite, fmt_coord, site_of
+from webrl.sites.platform import DatabaseSpec, SiteContext, SiteSpec
 
 MAP_DB = DatabaseSpec(name="map", schema=HERE / "schema.sql", seed=seed_map, version=1, read_only=True)
 

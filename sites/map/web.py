@@ -8,10 +8,10 @@ from pathlib import Path
 from starlette.requests import Request
 from starlette.responses import Response
 
-from webrl.sites.platform import SiteContext, make_templates
 from webrl.sites.map.geo import ENGINE_LABELS, RoadNetwork
 from webrl.sites.map.render import REGION_VIEW, MapRenderer, View
 from webrl.sites.map.search import Gazetteer
+from webrl.sites.platform import SiteContext, make_templates
 
 HERE = Path(__file__).parent
 DEFAULT_ENGINE = "fossgis_osrm_car"
