@@ -221,11 +221,10 @@ class TrainRun:
             write_atomically(job.data, "".join(line + "\n" for line in lines))
         else:
             replay = [self.phase_dir(0) / "demos.jsonl", *(self.phase_dir(j) / "steps.jsonl" for j in range(1, k))]
-            lines = steps.read_text().strip()
             job.replay = [p for p in replay if p.exists() and p.read_text().strip()]
             job.objective = "awr" if settings.algorithm == "awr" else settings.objective
             job.beta, job.critic = settings.beta, self.critic(k - 1)
-        if lines:
+        if job.data.read_text().strip():  # the phase's steps, or Filtered BC's selection of them
             spawn(job, settings.procs, phase / "update.log")
 
     def evaluate(self, k: int) -> None:
