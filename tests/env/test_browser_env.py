@@ -31,7 +31,7 @@ def run(backend, body, limits=Limits()):
             try:
                 return await body(env)
             finally:
-                await env.close()
+                await env.shutdown()
                 await browser.close()
 
     return asyncio.run(main())
@@ -73,6 +73,44 @@ def test_a_reset_that_takes_a_signed_in_site_along_signs_in_again(site_servers):
         return signed_in, admin["reset_sites"], shop["reset_sites"], "Sign Out" in await env.page.inner_text("body")
 
     assert run(backend, body) == (True, ["shopping", "shopping_admin"], [], True)
+
+
+LEAVE_TRACES_JS = """() => { document.cookie = 'trace=1; path=/'; localStorage.setItem('trace', '1');
+                               sessionStorage.setItem('trace', '1'); }"""
+READ_TRACES_JS = """() => [document.cookie.includes('trace=1'), localStorage.getItem('trace'),
+                          sessionStorage.getItem('trace'), history.length]"""
+
+
+def test_an_episode_inherits_nothing_from_the_one_before(site_servers):
+    """Episodes share one tab (a new one costs a renderer start), so the reset must leave nothing behind: cookies,
+    local and session storage, history, extra tabs; also on an origin the tab has left (session storage belongs
+    to the tab)."""
+    backend = site_servers("shopping", "shopping_admin")
+    urls = backend.urls(0)
+    both = task(sites=["shopping", "shopping_admin"])
+
+    async def traces_after(moves):
+        await env_box["env"].reset(both)
+        env = env_box["env"]
+        first_tab = env.page
+        await env.page.evaluate(LEAVE_TRACES_JS)
+        await env.page.goto(urls["shopping"] + "/customer/account/login/")
+        await env.context.new_page()
+        if moves:
+            await env.page.goto(urls["shopping_admin"] + "/")
+            await env.page.evaluate(LEAVE_TRACES_JS)
+        await env.reset(both)
+        traces = await env.page.evaluate(READ_TRACES_JS)
+        return traces, len(env.context.pages), env.page is first_tab  # the same tab, cleaned
+
+    env_box = {}
+
+    async def body(env):
+        env_box["env"] = env
+        return await traces_after(moves=False), await traces_after(moves=True)
+
+    # history: about:blank and the start page, as in a new tab
+    assert run(backend, body) == (([False, None, None, 2], 1, True),) * 2
 
 
 def test_only_the_task_sites_and_homepage_are_reachable(site_servers):

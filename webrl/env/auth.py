@@ -1,16 +1,25 @@
-"""Signed-in browser state per site, made by logging in through each site's real login form (as
-WebArena's auto-login does) and reused until the site is reset, which drops its sessions."""
+"""Signed-in browser state per site, made by submitting each site's real login form (as WebArena's auto-login
+does) and reused until the site is reset, which drops its sessions.
+
+The form is submitted over HTTP by the browser context's own request client (cookies land in that context), not
+by rendering the login page: the same GET and POST a browser makes, with every field of the form (hidden ones,
+such as Magento's form_key or GitLab's authenticity_token, included), in ~30 ms instead of ~600 ms.
+"""
 
 from __future__ import annotations
 
+from html.parser import HTMLParser
+from urllib.parse import urljoin
+
+from webrl.errors import WebrlError
 from webrl.sites.base import ACCOUNTS
 
 LOGINS = {
-    # site: (login page path, how to find the user and password fields, the submit button)
-    "shopping": ("/customer/account/login/", ("label:Email", "label:Password"), "button:Sign In"),
-    "shopping_admin": ("", ("placeholder:user name", "placeholder:password"), "button:Sign in"),
-    "reddit": ("/login", ("label:Username", "label:Password"), "button:Log in"),
-    "gitlab": ("/users/sign_in", ("testid:username-field", "testid:password-field"), "testid:sign-in-button"),
+    # site: (login page path, the user and password fields' names)
+    "shopping": ("/customer/account/login/", ("login[username]", "login[password]")),
+    "shopping_admin": ("", ("login[username]", "login[password]")),
+    "reddit": ("/login", ("_username", "_password")),
+    "gitlab": ("/users/sign_in", ("user[login]", "user[password]")),
 }
 
 
@@ -31,28 +40,55 @@ class AuthCache:
         return {"cookies": [c for s in sites for c in self._cookies.get(s, [])], "origins": []}
 
     async def _login(self, site: str) -> list[dict]:
-        path, fields, submit = LOGINS[site]
+        path, names = LOGINS[site]
+        base = self.backend.urls(self.instance)[site]
         context = await self.browser.new_context()
         try:
-            page = await context.new_page()
-            await page.goto(self.backend.urls(self.instance)[site] + path)
-            for how, value in zip(fields, ACCOUNTS[site], strict=True):
-                await _find(page, how).fill(value)
-            async with page.expect_navigation():
-                await _find(page, submit).click()
+            page = await context.request.get(base + path)
+            form = LoginForm.find(await page.text(), names[1])
+            if form is None:
+                raise WebrlError(f"signing in to {site}: {page.url} shows no login form with a '{names[1]}' field")
+            fields = {**form.fields, **dict(zip(names, ACCOUNTS[site], strict=True))}
+            answer = await context.request.post(urljoin(page.url, form.action or page.url), form=fields)
+            if LoginForm.find(await answer.text(), names[1]) is not None:
+                raise WebrlError(f"signing in to {site} as {ACCOUNTS[site][0]} failed: {answer.url} shows the "
+                                 "login form again")
             return await context.cookies()
         finally:
             await context.close()
 
 
-def _find(page, how: str):
-    kind, _, value = how.partition(":")
-    match kind:
-        case "label":
-            return page.get_by_label(value, exact=True)
-        case "placeholder":
-            return page.get_by_placeholder(value, exact=True)
-        case "testid":
-            return page.get_by_test_id(value)
-        case _:
-            return page.get_by_role("button", name=value, exact=True)
+class LoginForm(HTMLParser):
+    """The first form of a page that has an input named `password`: its action and the fields it would send."""
+
+    def __init__(self, password: str):
+        super().__init__()
+        self.password = password
+        self.action: str | None = None
+        self.fields: dict[str, str] = {}
+        self.found = False
+        self._form: tuple[str, dict[str, str], bool] | None = None  # (action, fields, has the password field)
+
+    @classmethod
+    def find(cls, html: str, password: str) -> LoginForm | None:
+        parser = cls(password)
+        parser.feed(html)
+        return parser if parser.found else None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = {k: v or "" for k, v in attrs}
+        if self.found:
+            return
+        if tag == "form":
+            self._form = (attributes.get("action", ""), {}, False)
+        elif tag == "input" and self._form is not None and attributes.get("name"):
+            action, fields, has_password = self._form
+            kind = attributes.get("type", "text").lower()
+            if kind not in ("checkbox", "radio", "submit", "button", "image") or "checked" in attributes:
+                fields[attributes["name"]] = attributes.get("value", "")
+            self._form = (action, fields, has_password or attributes["name"] == self.password)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "form" and self._form is not None and not self.found:
+            self.action, self.fields, self.found = self._form
+            self._form = None

@@ -1,14 +1,16 @@
-"""The browser environment: one episode of one task in a fresh Playwright context, Gymnasium style.
+"""The browser environment: one episode of one task in a browser tab, Gymnasium style.
 
     env = BrowserEnv(browser, backend, instance=0)
     obs, info = await env.reset(task)
     obs, reward, terminated, truncated, info = await env.step(response_text)
-    await env.close()
+    await env.close()       # the episode (the next reset also closes it)
+    await env.shutdown()    # the env: also the context made ahead for the next episode
 
 Limits follow WebRL's evaluation scripts: 30 steps, 5 consecutive unparseable responses, 5 identical
 actions in a row. There are no fixed sleeps: after each action the env waits until the page is
 stable (load, network quiet, DOM quiet, each capped) and records how long each part took.
 The context reaches only the task's sites and the homepage; other requests are blocked and recorded.
+Every episode starts in the same tab, cleaned of everything earlier episodes left (see `_clean_tab`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ VIEWPORT = {"width": 1280, "height": 720}
 LOAD_CAP_MS = 5000
 NETWORK_QUIET_MS, NETWORK_QUIET_CAP_MS = 30, 500  # (Playwright's "networkidle" always costs 500 ms)
 DOM_QUIET_MS, DOM_QUIET_CAP_MS = 30, 1000
+# What a new episode must not inherit from an earlier one on an origin (cookies are cleared for all at once);
+# Chromium's local_storage covers the tab's session storage too (tests/env/test_browser_env.py checks it).
+CLEARED_STORAGE = "local_storage,indexeddb,websql,cache_storage,service_workers,file_systems,shared_storage"
 
 # Resolves once the DOM has had no mutation for `quiet` ms, or after `cap` ms.
 DOM_QUIET_JS = """([quiet, cap]) => new Promise(resolve => {
@@ -72,6 +77,7 @@ class BrowserEnv:
         self.mode, self.judge, self.miniwob_time_limit_s = mode, judge, miniwob_time_limit_s
         self.auth = AuthCache(browser, backend, instance)
         self.context = self.page = self.task = None
+        self.tab = self._cdp = self._guarded = None  # the tab every episode starts in (see _clean_tab)
 
     # -- episode ------------------------------------------------------------------------------
 
@@ -94,19 +100,16 @@ class BrowserEnv:
         storage = await self.auth.storage_state(login)
         timings["sign_in"] = _ms(mark)
         mark = time.perf_counter()
-        self.context = await self.browser.new_context(viewport=VIEWPORT, storage_state=storage)
-        self._inflight, self._last_network = 0, time.perf_counter()
-        self.context.on("request", lambda _: self._count_request(+1))
-        self.context.on("requestfinished", lambda _: self._count_request(-1))
-        self.context.on("requestfailed", lambda _: self._count_request(-1))
+        await self._clean_tab(storage["cookies"])
         self.blocked: list[str] = []
         allowed = {_origin(u) for site, u in urls.items() if site in self.task.sites or site == "homepage"}
+        self._visited |= allowed  # the agent reaches no other origin (the evaluator may, but writes nothing)
         self._guarded = _outside(allowed)
         await self.context.route(self._guarded, self._block)
         timings["context"] = _ms(mark)
         mark = time.perf_counter()
         for i, url in enumerate(self.task.start_urls):
-            page = await self.context.new_page()
+            page = self.tab if i == 0 else await self.context.new_page()
             self.page = self.page or page
             await page.goto(url)
             if i == 0:
@@ -172,7 +175,7 @@ class BrowserEnv:
         return obs, reward, terminated, truncated, info
 
     async def evaluate(self) -> EvalResult:
-        await self.context.unroute(self._guarded)  # the evaluator is the harness, not the agent: it may go anywhere
+        await self._unguard()  # the evaluator is the harness, not the agent: it may go anywhere
         answer = self.answer if self.answer is not None else ""
         return await evaluate(self.task, answer, self.page, mode=self.mode, judge=self.judge,
                               urls=self.backend.urls(self.instance))
@@ -194,9 +197,54 @@ class BrowserEnv:
         return urls, reset, (time.perf_counter() - start) * 1000
 
     async def close(self) -> None:
-        if self.context is not None:
-            await self.context.close()
-        self.context = self.page = None
+        """End the episode; its tab stays open for the next one."""
+        self.page = None
+
+    async def shutdown(self) -> None:
+        """Close the tab and its context (a later reset opens new ones)."""
+        context = self.context
+        self.context = self.tab = self.page = self._cdp = self._guarded = None
+        if context is not None:
+            await context.close()
+
+    async def _clean_tab(self, cookies: list[dict]) -> None:
+        """Give the episode a tab with nothing of any earlier episode: no other tabs, no cookies but the sign-in's,
+        no local or session storage, IndexedDB or caches on the origins the agent could reach, and no history. One
+        tab serves episode after episode because a new one costs 150-300 ms of CPU on 2 cores (a renderer starts)
+        against ~130 ms for a navigation in a live one; the HTTP cache is kept."""
+        if self.tab is None or self.tab.is_closed() or self.context.browser is not self.browser \
+                or not self.browser.is_connected():
+            await self._open_tab()
+        else:
+            for other in self.context.pages:
+                if other is not self.tab:
+                    await other.close()
+            await self._unguard()
+            # History as a new tab's: about:blank, then the start page (Go Backward leads to about:blank, not to an
+            # earlier episode); leaving the last page also stops its scripts before its storage is cleared.
+            await self.tab.goto("about:blank")
+            await self._cdp.send("Page.resetNavigationHistory")
+            await asyncio.gather(self.context.clear_cookies(), *(
+                self._cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": CLEARED_STORAGE})
+                for origin in self._visited))
+        self._visited: set[str] = set()
+        if cookies:
+            await self.context.add_cookies(cookies)
+        self._inflight, self._last_network = 0, time.perf_counter()
+
+    async def _open_tab(self) -> None:
+        await self.shutdown()
+        self.context = await self.browser.new_context(viewport=VIEWPORT)
+        self.context.on("request", lambda _: self._count_request(+1))
+        self.context.on("requestfinished", lambda _: self._count_request(-1))
+        self.context.on("requestfailed", lambda _: self._count_request(-1))
+        self.tab = await self.context.new_page()
+        self._cdp = await self.context.new_cdp_session(self.tab)
+
+    async def _unguard(self) -> None:
+        if self._guarded is not None:
+            await self.context.unroute(self._guarded)
+            self._guarded = None
 
     # -- limits, waiting, guarding -----------------------------------------------------------------
 

@@ -93,7 +93,7 @@ async def open_env(browsers: Browsers, backend, instance: int = 0, settings: Eva
     try:
         yield env
     finally:
-        await env.close()
+        await env.shutdown()
 
 
 class PolicyFailure(Exception):
@@ -115,11 +115,12 @@ async def run_episode(env: BrowserEnv, browsers: Browsers, policy: Policy, task:
             break
         except ENV_FAULTS as err:  # site or browser failures: not the agent's fault (bugs still raise)
             error = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
-        finally:
             try:
-                await env.close()
+                await env.shutdown()  # the retry starts in a new tab
             except Exception:  # the context died with its browser
-                env.context = env.page = None
+                env.context = env.tab = None
+        finally:
+            await env.close()
     return {"task_id": task.task_id, "repeat": repeat, "sites": task.sites, "intent": task.intent,
             **_miniwob_field(task), "status": status, "error": error, "score": None, "steps": [],
             "last_observation": None}
