@@ -322,17 +322,20 @@ class LiveView:
 def phase_table(phases: list[dict]) -> Table:
     from webrl.runs.train_report import COLUMNS, eval_rate, rollout_rate, valid_actions
 
-    table = Table("phase", *COLUMNS, "rollouts", "valid actions", title="success rate (%) on the evaluation tasks")
+    columns = [c for c in COLUMNS if any(eval_rate(m, c) is not None for m in phases)]  # the sites evaluated on
+    table = Table("phase", *columns, "rollouts", "valid actions", title="success rate (%) on the evaluation tasks")
     for m in phases:
-        cells = [*(eval_rate(m, c) for c in COLUMNS), rollout_rate(m), valid_actions(m)]
+        cells = [*(eval_rate(m, c) for c in columns), rollout_rate(m), valid_actions(m)]
         table.add_row(str(m["phase"]), *("–" if c is None else str(c) for c in cells))
     return table
 
 
 def train_command(
-    preset: Annotated[str | None, typer.Option(help="Start from a preset: cpu-demo (the whole loop on 2 CPU cores, "
-                                                    "tiny model), ci (two tiny phases, the test suite's), paper (the "
-                                                    "paper's hyperparameters, GPUs).")] = None,
+    preset: Annotated[str | None, typer.Option(help="Start from a preset: cpu-demo (WebRL learning MiniWoB++ on 2 "
+                                                    "CPU cores, tiny model), embedded-demo (the whole loop on the "
+                                                    "WebArena-Lite look-alikes, tiny model), ci (two tiny phases, "
+                                                    "the test suite's), paper (the paper's hyperparameters, "
+                                                    "GPUs).")] = None,
     config: Annotated[Path | None, typer.Option("--config", help="YAML/TOML file of these settings (its train: "
                                                 "section or the whole file); sft: and update: hold the training "
                                                 "settings of `webrl sft` / `webrl rl-update`.", dir_okay=False)] = None,

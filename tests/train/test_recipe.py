@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
-from cli_support import private_env, webrl
+from cli_support import webrl
 from safetensors.torch import load_file
 
 from webrl.policy.prompt import webrl_prompt
@@ -28,24 +27,6 @@ pytestmark = pytest.mark.slow  # whole training runs (minutes on 2 cores)
 
 STAGES = ("tasks", "rollouts", "rewards", "update", "eval")
 TRAIN_TIMEOUT = 900
-
-
-@pytest.fixture(scope="module")
-def sites(tmp_path_factory):
-    """A private state dir with the sites up (the ci preset runs one episode at a time). The environment also
-    holds a process group's variables, as a process that trained in-process (an earlier test's Engine) has them,
-    with its port taken: the run's training children must start their own group, not join that one."""
-    env = private_env(tmp_path_factory.mktemp("train") / "state")
-    env["OMP_NUM_THREADS"] = "1"  # two shared cores: one thread each for the browser, the sites and torch
-    with socket.socket() as group:
-        group.bind(("127.0.0.1", 0))
-        group.listen()
-        env |= {"RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1",
-                "MASTER_PORT": str(group.getsockname()[1])}
-        started = webrl(env, "up")
-        assert started.returncode == 0, started.stderr
-        yield env
-        webrl(env, "down")
 
 
 @pytest.fixture(scope="module")
@@ -191,10 +172,12 @@ MINIWOB_ENVS = "click-button,click-link,focus-text"
 def test_the_same_recipe_runs_on_miniwob(sites, tmp_path):
     """The MiniWoB++ family through the same recipe: demonstrations from its scripted solutions, phase 1 on train
     seeds, phase 2 on new seeds of the failed environments and on environments not met yet, evaluation on the
-    held-out test seeds."""
+    held-out test seeds. Run as the two WebRL ablations: no critic filter (a random choice of the candidates), no
+    replay buffer (the update trains on the phase's own steps)."""
     out = tmp_path / "miniwob"
     result = webrl(sites, "train", "--preset", "ci", "--train-tasks", f"miniwob:{MINIWOB_ENVS}:train",
-                   "--eval-tasks", f"miniwob:{MINIWOB_ENVS}:test", "--out", str(out), timeout=TRAIN_TIMEOUT)
+                   "--eval-tasks", f"miniwob:{MINIWOB_ENVS}:test", "--no-critic-filter", "--no-replay",
+                   "--out", str(out), timeout=TRAIN_TIMEOUT)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     demos = lines(out / "phases/0/demos.jsonl")
     assert demos and {d["task_id"].rpartition(".")[0] for d in demos} <= set(MINIWOB_ENVS.split(","))
@@ -204,6 +187,10 @@ def test_the_same_recipe_runs_on_miniwob(sites, tmp_path):
     if report.get("fallback") is None:  # phase 1 failed somewhere: phase 2 is evolved from it
         assert second and all(t["miniwob"]["seed"] >= 2000 for t in second)
         assert report["made"]["new seed"] >= 1
+        assert report["critic"] == {"applied": False, "chosen": "at random (critic_filter off)"}
+    for k in (1, 2):
+        job = TrainJob.model_validate(yaml.safe_load((out / f"phases/{k}/update/job.yaml").read_text()))
+        assert job.replay == []
     for k in (0, 1, 2):
         evaluated = lines(out / f"phases/{k}/eval/episodes.jsonl")
         assert len(evaluated) == 4 and all(row["miniwob"]["seed"] < 10 for row in evaluated)
@@ -213,7 +200,7 @@ def test_the_same_recipe_runs_on_miniwob(sites, tmp_path):
 def test_bad_input_is_refused_with_the_reason(sites, ci_run, tmp_path):
     reference, _ = ci_run
     cases = [
-        (("--preset", "fast"), "--preset fast: unknown; choose one of ci, cpu-demo, paper"),
+        (("--preset", "fast"), "--preset fast: unknown; choose one of ci, cpu-demo, embedded-demo, paper"),
         (("--resume",), "--resume needs the --out folder"),
         (("--resume", "--out", str(tmp_path / "nothing")), "not a webrl train run folder"),
         (("--preset", "ci", "--out", str(reference)), "holds a run already: continue it with --resume"),

@@ -143,11 +143,8 @@ class TrainRun:
         return all_metrics(self.out)
 
     def demos(self) -> None:
-        """The scripted solutions of (a sample of) the train tasks, rolled out; successful steps → demos.jsonl."""
-        train = [t for t in self.train_tasks() if t.cheat]
-        if self.settings.sft_tasks is not None and self.settings.sft_tasks < len(train):
-            rng = random.Random(f"sft:{self.settings.seed}")
-            train = sorted(rng.sample(train, self.settings.sft_tasks), key=lambda t: t.task_id)
+        """The scripted solutions of the demonstration tasks, rolled out; successful steps → demos.jsonl."""
+        train = self.demo_tasks()
         self.progress.episodes(len(train))
         write_demos(train, self.backend, self.phase_dir(0) / "demos", self.phase_dir(0) / "demos.jsonl",
                     backend_name=self.config.sites.backend, parallel=self.settings.parallel,
@@ -174,12 +171,18 @@ class TrainRun:
                       and item.reward < 0.5]
             by_id = {t.task_id: t for t in self.phase_tasks(k - 1)}
             failed_tasks = list({i: by_id[i] for i in failed if i in by_id}.values())
-            known = self.task_set(settings.family) + [t for j in range(1, k) for t in self.phase_tasks(j)]
-            candidates, report = phase_tasks.generate(settings, k, failed_tasks, known, Path(self.config.state_dir),
-                                                      self.backend.running().seed, self.models_dir)
+            earlier = [t for j in range(1, k) for t in self.phase_tasks(j)]
+            known, trained = self.task_set(settings.family) + earlier, self.demo_tasks() + earlier
+            candidates, report = phase_tasks.generate(settings, k, failed_tasks, known, trained,
+                                                      Path(self.config.state_dir), self.backend.running().seed,
+                                                      self.models_dir)
             candidates, report["feasibility"] = phase_tasks.feasible(settings, candidates)
-            kept, report["critic"] = phase_tasks.in_critic_band(settings, candidates, self.critic(k - 1),
-                                                                self.backend, self.out / START_PAGES_FILE)
+            if settings.critic_filter:
+                kept, report["critic"] = phase_tasks.in_critic_band(settings, candidates, self.critic(k - 1),
+                                                                    self.backend, self.out / START_PAGES_FILE)
+            else:
+                kept = rng.sample(candidates, min(settings.tasks_per_phase, len(candidates)))
+                report["critic"] = {"applied": False, "chosen": "at random (critic_filter off)"}
             if not kept:
                 report["fallback"] = "no new tasks: sampled the train split"
         if not kept:
@@ -221,7 +224,7 @@ class TrainRun:
             write_atomically(job.data, "".join(line + "\n" for line in lines))
         else:
             replay = [self.phase_dir(0) / "demos.jsonl", *(self.phase_dir(j) / "steps.jsonl" for j in range(1, k))]
-            job.replay = [p for p in replay if p.exists() and p.read_text().strip()]
+            job.replay = [p for p in replay if p.exists() and p.read_text().strip()] if settings.replay else []
             job.objective = "awr" if settings.algorithm == "awr" else settings.objective
             job.beta, job.critic = settings.beta, self.critic(k - 1)
         if job.data.read_text().strip():  # the phase's steps, or Filtered BC's selection of them
@@ -259,6 +262,16 @@ class TrainRun:
             plan = self.backend.running()
             self._task_sets[name] = resolve_task_set(name, self.config.state_dir, plan.seed if plan else 0)
         return self._task_sets[name]
+
+    def demo_tasks(self) -> list[Task]:
+        """Phase 0's demonstration tasks: those of --demo-tasks (default the train tasks) with a scripted solution,
+        a fixed sample of --sft-tasks of them where given."""
+        name = self.settings.demo_tasks or self.settings.train_tasks
+        tasks = [t for t in self.task_set(name) if t.cheat]
+        if self.settings.sft_tasks is not None and self.settings.sft_tasks < len(tasks):
+            rng = random.Random(f"sft:{self.settings.seed}")
+            tasks = sorted(rng.sample(tasks, self.settings.sft_tasks), key=lambda t: t.task_id)
+        return tasks
 
     def train_tasks(self) -> list[Task]:
         return [t for t in self.task_set(self.settings.family) if t.split == "train"]

@@ -16,9 +16,10 @@ from webrl.tasks.model import Task
 from webrl.train.settings import RunSettings
 
 
-def generate(settings: RunSettings, phase: int, failed: list[Task], known: list[Task], state_dir: Path,
-             sites_seed: int, models_dir: Path) -> tuple[list[Task], dict]:
-    """New candidates from the `failed` tasks, none seen before among `known`; the generator's report."""
+def generate(settings: RunSettings, phase: int, failed: list[Task], known: list[Task], trained: list[Task],
+             state_dir: Path, sites_seed: int, models_dir: Path) -> tuple[list[Task], dict]:
+    """New candidates from the `failed` tasks, none seen before among `known` (the family's tasks and the phases');
+    `trained` are the tasks the run has learnt from (demonstrations and phases); the generator's report."""
     want = math.ceil(settings.tasks_per_phase * settings.candidate_factor)
     report: dict[str, Any] = {"failed_seeds": len(failed), "generator": settings.generator}
     if not failed:
@@ -26,7 +27,9 @@ def generate(settings: RunSettings, phase: int, failed: list[Task], known: list[
     if settings.family.startswith("miniwob"):
         from webrl.curriculum.miniwob import evolve_miniwob
 
-        tasks, evolved = evolve_miniwob(failed, known, want, seed=settings.seed, phase=phase, cache_dir=state_dir)
+        environments = {t.miniwob.env for t in trained if t.miniwob is not None}
+        tasks, evolved = evolve_miniwob(failed, known, want, trained=environments, seed=settings.seed, phase=phase,
+                                        cache_dir=state_dir)
         report |= evolved
     elif settings.generator == "evolver":
         from webrl.curriculum.evolve import Evolver
