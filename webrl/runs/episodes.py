@@ -147,8 +147,8 @@ async def _episode(env, policy, task, repeat, settings, started) -> dict:
     mark = time.perf_counter()
     obs, info = await env.reset(task)
     timings["reset"] = _ms(mark)
-    shots = settings.out / "screens"
-    shots.mkdir(exist_ok=True)
+    if settings.screenshots:
+        (settings.out / "screens").mkdir(parents=True, exist_ok=True)
     steps, result, why = [], None, None
     while True:
         seen = obs  # what the policy answers to; the last one is the ORM's final page (reference traces' html)
