@@ -120,7 +120,7 @@ class EmbeddedBackend:
         plan = self._running_or_fail()
         out = []
         for k in range(plan.instances):
-            rows = {row["site"]: row for row in self._control(plan, k, "GET", "/status")["sites"]}
+            rows = self._site_rows(plan, k)
             for site in plan.sites:
                 row = rows[site]
                 url = plan.site_url(site, k)
@@ -155,8 +155,11 @@ class EmbeddedBackend:
         """One call to the instance's control API (not `status()`, which also probes every site of every instance:
         ~35 ms per episode with 2 instances, growing with their number)."""
         plan = self._running_or_fail()
-        rows = self._control(plan, self._check_instance(plan, instance), "GET", "/status")["sites"]
-        return next(row["writes_since_reset"] for row in rows if row["site"] == site) > 0
+        return self._site_rows(plan, self._check_instance(plan, instance))[site]["writes_since_reset"] > 0
+
+    def _site_rows(self, plan: ServerPlan, instance: int) -> dict[str, dict]:
+        """site -> what the instance's control API reports of it (writes and resets since the start)."""
+        return {row["site"]: row for row in self._control(plan, instance, "GET", "/status")["sites"]}
 
     def query(self, site: str, sql: str, params: tuple = (), instance: int = 0) -> list[sqlite3.Row]:
         """Read a site's live data (read-only; the sites own every write), e.g. to check a task's outcome."""

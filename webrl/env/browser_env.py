@@ -4,7 +4,7 @@
     obs, info = await env.reset(task)
     obs, reward, terminated, truncated, info = await env.step(response_text)
     await env.close()       # the episode (the next reset also closes it)
-    await env.shutdown()    # the env: also the context made ahead for the next episode
+    await env.shutdown()    # the env: its tab and browser context
 
 Limits follow WebRL's evaluation scripts: 30 steps, 5 consecutive unparseable responses, 5 identical
 actions in a row. There are no fixed sleeps: after each action the env waits until the page is
@@ -78,6 +78,7 @@ class BrowserEnv:
         self.auth = AuthCache(browser, backend, instance)
         self.context = self.page = self.task = None
         self.tab = self._cdp = self._guarded = None  # the tab every episode starts in (see _clean_tab)
+        self._visited: set[str] = set()  # the origins the agent could reach since the tab was last cleaned
 
     # -- episode ------------------------------------------------------------------------------
 
@@ -227,7 +228,7 @@ class BrowserEnv:
             await asyncio.gather(self.context.clear_cookies(), *(
                 self._cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": CLEARED_STORAGE})
                 for origin in self._visited))
-        self._visited: set[str] = set()
+        self._visited = set()
         if cookies:
             await self.context.add_cookies(cookies)
         self._inflight, self._last_network = 0, time.perf_counter()

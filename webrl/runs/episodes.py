@@ -117,8 +117,8 @@ async def run_episode(env: BrowserEnv, browsers: Browsers, policy: Policy, task:
             error = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
             try:
                 await env.shutdown()  # the retry starts in a new tab
-            except Exception:  # the context died with its browser
-                env.context = env.tab = None
+            except Exception:  # the context died with its browser (shutdown has forgotten it already)
+                pass
         finally:
             await env.close()
     return {"task_id": task.task_id, "repeat": repeat, "sites": task.sites, "intent": task.intent,

@@ -122,8 +122,7 @@ PRESETS: dict[str, dict] = {
                  "train_tasks": f"miniwob:{DEMO_ENVIRONMENTS},{NEW_ENVIRONMENTS}:train",
                  "demo_tasks": f"miniwob:{DEMO_ENVIRONMENTS}:train",
                  "eval_tasks": f"miniwob:{DEMO_ENVIRONMENTS},{NEW_ENVIRONMENTS}:test", "tasks_per_phase": 40,
-                 "max_steps": 6,
-                 "max_new_tokens": 48, "parallel": 2, "max_tokens": 2048,
+                 "max_steps": 6, "max_new_tokens": 48, "parallel": 2, "max_tokens": 2048,
                  "sft": {**_SMALL_TRAIN, "lr": 3e-3, "epochs": 8}, "update": {**_SMALL_TRAIN, "lr": 1e-4}},
     # the whole loop on the embedded WebArena-Lite suite (success stays near 0 for `tiny`: see README "Training")
     "embedded-demo": {"model": "tiny", "phases": 2, "sft_tasks": 100, "tasks_per_phase": 16, "max_steps": 8,
