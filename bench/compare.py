@@ -2,12 +2,14 @@
 WebRL's ablations (no replay buffer, no critic filter, the paper's objective), all from one SFT actor, with the same
 phases, tasks per phase, rollouts and update settings, over several seeds.
 
-Every arm is one `webrl train` run (`--init` the SFT actor, `--seed S`), so the comparison runs the recipe users run;
-a finished run is reused (`--resume`), so an interrupted comparison continues where it stopped. The sites must be
-up (`webrl up --instances N` for --parallel N).
+Every arm starts from the same phase 0: that of a `webrl train` run given as --base (its demonstrations, SFT actor
+and evaluation, e.g. the cpu-demo's). An arm's run folder is a copy of that phase 0 with the base's settings, the
+arm's flags and the seed; the phases after it are `webrl train --resume`, so every arm runs the recipe users run, and
+an interrupted comparison continues where it stopped. An arm whose settings are the base's own (webrl at the base's
+seed) is the base run itself. The sites must be up (`webrl up --instances N` for the base's parallel N).
 
-    .venv/bin/python bench/compare.py --init runs/demo/phases/0/sft/actor --config bench/compare.yaml \
-        --seeds 0 1 2 --out runs/compare [--arms webrl filtered-bc awr ...]
+    .venv/bin/webrl train --preset cpu-demo --out runs/cpu-demo
+    .venv/bin/python bench/compare.py --base runs/cpu-demo --seeds 0 1 2 --out runs/compare [--arms webrl awr ...]
 
 Prints the table of held-out success after each phase (mean ± std over seeds) and the final one, and writes
 OUT/compare.json and OUT/compare.png (the mean curve per arm, the seeds' range shaded).
@@ -17,36 +19,56 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import subprocess
 import sys
 from pathlib import Path
 
+import yaml
 from rich.console import Console
 from rich.table import Table
 
-# arm -> the `webrl train` flags that make it (the rest comes from --config and is the same for every arm)
-ARMS: dict[str, tuple[str, ...]] = {
-    "sft": ("--algorithm", "sft"),  # the SFT actor itself: phase 0's evaluation
-    "webrl": ("--algorithm", "webrl"),
-    "filtered-bc": ("--algorithm", "filtered-bc"),
-    "awr": ("--algorithm", "awr"),
-    "webrl, no replay": ("--algorithm", "webrl", "--no-replay"),
-    "webrl, no critic filter": ("--algorithm", "webrl", "--no-critic-filter"),
-    "webrl, paper objective": ("--algorithm", "webrl", "--objective", "paper"),
+from webrl.train.recipe import METRICS_FILE, PROGRESS_FILE
+from webrl.train.settings import SETTINGS_FILE, RunSettings, read_settings
+
+# arm -> the settings that make it (the rest is the base run's, the same for every arm)
+ARMS: dict[str, dict] = {
+    "sft": {"algorithm": "sft"},  # the SFT actor itself: the base's phase 0 evaluation
+    "webrl": {"algorithm": "webrl"},
+    "filtered-bc": {"algorithm": "filtered-bc"},
+    "awr": {"algorithm": "awr"},
+    "no-replay": {"algorithm": "webrl", "replay": False},
+    "no-critic-filter": {"algorithm": "webrl", "critic_filter": False},
+    "paper-objective": {"algorithm": "webrl", "objective": "paper"},
+    "orm-reward": {"algorithm": "webrl", "reward": "orm"},  # the ORM of --orm instead of the rules
 }
+
+
+def fork(base: Path, out: Path, settings: RunSettings) -> None:
+    """A run folder holding the base's phase 0 (no training checkpoints) and `settings`, to be continued."""
+    done = json.loads((base / PROGRESS_FILE).read_text())["done"]
+    staging = out.with_name(out.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    shutil.copytree(base / "phases" / "0", staging / "phases" / "0", ignore=shutil.ignore_patterns("checkpoints"))
+    (staging / PROGRESS_FILE).write_text(json.dumps({"done": {k: v for k, v in done.items() if k.startswith("0:")}}))
+    (staging / SETTINGS_FILE).write_text(yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False))
+    staging.rename(out)
 
 
 def run_arm(name: str, seed: int, args: argparse.Namespace) -> list[float]:
     """Held-out success after each phase of one arm and seed (phase 0 first)."""
-    out = args.out / f"{name.replace(', ', '-').replace(' ', '-')}-seed{seed}"
-    command = [sys.executable, "-m", "webrl", *(["--config", str(args.config)] if args.config else []), "train",
-               *ARMS[name], "--init", str(args.init), "--seed", str(seed), "--out", str(out)]
-    if (out / "settings.yaml").is_file():
-        command.append("--resume")
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-    metrics = json.loads((out / "metrics.json").read_text())
-    return [m["eval"]["success_rate"]["Average"]["mean"] for m in metrics]
+    base = read_settings(args.base)
+    orm = {"orm": str(args.orm.resolve())} if name == "orm-reward" else {}
+    settings = RunSettings.model_validate({**base.model_dump(), **ARMS[name], **orm, "seed": seed})
+    out = args.base if settings == base else args.out / f"{name}-seed{seed}"
+    if name != "sft":
+        if not (out / SETTINGS_FILE).is_file():
+            fork(args.base, out, settings)
+        subprocess.run([sys.executable, "-m", "webrl", "train", "--resume", "--out", str(out)], check=True,
+                       stdout=subprocess.DEVNULL)
+    metrics = json.loads(((args.base if name == "sft" else out) / METRICS_FILE).read_text())
+    return [m["eval"]["success_rate"]["Average"]["mean"] for m in (metrics[:1] if name == "sft" else metrics)]
 
 
 def mean_std(values: list[float]) -> str:
@@ -55,19 +77,22 @@ def mean_std(values: list[float]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--init", type=Path, required=True, help="the SFT actor every arm starts from")
-    parser.add_argument("--config", type=Path, help="`webrl train` settings shared by every arm")
+    parser.add_argument("--base", type=Path, required=True, help="a `webrl train` run whose phase 0 is finished: "
+                        "every arm starts from it, with its settings")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--arms", nargs="+", choices=list(ARMS), default=list(ARMS))
+    parser.add_argument("--arms", nargs="+", choices=list(ARMS), default=[a for a in ARMS if a != "orm-reward"])
+    parser.add_argument("--orm", type=Path, help="the ORM of the orm-reward arm (bench/orm.py's OUT/orm/orm)")
     parser.add_argument("--out", type=Path, default=Path("runs/compare"))
     args = parser.parse_args()
+    if "orm-reward" in args.arms and args.orm is None:
+        parser.error("the orm-reward arm needs --orm")
     args.out.mkdir(parents=True, exist_ok=True)
     curves: dict[str, list[list[float]]] = {}
-    for name in args.arms:
+    for index, seed in enumerate(args.seeds):  # seed by seed: a comparison stopped early has every arm at least once
         # greedy evaluation of one actor: the SFT arm is the same for every seed
-        seeds = args.seeds[:1] if name == "sft" else args.seeds
-        curves[name] = [run_arm(name, seed, args) for seed in seeds]
-        report(curves, args)
+        for name in [a for a in args.arms if a != "sft" or index == 0]:
+            curves.setdefault(name, []).append(run_arm(name, seed, args))
+            report(curves, args)
 
 
 def report(curves: dict[str, list[list[float]]], args: argparse.Namespace) -> None:

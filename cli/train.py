@@ -187,8 +187,8 @@ def sft(
 @launchable
 @with_train_settings()
 def rl_update(
-    data: Annotated[Path, typer.Option(help="The phase's rollouts as step JSONL (reward = the episode's outcome "
-                                            "0/1 on each step).", dir_okay=False)],
+    data: Annotated[Path, typer.Option(help="The phase's rollouts as step JSONL (reward, required: the episode's "
+                                            "outcome 0/1 on each step).", dir_okay=False)],
     actor: Annotated[str, typer.Option(help="The actor at the start of the phase (also the frozen reference): a "
                                             "model spec or folder, e.g. the previous OUT/actor.")],
     out: OutOption,

@@ -254,3 +254,12 @@ def test_bad_rollouts_name_the_file_and_line(phase, tmp_path, cli_env):
                    str(tmp_path / "out"))
     assert result.returncode == 2, result.stderr
     assert f"{bad}:2: task 1: missing field 'prompt'" in result.stderr
+
+    # a rollout without its reward is not taken for a success (SFT data may leave it out: demonstrations)
+    record = json.loads(phase["rollouts"].read_text().splitlines()[0])
+    del record["reward"]
+    bad.write_text(json.dumps(record) + "\n")
+    result = webrl(update_env(cli_env), "rl-update", "--data", str(bad), "--actor", str(phase["sft"] / "actor"),
+                   "--out", str(tmp_path / "out"))
+    assert result.returncode == 2, result.stderr
+    assert f"{bad}:1: task {record['task_id']!r}: missing field 'reward'" in result.stderr

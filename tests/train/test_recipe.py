@@ -173,11 +173,11 @@ def test_the_same_recipe_runs_on_miniwob(sites, tmp_path):
     """The MiniWoB++ family through the same recipe: demonstrations from its scripted solutions, phase 1 on train
     seeds, phase 2 on new seeds of the failed environments and on environments not met yet, evaluation on the
     held-out test seeds. Run as the two WebRL ablations: no critic filter (a random choice of the candidates), no
-    replay buffer (the update trains on the phase's own steps)."""
+    replay buffer (the update trains on the phase's own steps); with a seed of its own, which reaches the trainings."""
     out = tmp_path / "miniwob"
     result = webrl(sites, "train", "--preset", "ci", "--train-tasks", f"miniwob:{MINIWOB_ENVS}:train",
                    "--eval-tasks", f"miniwob:{MINIWOB_ENVS}:test", "--no-critic-filter", "--no-replay",
-                   "--out", str(out), timeout=TRAIN_TIMEOUT)
+                   "--seed", "3", "--out", str(out), timeout=TRAIN_TIMEOUT)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     demos = lines(out / "phases/0/demos.jsonl")
     assert demos and {d["task_id"].rpartition(".")[0] for d in demos} <= set(MINIWOB_ENVS.split(","))
@@ -190,7 +190,7 @@ def test_the_same_recipe_runs_on_miniwob(sites, tmp_path):
         assert report["critic"] == {"applied": False, "chosen": "at random (critic_filter off)"}
     for k in (1, 2):
         job = TrainJob.model_validate(yaml.safe_load((out / f"phases/{k}/update/job.yaml").read_text()))
-        assert job.replay == []
+        assert job.replay == [] and job.settings.seed == 3
     for k in (0, 1, 2):
         evaluated = lines(out / f"phases/{k}/eval/episodes.jsonl")
         assert len(evaluated) == 4 and all(row["miniwob"]["seed"] < 10 for row in evaluated)

@@ -45,6 +45,12 @@ def test_rules_where_the_task_has_them_the_orm_elsewhere_and_the_rest_left_out(t
     assert summary["by_source"] == {"rules": 2, "orm": 2, "left out: env_error": 1, "left out: policy_error": 1}
     assert summary["orm_agrees_with_rules"] in (0.0, 0.5, 1.0)
 
+    # orm_first (RunSettings.reward "orm"): the ORM's verdict wherever it gave one, the rule's kept beside it
+    orm_first = reward_episodes(rows, tasks, orm, orm_first=True)
+    assert [r.source for r in orm_first] == ["orm", "orm", "orm", "left out: env_error", "left out: policy_error",
+                                             "orm"]
+    assert [(r.reward, r.rule) for r in orm_first[:2]] == [(with_orm[0].orm, 1.0), (with_orm[1].orm, 0.0)]
+
 
 def test_step_records_rebuild_each_prompt_and_load_as_an_episode(tmp_path):
     row = episode(7, "done", 1.0, responses=("click [3]", "type [4] [lamp]", "exit(message=\"5\")"))

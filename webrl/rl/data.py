@@ -62,14 +62,14 @@ def _where(path: Path, line: int, task_id: Any) -> str:
     return f"{path}:{line}: task {task_id!r}"
 
 
-def _check_record(record: Any, path: Path, line: int) -> None:
+def _check_record(record: Any, path: Path, line: int, reward_required: bool) -> None:
     """Raise UsageError naming file, line, task id and field for the first problem in one record."""
     if not isinstance(record, dict):
         raise UsageError(f"{path}:{line}: expected a JSON object, got {type(record).__name__}")
     task_id = record.get("task_id")
     for field, (types, required) in _FIELDS.items():
         if field not in record:
-            if required:
+            if required or (field == "reward" and reward_required):
                 raise UsageError(f"{_where(path, line, task_id)}: missing field '{field}'")
             continue
         value = record[field]
@@ -85,7 +85,7 @@ def _check_record(record: Any, path: Path, line: int) -> None:
         raise UsageError(f"{_where(path, line, task_id)}: field 'reward' must be in [0, 1], got {reward!r}")
 
 
-def _read_records(path: Path) -> list[tuple[int, dict]]:
+def _read_records(path: Path, reward_required: bool) -> list[tuple[int, dict]]:
     """(line number, record) for every non-blank line, validated."""
     try:
         text = path.read_text()
@@ -99,7 +99,7 @@ def _read_records(path: Path) -> list[tuple[int, dict]]:
             record = json.loads(raw)
         except json.JSONDecodeError as err:
             raise UsageError(f"{path}:{number}: not valid JSON ({err.msg})") from err
-        _check_record(record, path, number)
+        _check_record(record, path, number, reward_required)
         records.append((number, record))
     return records
 
@@ -139,10 +139,11 @@ def _episode(record: dict) -> str:
     return record.get("episode", str(record["task_id"]))
 
 
-def load_steps(path: Path, gamma: float = GAMMA) -> list[Step]:
-    """Every step of a step JSONL file, episodes in order of first appearance, steps in order."""
+def load_steps(path: Path, gamma: float = GAMMA, reward_required: bool = False) -> list[Step]:
+    """Every step of a step JSONL file, episodes in order of first appearance, steps in order. A record without
+    a reward is a demonstration (reward 1), which SFT data may be; an update's rollouts must say theirs."""
     episodes: dict[str, list[tuple[int, dict]]] = {}
-    for line, record in _read_records(Path(path)):
+    for line, record in _read_records(Path(path), reward_required):
         episodes.setdefault(_episode(record), []).append((line, record))
     return [step for rows in episodes.values() for step in _episode_steps(Path(path), rows, gamma)]
 

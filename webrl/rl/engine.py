@@ -213,6 +213,10 @@ class Engine:
         import deepspeed
 
         init_distributed()
+        # Subnormal floats make CPU arithmetic many times slower, and a loss read at one position per row (the
+        # critic's last token) sends them back through attention: the critic's steps ran 2.5-5x slower than with
+        # them flushed to zero, which changes nothing that matters (|x| < 1.2e-38).
+        torch.set_flush_denormal(True)
         if settings.offload and not torch.cuda.is_available():
             raise UsageError("--offload moves optimizer states from GPU to CPU memory; there is no GPU here")
         if settings.gradient_checkpointing:

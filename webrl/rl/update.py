@@ -139,7 +139,7 @@ def cached(path: Path, key: dict[str, Any], compute: Callable[[], dict[str, Any]
 def read_inputs(rollouts: Path, actor_spec: str, replay_files: Sequence[Path], max_tokens: int | None,
                 cache_dir: Path | None) -> Inputs:
     actor_dir = resolve_model(actor_spec, cache_dir)
-    current = load_steps(Path(rollouts))
+    current = load_steps(Path(rollouts), reward_required=True)
     if not current:
         raise UsageError(f"{rollouts}: no steps")
     return Inputs(actor_dir, load_tokenizer(actor_dir), max_tokens_for(actor_dir, max_tokens), current,

@@ -46,6 +46,7 @@ import yaml
 from webrl.errors import UsageError, WebrlError
 from webrl.evaluators.judge import parse_judge_spec
 from webrl.files import write_atomically
+from webrl.rl.settings import TrainSettings
 from webrl.runs.eval import EvalSettings, run_policy
 from webrl.runs.train_report import write_train_report
 from webrl.sites.task_sets import resolve_task_set
@@ -156,7 +157,8 @@ class TrainRun:
             raise WebrlError(f"{demos}: no demonstrations (no scripted solution succeeded); see "
                              f"{self.phase_dir(0) / 'demos' / 'report.html'}")
         spawn(TrainJob(kind="sft", data=demos, model=self.settings.model, out=self.phase_dir(0) / "sft",
-                       settings=self.settings.sft, max_tokens=self.settings.max_tokens, models_dir=self.models_dir),
+                       settings=self.training(self.settings.sft), max_tokens=self.settings.max_tokens,
+                       models_dir=self.models_dir),
               self.settings.procs, self.phase_dir(0) / "sft.log")
 
     def make_tasks(self, k: int) -> None:
@@ -203,7 +205,8 @@ class TrainRun:
             from webrl.orm.model import OutcomeRewardModel
 
             orm = OutcomeRewardModel.load(self.settings.orm, self.models_dir, self.settings.max_tokens)
-        rewarded = reward_episodes(read_episodes(self.phase_dir(k) / "rollouts"), tasks, orm)
+        rewarded = reward_episodes(read_episodes(self.phase_dir(k) / "rollouts"), tasks, orm,
+                                   orm_first=self.settings.reward == "orm")
         del orm
         slim = [{"row": {key: item.row[key] for key in ("task_id", "repeat", "status", "score")},
                  "reward": item.reward, "source": item.source, "rule": item.rule, "orm": item.orm} for item in rewarded]
@@ -216,7 +219,8 @@ class TrainRun:
         settings, phase = self.settings, self.phase_dir(k)
         steps = phase / "steps.jsonl"
         job = TrainJob(kind="update", data=steps, model=self.actor(k - 1), out=phase / "update",
-                       settings=settings.update, max_tokens=settings.max_tokens, models_dir=self.models_dir)
+                       settings=self.training(settings.update), max_tokens=settings.max_tokens,
+                       models_dir=self.models_dir)
         if settings.algorithm == "filtered-bc":
             keep = filtered_bc_episodes(self._rewarded(k))
             lines = [line for line in steps.read_text().splitlines() if line and json.loads(line)["episode"] in keep]
@@ -232,6 +236,11 @@ class TrainRun:
 
     def evaluate(self, k: int) -> None:
         self._episodes(self.phase_dir(k) / "eval", self.eval_tasks(), self.actor(k), temperature=0.0, seed=None)
+
+    def training(self, settings: TrainSettings) -> TrainSettings:
+        """A training's settings with the run's seed (its data order, a fresh critic's heads): runs that differ
+        only in --seed differ in their trainings too."""
+        return settings.model_copy(update={"seed": self.settings.seed})
 
     # ---- models of each phase ----------------------------------------------------------------------------
 
@@ -278,8 +287,9 @@ class TrainRun:
 
     def eval_tasks(self) -> list[Task]:
         tasks = self.task_set(self.settings.eval_tasks)
-        if self.settings.eval_limit and self.settings.eval_limit < len(tasks):  # a fixed sample, spread over the sites
-            rng = random.Random(f"eval:{self.settings.seed}")
+        if self.settings.eval_limit and self.settings.eval_limit < len(tasks):
+            # a fixed sample, spread over the sites; not the run's seed: runs of other seeds are measured alike
+            rng = random.Random("eval")
             tasks = sorted(rng.sample(tasks, self.settings.eval_limit), key=lambda t: str(t.task_id))
         return tasks
 

@@ -4,9 +4,10 @@ demonstrations of phase 0 (the oracle's successful episodes) the same way.
 Reward of an episode (reference/webrl-method.md §2, §9): the task's rule evaluators where it has them (a
 judged episode, status "done": 1 if its score is 1), else the outcome reward model (generated tasks, and rule
 tasks whose fuzzy or N/A answer waits for a judge). Where an ORM is configured it scores every episode, so the
-two can be compared; the reward used is still the rule one where there is one. Episodes that never acted,
-failed in the environment or the policy, or need an ORM that is not configured get no reward and are left out
-(counted).
+two can be compared; the reward used is still the rule one where there is one, unless `orm_first` asks for the
+ORM's everywhere (an experiment: how far does training on the ORM's verdicts land from training on the rules?).
+Episodes that never acted, failed in the environment or the policy, or need an ORM that is not configured get no
+reward and are left out (counted).
 
 Step records are `{task_id, episode, step, prompt, response, reward}` (rl.data.load_steps): the prompt is
 rebuilt from the step's observation and the earlier responses by the one prompt function, so it is byte for
@@ -56,7 +57,8 @@ def read_episodes(path: Path) -> list[dict]:
     return sorted(rows, key=lambda r: (str(r["task_id"]), r["repeat"]))
 
 
-def reward_episodes(rows: Sequence[dict], tasks: Mapping[int | str, Task], orm=None) -> list[Rewarded]:
+def reward_episodes(rows: Sequence[dict], tasks: Mapping[int | str, Task], orm=None, orm_first: bool = False
+                    ) -> list[Rewarded]:
     """Every episode's reward (module docstring). `orm` is an orm.model.OutcomeRewardModel or None."""
     acted = [row for row in rows if row.get("steps") and row.get("last_observation") is not None]
     orm_rewards = {}
@@ -71,7 +73,7 @@ def reward_episodes(rows: Sequence[dict], tasks: Mapping[int | str, Task], orm=N
         task = tasks.get(row["task_id"])
         if not row.get("steps") or row["status"] in ("env_error", "policy_error"):
             result.append(Rewarded(row, None, f"left out: {row['status']}"))
-        elif rule is not None and not (task is not None and needs_orm(task)):
+        elif rule is not None and not (task is not None and needs_orm(task) or orm_first and by_orm is not None):
             result.append(Rewarded(row, rule, "rules", rule, by_orm))
         elif by_orm is not None:
             result.append(Rewarded(row, by_orm, "orm", rule, by_orm))
