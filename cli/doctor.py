@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from webrl.cli.console import make_console
 from webrl.cli.main import GLOBALS
 from webrl.doctor import run_checks
 from webrl.sites.backends import make_backend
 
-console = Console()
+console = make_console()
 
 
 def doctor() -> None:

@@ -9,9 +9,9 @@ from typing import Annotated
 
 import typer
 from pydantic import ValidationError
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from webrl.cli.console import make_console
 from webrl.cli.main import GLOBALS
 from webrl.cli.sites import compact_table
 from webrl.env.miniwob import DEFAULT_TIME_LIMIT_S
@@ -20,7 +20,7 @@ from webrl.policy.factory import POLICY_FORMS, make_policy, serving
 from webrl.policy.models import model_cache
 from webrl.sites.backends import make_backend
 
-console = Console()
+console = make_console()
 
 
 def eval_command(

@@ -8,9 +8,9 @@ from typing import Annotated, BinaryIO
 
 import typer
 from docker.errors import APIError, ImageNotFound
-from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
+from webrl.cli.console import make_console
 from webrl.cli.main import GLOBALS
 from webrl.cli.sites import compact_table
 from webrl.errors import UsageError, WebrlError
@@ -21,7 +21,7 @@ from webrl.sites.docker.images import EMBEDDED_BUILD, EMBEDDED_IMAGE, WEBARENA, 
 app = typer.Typer(help="The Docker images of the docker backend: list them, pull the real sites, load a WebArena "
                        "tarball.",
                   no_args_is_help=True)
-console = Console()
+console = make_console()
 
 
 @app.command("list")

@@ -6,13 +6,13 @@ import time
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from webrl.cli.console import make_console
 from webrl.cli.main import GLOBALS
 from webrl.cli.sites import compact_table
 from webrl.policy.models import MODEL_FORMS, folder_size, model_cache, prepared_models, resolve_model
 
-console = Console(highlight=False, soft_wrap=True)  # a spec form stays one line
+console = make_console(highlight=False, soft_wrap=True)  # a spec form stays one line
 app = typer.Typer(help="Causal LMs for hf:/vllm: policies and training: list the specs, prepare one.",
                   no_args_is_help=True)
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
+from webrl.cli.console import make_console
 from webrl.cli.sites import compact_table
 from webrl.cli.train import (
     HostfileOption,
@@ -22,7 +22,7 @@ from webrl.cli.train import (
 )
 from webrl.orm import ORM_EPOCHS, ORM_LR
 
-console = Console()
+console = make_console()
 app = typer.Typer(help="The outcome reward model: train it on rule-labelled trajectories, and measure it against "
                        "the rule evaluators.", no_args_is_help=True)
 

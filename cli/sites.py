@@ -6,16 +6,16 @@ from typing import Annotated
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.table import Table
 
+from webrl.cli.console import make_console
 from webrl.cli.main import GLOBALS
 from webrl.errors import UsageError
 from webrl.sites.backends import make_backend
 from webrl.sites.base import SiteStatus
 from webrl.sites.docker.backend import DockerBackend
 
-console = Console()
+console = make_console()
 
 SitesOption = Annotated[str | None, typer.Option(
     "--sites", help="Comma-separated sites, e.g. shopping,shopping_admin [default: all the backend has].")]

@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from webrl.cli.console import make_console
 from webrl.cli.main import GLOBALS
 from webrl.cli.sites import compact_table
 from webrl.errors import UsageError
 
-console = Console()
+console = make_console()
 app = typer.Typer(help="The embedded task suite: list, show, export, demonstrations; MiniWoB++'s environments.",
                   no_args_is_help=True)
 

@@ -20,12 +20,12 @@ from typing import Annotated, Any, Literal
 
 import typer
 from pydantic import ValidationError
-from rich.console import Console
 from rich.table import Table
 
+from webrl.cli.console import make_console
 from webrl.errors import UsageError
 
-console = Console()
+console = make_console()
 
 MaxTokensOption = Annotated[int | None, typer.Option(
     help="Token limit of prompt + response; longer prompts lose tokens from the left, steps whose response "

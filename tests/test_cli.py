@@ -42,6 +42,10 @@ def test_up_status_reset_down_cycle(cli_env):
         status = webrl(cli_env, "status")
         assert status.returncode == 0
         assert status.stdout.count("✓") == len(SITE_NAMES) and "✗" not in status.stdout
+        # piped with no COLUMNS (a script reading it): every value whole, not cut at 80 columns
+        piped = webrl({k: v for k, v in cli_env.items() if k != "COLUMNS"}, "status")
+        admin_url = f"http://127.0.0.1:{cli_env['WEBRL_SITES__PORTS__SHOPPING_ADMIN']}/admin"
+        assert "…" not in piped.stdout and admin_url in piped.stdout and "shopping_admin" in piped.stdout
 
         reset = webrl(cli_env, "reset", "shopping")
         assert reset.returncode == 0, reset.stderr

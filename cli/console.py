@@ -1,0 +1,18 @@
+"""The CLI's one way to make its rich Console."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from rich.console import Console
+
+PIPED_WIDTH = 1000  # wider than any table: a script reading the output gets every value whole
+
+
+def make_console(stderr: bool = False, **options) -> Console:
+    """A console as wide as the terminal; piped or redirected (with no COLUMNS set), as wide as PIPED_WIDTH, so
+    tables are not cut at rich's default 80 columns."""
+    stream = sys.stderr if stderr else sys.stdout
+    piped = not stream.isatty() and "COLUMNS" not in os.environ
+    return Console(stderr=stderr, width=PIPED_WIDTH if piped else None, **options)
