@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from starlette.applications import Starlette
+from starlette.convertors import IntegerConvertor, register_url_convertor
 from starlette.responses import RedirectResponse
 from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -263,6 +264,26 @@ def login_redirect(request, login_url: str, back: str | None = None) -> Redirect
     if back or request.method == "GET":
         request.session["after_login"] = back or here(request)
     return RedirectResponse(login_url, status_code=303 if request.method == "POST" else 302)
+
+
+ROW_ID_DIGITS = 18  # every number of up to 18 digits fits SQLite's signed 64-bit INTEGER
+
+
+def row_id(text: Any) -> int | None:
+    """A database id from URL or form text: ASCII digits that fit SQLite's INTEGER, else None, which the caller
+    answers as an id that does not exist (404), as the real sites do. A longer number passed to SQLite raises
+    OverflowError (an HTTP 500); str.isdigit() alone also accepts '²', which int() refuses."""
+    text = str(text)
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= ROW_ID_DIGITS else None
+
+
+class RowIdConvertor(IntegerConvertor):
+    """`{name:id}` in a route: a row_id, so that a path with a longer number matches no route (404)."""
+
+    regex = f"[0-9]{{1,{ROW_ID_DIGITS}}}"
+
+
+register_url_convertor("id", RowIdConvertor())
 
 
 def int_param(value: Any, default: int, lo: int = 1, hi: int = 10**9) -> int:

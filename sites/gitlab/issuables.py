@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from webrl.sites.gitlab.web import Gitlab, project_page
-from webrl.sites.platform import int_param
+from webrl.sites.platform import int_param, row_id
 
 PER_PAGE = 20
 SORTS = {
@@ -45,10 +45,11 @@ MR = Kind("MergeRequest", "merge_requests", "mr_labels", "mr_id", ("opened", "me
 
 def load(conn: sqlite3.Connection, kind: Kind, project: sqlite3.Row, iid: str) -> sqlite3.Row | None:
     """The project's issue or merge request numbered `iid` (as the URL gives it)."""
-    if not iid.isdigit():
+    number = row_id(iid)
+    if number is None:
         return None
     return conn.execute(f"SELECT * FROM {kind.table} WHERE project_id = ? AND iid = ?",
-                        (project["id"], int(iid))).fetchone()
+                        (project["id"], number)).fetchone()
 
 
 def item_url(project: sqlite3.Row, kind: Kind, item: sqlite3.Row) -> str:
@@ -216,7 +217,7 @@ def apply_sidebar_update(conn: sqlite3.Connection, kind: Kind, target: sqlite3.R
     """Apply the sidebar form (labels, assignee, milestone, due date); return system note texts."""
     notes = []
     if "label_ids_submitted" in form:
-        wanted = {int(v) for v in form.getlist("label_ids[]") if str(v).isdigit()}
+        wanted = {row_id(v) for v in form.getlist("label_ids[]")} - {None}
         valid = {r["id"]: r["title"] for r in project_labels(conn, project["id"])}
         wanted &= set(valid)
         current = {r["id"] for r in labels_of(conn, kind, target["id"])}

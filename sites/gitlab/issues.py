@@ -13,7 +13,7 @@ from webrl.sites.gitlab import issuables as iss
 from webrl.sites.gitlab.issuables import ISSUE, item_page
 from webrl.sites.gitlab.projects import breadcrumbs
 from webrl.sites.gitlab.web import Gitlab, project_page
-from webrl.sites.platform import flash, now, redirect
+from webrl.sites.platform import flash, now, redirect, row_id
 
 
 def crumbs(project, *more):
@@ -57,7 +57,7 @@ async def create(request: Request, project, user) -> Response:
     gl = Gitlab.of(request)
     f = await request.form()
     form = {"title": str(f.get("issue[title]", "")).strip(), "description": str(f.get("issue[description]", "")),
-            "label_ids": [int(v) for v in f.getlist("issue[label_ids][]") if str(v).isdigit()],
+            "label_ids": [i for i in map(row_id, f.getlist("issue[label_ids][]")) if i is not None],
             "assignee_username": str(f.get("issue[assignee_username]", "")).strip().lstrip("@"),
             "due_date": str(f.get("issue[due_date]", "")).strip(), "milestone_id": str(f.get("issue[milestone_id]", ""))}
     errors = []

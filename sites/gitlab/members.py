@@ -16,7 +16,7 @@ from starlette.routing import Route
 from webrl.sites.gitlab.issuables import add_event
 from webrl.sites.gitlab.projects import render_subpage
 from webrl.sites.gitlab.web import ROLE_LEVELS, ROLES, Gitlab, project_page
-from webrl.sites.platform import flash, now, redirect
+from webrl.sites.platform import flash, now, redirect, row_id
 
 
 def parse_level(value) -> int | None:
@@ -107,12 +107,12 @@ async def invite(request: Request, project, user) -> Response:
 
 def target(request: Request, project):
     """The direct member the path's {user_id} names."""
-    user_id = request.path_params["user_id"]
-    if not user_id.isdigit():
+    user_id = row_id(request.path_params["user_id"])
+    if user_id is None:
         return None
     return Gitlab.of(request).conn.execute(
         "SELECT u.*, m.access_level FROM project_members m JOIN users u ON u.id = m.user_id"
-        " WHERE m.project_id = ? AND m.user_id = ?", (project["id"], int(user_id))).fetchone()
+        " WHERE m.project_id = ? AND m.user_id = ?", (project["id"], user_id)).fetchone()
 
 
 @project_page(level=40)

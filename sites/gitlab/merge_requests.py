@@ -17,7 +17,7 @@ from webrl.sites.gitlab.issuables import MR, item_page
 from webrl.sites.gitlab.projects import breadcrumbs
 from webrl.sites.gitlab.repository import branch_names, file_diff
 from webrl.sites.gitlab.web import Gitlab, project_page
-from webrl.sites.platform import flash, now, redirect
+from webrl.sites.platform import flash, now, redirect, row_id
 
 
 def crumbs(project, *more):
@@ -91,7 +91,7 @@ async def create(request: Request, project, user) -> Response:
     form = {"source_branch": str(f.get("merge_request[source_branch]", "")),
             "target_branch": str(f.get("merge_request[target_branch]", "")),
             "title": str(f.get("merge_request[title]", "")).strip(), "description": str(f.get("merge_request[description]", "")),
-            "label_ids": [int(v) for v in f.getlist("merge_request[label_ids][]") if str(v).isdigit()],
+            "label_ids": [i for i in map(row_id, f.getlist("merge_request[label_ids][]")) if i is not None],
             "assignee_username": str(f.get("merge_request[assignee_username]", "")).strip().lstrip("@"),
             "remove_source_branch": bool(f.get("merge_request[force_remove_source_branch]")), "step": 2}
     errors = validate_branches(gl.conn, project, form["source_branch"], form["target_branch"])

@@ -13,6 +13,7 @@ from starlette.routing import Route
 
 from webrl.sites.map.render import View, fit_view
 from webrl.sites.map.web import MapSite, site_of
+from webrl.sites.platform import RowIdConvertor  # noqa: F401  (registers {name:id})
 
 
 def element_title(tags: dict[str, str], kind: str, osm_id: int) -> str:
@@ -103,7 +104,7 @@ async def api_element(request: Request) -> Response:
 
 
 ROUTES = [
-    Route("/node/{id:int}", node),
-    Route("/way/{id:int}", way),
-    Route("/api/0.6/{kind:str}/{id:int}", api_element),
+    Route("/node/{id:id}", node),
+    Route("/way/{id:id}", way),
+    Route("/api/0.6/{kind:str}/{id:id}", api_element),
 ]

@@ -131,14 +131,14 @@ async def vote(request: Request) -> Response:
     return await vote_form(request, "comment")
 
 
-COMMENT_URL = "/f/{forum}/{id:int}/{slug}/comment"
+COMMENT_URL = "/f/{forum}/{id:id}/{slug}/comment"
 
 
 ROUTES = [
-    Route("/cv/{id:int}", vote, methods=["POST"]),
+    Route("/cv/{id:id}", vote, methods=["POST"]),
     Route(COMMENT_URL, post_comment, methods=["POST"]),
-    Route(COMMENT_URL + "/{cid:int}", permalink),
-    Route(COMMENT_URL + "/{cid:int}", post_comment, methods=["POST"]),
-    Route(COMMENT_URL + "/{cid:int}/edit", edit, methods=["GET", "POST"]),
-    Route(COMMENT_URL + "/{cid:int}/delete", delete, methods=["POST"]),
+    Route(COMMENT_URL + "/{cid:id}", permalink),
+    Route(COMMENT_URL + "/{cid:id}", post_comment, methods=["POST"]),
+    Route(COMMENT_URL + "/{cid:id}/edit", edit, methods=["GET", "POST"]),
+    Route(COMMENT_URL + "/{cid:id}/delete", delete, methods=["POST"]),
 ]

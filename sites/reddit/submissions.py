@@ -152,13 +152,13 @@ async def vote(request: Request) -> Response:
     return await vote_form(request, "submission")
 
 
-SUBMISSION_URL = "/f/{forum}/{id:int}"
+SUBMISSION_URL = "/f/{forum}/{id:id}"
 
 
 ROUTES = [
     Route("/submit", submit, methods=["GET", "POST"]),
     Route("/submit/{forum}", submit, methods=["GET", "POST"]),
-    Route("/sv/{id:int}", vote, methods=["POST"]),
+    Route("/sv/{id:id}", vote, methods=["POST"]),
     Route(SUBMISSION_URL, show), Route(SUBMISSION_URL + "/", show),
     Route(SUBMISSION_URL + "/{slug}/edit", edit, methods=["GET", "POST"]),
     Route(SUBMISSION_URL + "/{slug}/delete", delete, methods=["POST"]),

@@ -276,9 +276,9 @@ async def review_post(request: Request) -> Response:
 ROUTES = [
     Route("/", home),
     Route("/catalogsearch/result/", search),
-    Route("/catalog/product/view/id/{id:int}", product_by_id),
-    Route("/catalog/product/view/id/{id:int}/", product_by_id),
-    Route("/review/product/list/id/{id:int}/", review_list),
-    Route("/review/product/post/id/{id:int}/", review_post, methods=["POST"]),
+    Route("/catalog/product/view/id/{id:id}", product_by_id),
+    Route("/catalog/product/view/id/{id:id}/", product_by_id),
+    Route("/review/product/list/id/{id:id}/", review_list),
+    Route("/review/product/post/id/{id:id}/", review_post, methods=["POST"]),
     Route("/{path:shop_html}", html_page),  # products and categories: any path ending in .html
 ]

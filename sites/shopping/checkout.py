@@ -242,7 +242,7 @@ async def success(request: Request) -> Response:
 ROUTES = [
     Route("/checkout/cart/", cart_page),
     Route("/checkout/cart/index/", cart_page),
-    Route("/checkout/cart/add/product/{id:int}/", add, methods=["POST"]),
+    Route("/checkout/cart/add/product/{id:id}/", add, methods=["POST"]),
     Route("/checkout/cart/updatePost/", update, methods=["POST"]),
     Route("/checkout/cart/delete/", delete, methods=["POST"]),
     Route("/checkout/cart/couponPost/", coupon, methods=["POST"]),

@@ -8,7 +8,7 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import Response
 
-from webrl.sites.platform import flash, now, redirect
+from webrl.sites.platform import flash, now, redirect, row_id
 from webrl.sites.shopping_admin.grid import (
     Column,
     Filter,
@@ -80,7 +80,7 @@ products = grid_page(
 
 async def mass_status(request: Request, admin: Admin, p: dict[str, str]) -> Response:
     form = await request.form()
-    ids = [int(v) for v in form.getlist("selected") if str(v).isdigit()]
+    ids = [i for i in map(row_id, form.getlist("selected")) if i is not None]
     status = 1 if str(form.get("status")) == "1" else 2
     if not ids:
         flash(request, "Please select product(s).", "error")

@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.responses import Response
 
-from webrl.sites.platform import flash, now, redirect
+from webrl.sites.platform import flash, now, redirect, row_id
 from webrl.sites.shopping_admin.grid import (
     Column,
     Filter,
@@ -163,7 +163,7 @@ async def review_delete(request: Request, admin: Admin, p: dict[str, str]) -> Re
 
 async def review_mass_action(request: Request, admin: Admin, p: dict[str, str]) -> Response:
     form = await request.form()
-    ids = [int(v) for v in form.getlist("selected") if str(v).isdigit()]
+    ids = [i for i in map(row_id, form.getlist("selected")) if i is not None]
     ref = urlsplit(request.headers.get("referer") or "")
     target = ref.path + ("?" + ref.query if ref.query else "")
     back = redirect(target if ref.path.startswith("/admin/review/product") else url("review/product/"))

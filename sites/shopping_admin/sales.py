@@ -11,7 +11,7 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import Response
 
-from webrl.sites.platform import flash, now, redirect
+from webrl.sites.platform import flash, now, redirect, row_id
 from webrl.sites.shopping_admin.grid import (
     Column,
     Filter,
@@ -185,10 +185,8 @@ def status_before_hold(conn, order) -> str:
 
 def load(admin: Admin, p: dict[str, str]):
     """The order of the URL's order_id, or None."""
-    try:
-        return load_order(admin.db, int(p.get("order_id", "")))
-    except ValueError:
-        return None
+    order_id = row_id(p.get("order_id", ""))
+    return None if order_id is None else load_order(admin.db, order_id)
 
 
 def back_to_order(order) -> Response:
