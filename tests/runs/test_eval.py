@@ -71,6 +71,11 @@ def test_resume_skips_finished_episodes(store, tmp_path):
     assert sorted(r["task_id"] for r in rows) == [0, 1, 2, 3, 4]
     with pytest.raises(UsageError, match="--resume"):
         evaluate(store, tmp_path, "oracle")  # an existing run is never overwritten
+    # nor continued with another policy or other settings: its score would blend two runs
+    with pytest.raises(UsageError, match=r"other settings than the run's \(policy: 'oracle' -> 'random:1'; "
+                                         r"max_steps: 30 -> 8\)"):
+        evaluate(store, tmp_path, "random:1", max_steps=8, resume=True)
+    assert len((tmp_path / "episodes.jsonl").read_text().splitlines()) == 5  # nothing was added
 
 
 def test_parallel_needs_instances(store, tmp_path):

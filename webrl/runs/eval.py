@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import hashlib
 import json
 import platform
 import statistics
@@ -26,8 +27,32 @@ from webrl.runs.episodes import Browsers, EvalSettings, open_env, run_episode
 from webrl.runs.report import write_report
 from webrl.tasks.model import Task
 
+RUN_FILE = "run.json"  # what the run's episodes depend on; a --resume must not change it
+# The settings that change what an episode records (not parallel, repeats, screenshots or where it is written)
+IDENTITY = ("tasks", "task_suite", "policy", "backend", "mode", "judge", "observation", "action_space", "max_steps",
+            "temperature", "max_tokens", "seed", "miniwob_time_limit_s")
 # WebRL's table convention: column -> site; a task counts under its first site.
 SITE_COLUMNS = {"Reddit": "reddit", "GitLab": "gitlab", "CMS": "shopping_admin", "Map": "map", "OSS": "shopping"}
+
+
+def run_identity(settings: EvalSettings, tasks: list[Task]) -> dict:
+    """The IDENTITY settings and a digest of the tasks themselves (a task file edited between runs counts)."""
+    configs = json.dumps([t.to_config() for t in tasks], sort_keys=True, default=str)
+    return {**settings.model_dump(mode="json", include=set(IDENTITY)),
+            "tasks_digest": hashlib.sha256(configs.encode()).hexdigest()[:16]}
+
+
+def check_identity(out: Path, identity: dict, resume: bool) -> None:
+    """Refuse to --resume a run with settings or tasks other than its own (its score would blend two runs);
+    then record this run's."""
+    path = out / RUN_FILE
+    if resume and path.exists():
+        recorded = json.loads(path.read_text())
+        changed = [f"{k}: {recorded.get(k)!r} -> {identity[k]!r}" for k in identity if recorded.get(k) != identity[k]]
+        if changed:
+            raise UsageError(f"{out}: --resume with other settings than the run's ({'; '.join(changed)}); continue it "
+                             "with its own, or choose another --out")
+    write_atomically(path, json.dumps(identity, indent=1))
 
 
 def finished_episodes(path: Path) -> set[tuple[int, int]]:
@@ -59,6 +84,7 @@ async def run_eval(settings: EvalSettings, tasks: list[Task], backend, policy: P
     episodes_path = settings.out / "episodes.jsonl"
     if not settings.resume and episodes_path.exists():
         raise UsageError(f"{episodes_path} exists: pass --resume to continue that run, or choose another --out")
+    check_identity(settings.out, run_identity(settings, tasks), settings.resume)
     done = finished_episodes(episodes_path) if settings.resume else set()
     queue: asyncio.Queue = asyncio.Queue()
     for repeat in range(settings.repeats):
