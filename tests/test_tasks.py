@@ -161,6 +161,11 @@ def lite_raw(i: int) -> dict:
      "task 17: field 'eval.program_html[0].locator': Field required"),
     (lambda t: t["eval"]["reference_answers"].update(must_include=[1, 2]),
      "task 17: field 'eval.reference_answers.must_include': item 0: Input should be a valid string"),
+    # an unknown placeholder or site failed only in the browser (an env_error the score left out)
+    (lambda t: t.update(start_url="__SHOPING__/x"), "task 17: field 'start_url': unknown placeholder __SHOPING__"),
+    (lambda t: t.update(start_url="__GITLAB__ |AND| shop/x"),
+     "task 17: field 'start_url': 'shop/x' is neither a site placeholder"),
+    (lambda t: t.update(sites=["gitlab", "shoping"]), "task 17: field 'sites': unknown site 'shoping'"),
 ])
 def test_bad_files_name_file_task_and_field(tmp_path, mutate, message):
     raw = lite_raw(17)
@@ -184,6 +189,8 @@ def test_bad_files_other_errors(tmp_path):
         load_tasks(write(tmp_path / "s.json", [lite_raw(0), "task"]))
     with pytest.raises(UsageError, match="task 0: duplicate task_id"):
         load_tasks(write(tmp_path / "d.json", [lite_raw(0), lite_raw(0)]))
+    with pytest.raises(UsageError, match="e.json: no tasks in this file"):
+        load_tasks(write(tmp_path / "e.json", []))
     with pytest.raises(UsageError, match="no such task file"):
         load_tasks(tmp_path / "missing.json")
     (tmp_path / "empty").mkdir()

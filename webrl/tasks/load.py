@@ -24,11 +24,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from webrl.errors import UsageError
-from webrl.tasks.model import Task
+from webrl.tasks.model import PLACEHOLDER, SITES, Task
 
-# Whole placeholder tokens are replaced, so __SHOPPING__ never eats the start of __SHOPPING_ADMIN__.
-PLACEHOLDER = re.compile(r"__([A-Z][A-Z_]*[A-Z])__")
-PLACEHOLDER_SITES = ("shopping", "shopping_admin", "reddit", "gitlab", "map", "wikipedia", "homepage", "miniwob")
 FETCH_TIMEOUT_S = 60
 
 
@@ -146,6 +143,8 @@ def load_tasks(path: str | Path) -> list[Task]:
     if not path.exists():
         raise UsageError(f"{path}: no such task file or folder")
     tasks = _tasks_in(_read_json(path), str(path))
+    if not tasks:
+        raise UsageError(f"{path}: no tasks in this file")
     ids = [t.task_id for t in tasks]
     if len(set(ids)) != len(ids):
         dup = next(i for i in ids if ids.count(i) > 1)
@@ -162,7 +161,7 @@ def _replace(value: Any, table: dict[str, str], missing: set[str]) -> Any:
             key = match.group(0)
             if key in table:
                 return table[key]
-            if match.group(1).lower() in PLACEHOLDER_SITES:
+            if match.group(1).lower() in SITES:
                 missing.add(key)
             return key
         return PLACEHOLDER.sub(sub, value)

@@ -35,6 +35,10 @@ EvalType = Literal["string_match", "url_match", "program_html", "miniwob_reward"
 SITES = ("shopping", "shopping_admin", "reddit", "gitlab", "map", "wikipedia", "homepage", "miniwob")
 AND_SEPARATOR = " |AND| "
 OR_SEPARATOR = " |OR| "
+# Every site a task may name, each with its URL placeholder (__SHOPPING_ADMIN__ ...)
+SITES = ("shopping", "shopping_admin", "reddit", "gitlab", "map", "wikipedia", "homepage", "miniwob")
+# a whole placeholder token: __SHOPPING__ never matches the start of __SHOPPING_ADMIN__
+PLACEHOLDER = re.compile(r"__([A-Z][A-Z_]*[A-Z])__")
 GITLAB_CLONE_HOST = re.compile(r"ssh://git@[^/\s]+:2222/")
 
 
@@ -193,6 +197,28 @@ class Task(_Open):
     @property
     def reference_urls(self) -> list[str]:
         return self.eval.reference_urls
+
+    @field_validator("sites")
+    @classmethod
+    def _known_sites(cls, sites: list[str]) -> list[str]:
+        unknown = [s for s in sites if s not in SITES]
+        if unknown:
+            raise ValueError(f"unknown site {unknown[0]!r} (the sites: {', '.join(SITES)})")
+        return sites
+
+    @field_validator("start_url")
+    @classmethod
+    def _start_urls_resolve(cls, start_url: str) -> str:
+        """Each tab's URL is a site placeholder or http(s) URL: an unknown placeholder would only fail in the
+        browser, as an environment error the score does not count."""
+        for url in start_url.split(AND_SEPARATOR):
+            match = PLACEHOLDER.match(url)
+            if match and match.group(1).lower() not in SITES:
+                raise ValueError(f"unknown placeholder {match.group(0)} (the sites': "
+                                 f"{', '.join(f'__{s.upper()}__' for s in SITES)})")
+            if not match and not url.startswith(("http://", "https://")):
+                raise ValueError(f"{url!r} is neither a site placeholder (__SHOPPING__/...) nor an http(s) URL")
+        return start_url
 
     @model_validator(mode="after")
     def _miniwob_has_its_episode(self):
