@@ -26,9 +26,9 @@ import sys
 from pathlib import Path
 
 import yaml
-from rich.console import Console
 from rich.table import Table
 
+from webrl.cli.console import make_console
 from webrl.train.recipe import METRICS_FILE, PROGRESS_FILE
 from webrl.train.settings import SETTINGS_FILE, RunSettings, read_settings
 
@@ -103,7 +103,7 @@ def report(curves: dict[str, list[list[float]]], args: argparse.Namespace) -> No
     for name, runs in curves.items():
         cells = [mean_std([c[k] for c in runs]) if all(len(c) > k for c in runs) else "–" for k in range(phases)]
         table.add_row(name, str(len(runs)), *cells, mean_std([c[-1] for c in runs]))
-    Console().print(table)
+    make_console().print(table)
     (args.out / "compare.json").write_text(json.dumps({"seeds": args.seeds, "curves": curves}, indent=1))
     plot(curves, args.out / "compare.png")
 

@@ -3,29 +3,35 @@ of runs' episodes a better judge of success than the majority class and a prompt
 
 Train: every rollout and evaluation episode of the --train runs (`webrl train` run folders; the rule label of each
 judged episode is its success). Test: those of the --test runs, which the ORM never saw (other actors, other
-seeds). Three judges on the test episodes, through `webrl orm eval`:
+seeds). Three judges, through `webrl orm eval`:
 
 - majority: always the test set's more common label;
-- prompted: --judge (default `smollm2-135m`) asked the ORM's question zero-shot (p(YES) >= 0.5, the same prompt);
-- trained: `webrl orm train` from --model (default: the first train run's SFT actor, which knows the pages).
+- prompted: --judge (default `smollm2-135m`) asked the ORM's question zero-shot (p(YES) >= 0.5, the same prompt),
+  on a fixed sample of --sample test episodes (a 135M model reads a page in seconds on 2 cores);
+- trained: `webrl orm train` from --model (default: the first train run's SFT actor, which knows the pages), on
+  every test episode and on the sample.
 
     .venv/bin/python bench/orm.py --train runs/compare/awr-seed0 runs/compare/filtered-bc-seed0 \
         --test runs/cpu-demo --out runs/orm
 
 Prints the table and writes OUT/orm/ (the trained ORM, for `webrl train --orm OUT/orm/orm --reward orm`),
-OUT/trained.json and OUT/prompted.json (`webrl orm eval`'s reports).
+OUT/trained.json, OUT/trained-sample.json and OUT/prompted-sample.json (`webrl orm eval`'s reports), and
+OUT/sample.jsonl (the sampled test episodes).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
 
-from rich.console import Console
 from rich.table import Table
+
+from webrl.cli.console import make_console
+from webrl.orm.data import load_examples, write_examples
 
 COLUMNS = ("n", "accuracy", "precision", "recall", "f1")
 
@@ -40,8 +46,8 @@ def webrl(*args: str) -> None:
     subprocess.run([sys.executable, "-m", "webrl", *args], check=True, stdout=subprocess.DEVNULL)
 
 
-def data_options(runs: list[Path]) -> list[str]:
-    return [option for run in runs for folder in episode_folders(run) for option in ("--data", str(folder))]
+def data_options(folders: list[Path]) -> list[str]:
+    return [option for folder in folders for option in ("--data", str(folder))]
 
 
 def main() -> None:
@@ -50,31 +56,42 @@ def main() -> None:
     parser.add_argument("--test", type=Path, nargs="+", required=True, help="`webrl train` runs to test on")
     parser.add_argument("--model", help="what the ORM is fine-tuned from [default: the first train run's SFT actor]")
     parser.add_argument("--judge", default="smollm2-135m", help="the prompted model [default: smollm2-135m]")
+    parser.add_argument("--sample", type=int, default=150, help="test episodes the prompted judge reads")
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--out", type=Path, default=Path("runs/orm"))
     args = parser.parse_args()
     model = args.model or str(args.train[0] / "phases/0/sft/actor")
-    test = data_options(args.test)
+    train = [folder for run in args.train for folder in episode_folders(run)]
+    test = [folder for run in args.test for folder in episode_folders(run)]
     if not (args.out / "orm" / "orm").is_dir():
-        webrl("orm", "train", *data_options(args.train), "--model", model, "--out", str(args.out / "orm"),
+        webrl("orm", "train", *data_options(train), "--model", model, "--out", str(args.out / "orm"),
               "--lr", str(args.lr), "--epochs", str(args.epochs), "--zero-stage", "0", "--micro-batch-size", "4",
               "--max-tokens", "2048")
+    sample = args.out / "sample.jsonl"
+    if not sample.is_file():
+        examples = load_examples(test).examples
+        write_examples(sample, sorted(random.Random(0).sample(examples, min(args.sample, len(examples))),
+                                      key=lambda e: str(e.task_id)))
+    trained = str(args.out / "orm" / "orm")
     reports = {}
-    for name, orm in (("trained", str(args.out / "orm" / "orm")), ("prompted", args.judge)):
+    for name, orm, data in (("trained", trained, test), ("trained-sample", trained, [sample]),
+                            ("prompted-sample", args.judge, [sample])):
         path = args.out / f"{name}.json"
         if not path.is_file():
-            webrl("orm", "eval", "--orm", orm, *test, "--out", str(path), "--max-tokens", "2048")
+            webrl("orm", "eval", "--orm", orm, *data_options(data), "--out", str(path), "--max-tokens", "2048")
         reports[name] = json.loads(path.read_text())["scores"]["Overall"]
-    table = Table(title=f"success judged on {reports['trained']['n']} held-out episodes (success = positive)")
-    for column in ("judge", *COLUMNS):
+    table = Table(title="success judged on held-out episodes (success = positive)")
+    for column in ("judge", "episodes", *COLUMNS[1:]):
         table.add_column(column, justify="left" if column == "judge" else "right")
-    table.add_row("majority class", str(reports["trained"]["n"]), f"{reports['trained']['majority']:.3f}", "–", "–",
-                  "–")
-    for name, label in (("prompted", f"prompted {args.judge}"), ("trained", "trained ORM")):
+    for name, label in (("trained", "every test episode"), ("trained-sample", "the sample")):
+        table.add_row(f"majority class, {label}", str(reports[name]["n"]), f"{reports[name]['majority']:.3f}",
+                      "–", "–", "–")
+    for name, label in (("prompted-sample", f"prompted {args.judge}, the sample"),
+                        ("trained-sample", "trained ORM, the sample"), ("trained", "trained ORM, every test episode")):
         scores = reports[name]
         table.add_row(label, *(str(scores[c]) if c == "n" else f"{scores[c]:.3f}" for c in COLUMNS))
-    Console().print(table)
+    make_console().print(table)
 
 
 if __name__ == "__main__":
