@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Annotated
 
 import typer
@@ -27,7 +28,11 @@ def up(
     sites: SitesOption = None,
     instances: Annotated[int | None, typer.Option(help="Independent copies of every site; instance k uses the "
                                                        "default ports + 1000·k [default: 1].")] = None,
-    host: Annotated[str | None, typer.Option(help="Address the sites bind to [default: 127.0.0.1].")] = None,
+    host: Annotated[str | None, typer.Option(help="Address the sites bind to [default: 127.0.0.1]; any other than "
+                                                  "a loopback one needs --allow-remote.")] = None,
+    allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Let the sites listen beyond this machine "
+                                                                      "(their accounts' passwords are public).")]
+    = False,
     seed: Annotated[int | None, typer.Option(help="Seed of the embedded sites' data [default: 0].")] = None,
     foreground: Annotated[bool, typer.Option("--foreground", help="Serve in this terminal until Ctrl-C "
                                                                   "instead of in the background.")] = False,
@@ -38,6 +43,9 @@ def up(
     """Start the sites and wait until every one is healthy. Running it again reports what is up."""
     config = GLOBALS.config(**{"sites.backend": backend, "sites.sites": sites, "sites.instances": instances,
                                "sites.host": host, "sites.seed": seed})
+    if not allow_remote and not is_loopback(config.sites.host):
+        raise UsageError(f"--host {config.sites.host} would let other machines reach the sites, whose accounts' "
+                         "passwords are public; add --allow-remote if that is what you want")
     if images not in (None, "embedded", "webarena"):
         raise UsageError(f"--images {images}: choose embedded or webarena")
     site_backend = make_backend(config, images)
@@ -59,6 +67,13 @@ def up(
     _print_statuses(statuses, "already up" if already else "up")
     if not all(s.healthy for s in statuses):
         raise typer.Exit(1)
+
+
+def is_loopback(host: str) -> bool:
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a name other than localhost: it may resolve anywhere
+        return False
 
 
 def down(

@@ -69,6 +69,12 @@ def test_unknown_site_is_a_usage_error(cli_env):
     assert_usage_error(webrl(cli_env, "up", "--sites", "shopping,nosuchsite"), "unknown site 'nosuchsite'")
 
 
+def test_a_host_beyond_loopback_needs_allow_remote(cli_env):
+    assert_usage_error(webrl(cli_env, "up", "--host", "0.0.0.0"), "--host 0.0.0.0 would let other machines reach",
+                       "--allow-remote")
+    assert_usage_error(webrl({**cli_env, "WEBRL_SITES__HOST": "0.0.0.0"}, "up"), "--allow-remote")
+
+
 def test_port_in_use_names_port_and_owner(cli_env):
     port = int(cli_env["WEBRL_SITES__PORTS__SHOPPING"])
     with socket.socket() as sock:
