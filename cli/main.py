@@ -24,6 +24,10 @@ app = typer.Typer(
     rich_markup_mode=None,  # help texts use literal [default: ...] brackets
 )
 err_console = Console(stderr=True, soft_wrap=True)  # an error stays one line
+# click's exceptions, and the copies of them that typer raises since it vendors click (0.20 on)
+BAD_USAGE = tuple({click.ClickException, getattr(typer, "TyperException", click.ClickException)})
+ABORTED = tuple({click.exceptions.Abort, typer.Abort})
+EXITED = tuple({click.exceptions.Exit, typer.Exit})
 
 
 class Globals:
@@ -75,13 +79,13 @@ def run() -> None:
     GLOBALS.debug = "--debug" in sys.argv or os.environ.get("WEBRL_DEBUG") == "1"
     try:
         result = app(standalone_mode=False)  # returns the exit code of typer.Exit / --help
-    except click.exceptions.Abort:
+    except ABORTED:
         err_console.print("aborted")
         sys.exit(130)
-    except click.ClickException as err:  # bad flags or arguments: click's own message
+    except BAD_USAGE as err:  # bad flags or arguments: click's own message
         err.show()
         sys.exit(2)
-    except click.exceptions.Exit as err:
+    except EXITED as err:
         sys.exit(err.exit_code)
     except WebrlError as err:
         if GLOBALS.debug:

@@ -69,6 +69,19 @@ def test_unknown_site_is_a_usage_error(cli_env):
     assert_usage_error(webrl(cli_env, "up", "--sites", "shopping,nosuchsite"), "unknown site 'nosuchsite'")
 
 
+@pytest.mark.parametrize(("args", "message"), [
+    (("tasks", "list", "--nope"), "No such option: --nope"),
+    (("train", "--algorithm", "foo"), "Invalid value for '--algorithm'"),
+    (("tasks", "show", "abc"), "Invalid value for 'task_id'"),
+])
+def test_bad_flags_are_usage_errors_in_clicks_words(cli_env, args, message):
+    """A bad flag or argument exits 2 with click's message; typer raises its own copy of click's exceptions
+    (it vendors click), which were reported as "unexpected NoSuchOption" with exit 1."""
+    result = webrl(cli_env, *args)
+    assert_usage_error(result, message)
+    assert "unexpected" not in result.stderr
+
+
 def test_a_host_beyond_loopback_needs_allow_remote(cli_env):
     assert_usage_error(webrl(cli_env, "up", "--host", "0.0.0.0"), "--host 0.0.0.0 would let other machines reach",
                        "--allow-remote")
