@@ -29,6 +29,9 @@ def _suite(split: str | None = None, site: str | None = None):
         raise UsageError(f"--split {split}: choose train or test")
     config = GLOBALS.config()
     tasks = build_suite(config.state_dir / "snapshots", config.sites.seed)
+    sites = sorted({s for t in tasks for s in t.sites})
+    if site is not None and site not in sites:
+        raise UsageError(f"--site {site}: the suite has no such site (its sites: {', '.join(sites)})")
     return [t for t in tasks if (split is None or t.split == split) and (site is None or site in t.sites)]
 
 
@@ -87,6 +90,7 @@ def export(out: Annotated[Path, typer.Option(help="JSON file to write (WebArena'
            split: SplitOption = None) -> None:
     """Write the suite (or one split) as a WebArena task file, usable with `webrl eval --tasks FILE`."""
     tasks = _suite(split)
+    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps([t.to_config() for t in tasks], indent=2))
     console.print(f"wrote {len(tasks)} tasks to {out}")
 

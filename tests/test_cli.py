@@ -82,6 +82,19 @@ def test_bad_flags_are_usage_errors_in_clicks_words(cli_env, args, message):
     assert "unexpected" not in result.stderr
 
 
+@pytest.mark.slow  # `webrl sft` imports DeepSpeed before it reads its data (~10 s)
+def test_unreadable_inputs_say_where(cli_env, tmp_path):
+    config = tmp_path / "bad.yaml"
+    config.write_text("sites:\n  instances: [\n")
+    assert_usage_error(webrl(cli_env, "--config", str(config), "status"),
+                       f"config file {config}: not valid YAML: expected the node content, but found '<stream end>' "
+                       "at line 3 column 1")
+    data = tmp_path / "steps.jsonl"
+    data.write_bytes(bytes(range(128, 256)))
+    assert_usage_error(webrl(cli_env, "sft", "--data", str(data), "--model", "tiny", "--out", str(tmp_path / "o")),
+                       f"{data}: not UTF-8 text")
+
+
 def test_a_host_beyond_loopback_needs_allow_remote(cli_env):
     assert_usage_error(webrl(cli_env, "up", "--host", "0.0.0.0"), "--host 0.0.0.0 would let other machines reach",
                        "--allow-remote")

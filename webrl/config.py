@@ -135,8 +135,10 @@ def _read_config_file(path: Path) -> dict[str, Any]:
     try:
         data = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
     except (tomllib.TOMLDecodeError, yaml.YAMLError) as err:
+        mark = getattr(err, "problem_mark", None)  # YAML's: where it went wrong (TOML's message says so itself)
+        where = f"{err.problem} at line {mark.line + 1} column {mark.column + 1}" if mark else str(err).splitlines()[0]
         raise UsageError(f"config file {path}: not valid {'TOML' if path.suffix == '.toml' else 'YAML'}: "
-                         f"{str(err).splitlines()[0]}") from None
+                         f"{where}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):

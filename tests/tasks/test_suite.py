@@ -108,7 +108,7 @@ def test_tasks_commands(cli_env, tmp_path, suite):
     shown = webrl(cli_env, "tasks", "show", str(gitlab_test[0].task_id))
     assert shown.returncode == 0 and json.loads(shown.stdout)["intent"] == gitlab_test[0].intent
 
-    out = tmp_path / "test.json"
+    out = tmp_path / "new" / "folder" / "test.json"  # its folders are made
     exported = webrl(cli_env, "tasks", "export", "--split", "test", "--out", str(out))
     assert exported.returncode == 0, exported.stderr
     assert [t.task_id for t in load_tasks(out)] == [t.task_id for t in suite if t.split == "test"]
@@ -119,6 +119,7 @@ def test_tasks_commands(cli_env, tmp_path, suite):
                                   str(sum(t.split == "test" for t in suite))]
 
     for bad, message in [(("show", "999999"), "no task 999999"), (("list", "--split", "dev"), "--split dev"),
-                         (("demos", "--out", str(tmp_path / "d.jsonl")), "not running")]:
+                         (("demos", "--out", str(tmp_path / "d.jsonl")), "not running"),
+                         (("list", "--site", "shoping"), "--site shoping: the suite has no such site")]:
         result = webrl(cli_env, "tasks", *bad)
         assert result.returncode == 2 and message in result.stderr, (bad, result.stderr)

@@ -91,6 +91,8 @@ def _read_records(path: Path, reward_required: bool) -> list[tuple[int, dict]]:
         text = path.read_text()
     except OSError as err:
         raise UsageError(f"cannot read step file {path}: {err.strerror or err}") from err
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not UTF-8 text (a step file is JSON lines)") from None
     records = []
     for number, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
