@@ -124,6 +124,7 @@ def plot(curves: dict[str, list[list[float]]], path: Path) -> None:
         means = [statistics.mean(c[k] for c in runs) for k in xs]
         ax.plot(xs, means, marker="o", label=name, linestyle="--" if name == "sft" else "-")
         ax.fill_between(xs, [min(c[k] for c in runs) for k in xs], [max(c[k] for c in runs) for k in xs], alpha=0.15)
+    ax.set_xticks(range(phases))
     ax.set_xlabel("phase")
     ax.set_ylabel("held-out success (%)")
     ax.legend(fontsize=7)
