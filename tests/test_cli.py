@@ -150,6 +150,9 @@ def test_docker_backend_without_an_engine_says_how_to_start_one(cli_env):
 
 @pytest.mark.slow  # the doctor in a subprocess (~5 s)
 def test_doctor_checks_the_machine(cli_env):
+    no_engine = webrl(dict(cli_env, DOCKER_HOST="unix:///nonexistent/docker.sock"), "doctor")
+    assert "not reachable at unix:///nonexistent/docker.sock: no engine answers" in no_engine.stdout
+    assert "DockerException" not in no_engine.stdout  # was the SDK's nested exception repr
     result = webrl(cli_env, "doctor")
     assert result.returncode == 0, result.stdout  # Chromium, disk and ports are fine on a test machine
     for check in ("Chromium (Playwright)", "Docker engine", "GPU / CUDA", "Free disk", "Free ports"):

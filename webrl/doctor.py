@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,8 +47,10 @@ def check_docker() -> Check:
         client = docker.from_env(timeout=5)
         version = client.version().get("Version", "?")
         return Check("Docker engine", True, f"Docker Engine {version} reachable", required=False)
-    except Exception as err:
-        return Check("Docker engine", False, _first_line(err),
+    except Exception as err:  # the SDK's own message is a nested exception repr: say what it means
+        where = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+        why = "this user may not use it" if "Permission denied" in str(err) else "no engine answers"
+        return Check("Docker engine", False, f"not reachable at {where}: {why}",
                      "needed only for --backend docker: install docker.io and start dockerd", required=False)
 
 
