@@ -15,6 +15,7 @@ from webrl.errors import UsageError
 from webrl.sites.backends import make_backend
 from webrl.sites.base import SiteStatus
 from webrl.sites.docker.backend import DockerBackend
+from webrl.sites.docker.engine import connect
 
 console = make_console()
 
@@ -82,6 +83,8 @@ def down(
 ) -> None:
     """Stop the sites. Docker sites keep their snapshot images unless --purge."""
     config = GLOBALS.config()
+    if purge:
+        connect()  # no engine to purge: say so before anything is stopped
     stopped = make_backend(config).down()
     console.print("stopped the sites" if stopped else "the sites were not running")
     if purge:

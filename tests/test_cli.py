@@ -146,6 +146,9 @@ def test_docker_backend_without_an_engine_says_how_to_start_one(cli_env):
     assert_usage_error(result, "the Docker engine is not reachable at unix:///nonexistent/docker.sock")
     assert "scripts/install-docker.sh" in result.stderr
     assert_usage_error(webrl(cli_env, "up", "--images", "embedded"), "--images applies to the docker backend")
+    purge = webrl(env, "down", "--purge")  # refused before anything is stopped
+    assert_usage_error(purge, "the Docker engine is not reachable")
+    assert "stopped" not in purge.stdout and "not running" not in purge.stdout
 
 
 @pytest.mark.slow  # the doctor in a subprocess (~5 s)
