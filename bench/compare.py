@@ -25,12 +25,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import yaml
 from rich.table import Table
 
 from webrl.cli.console import make_console
 from webrl.train.recipe import METRICS_FILE, PROGRESS_FILE
-from webrl.train.settings import SETTINGS_FILE, RunSettings, read_settings
+from webrl.train.settings import SETTINGS_FILE, RunSettings, read_settings, write_settings
 
 # arm -> the settings that make it (the rest is the base run's, the same for every arm)
 ARMS: dict[str, dict] = {
@@ -52,7 +51,7 @@ def fork(base: Path, out: Path, settings: RunSettings) -> None:
     shutil.rmtree(staging, ignore_errors=True)
     shutil.copytree(base / "phases" / "0", staging / "phases" / "0", ignore=shutil.ignore_patterns("checkpoints"))
     (staging / PROGRESS_FILE).write_text(json.dumps({"done": {k: v for k, v in done.items() if k.startswith("0:")}}))
-    (staging / SETTINGS_FILE).write_text(yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False))
+    write_settings(staging, settings)
     staging.rename(out)
 
 

@@ -41,8 +41,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-import yaml
-
 from webrl.errors import UsageError, WebrlError
 from webrl.evaluators.judge import parse_judge_spec
 from webrl.files import write_atomically
@@ -63,7 +61,7 @@ from webrl.train.rewards import (
     write_demos,
     write_steps,
 )
-from webrl.train.settings import SETTINGS_FILE, RunSettings, read_settings
+from webrl.train.settings import SETTINGS_FILE, RunSettings, read_settings, write_settings
 
 PROGRESS_FILE, METRICS_FILE = "progress.json", "metrics.json"
 START_PAGES_FILE = "start-pages.json"  # the observed start page of every candidate task, once per run
@@ -118,7 +116,7 @@ class TrainRun:
                              "--out")
         else:
             out.mkdir(parents=True, exist_ok=True)
-            write_atomically(out / SETTINGS_FILE, yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False))
+            write_settings(out, settings)
         return cls(settings, out, config, backend, progress)
 
     # ---- the recipe --------------------------------------------------------------------------------------

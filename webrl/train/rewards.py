@@ -73,13 +73,19 @@ def reward_episodes(rows: Sequence[dict], tasks: Mapping[int | str, Task], orm=N
         task = tasks.get(row["task_id"])
         if not row.get("steps") or row["status"] in ("env_error", "policy_error"):
             result.append(Rewarded(row, None, f"left out: {row['status']}"))
-        elif rule is not None and not (task is not None and needs_orm(task) or orm_first and by_orm is not None):
+        elif rule is not None and not orm_wanted(task, by_orm, orm_first):
             result.append(Rewarded(row, rule, "rules", rule, by_orm))
         elif by_orm is not None:
             result.append(Rewarded(row, by_orm, "orm", rule, by_orm))
         else:
             result.append(Rewarded(row, None, "left out: needs an ORM"))
     return result
+
+
+def orm_wanted(task: Task | None, by_orm: float | None, orm_first: bool) -> bool:
+    """Whether the ORM's verdict is the reward although the rules judged the episode: the task's rules need an
+    ORM (a fuzzy or N/A answer), or `orm_first` asks for the ORM's verdict wherever it gave one."""
+    return (task is not None and needs_orm(task)) or (orm_first and by_orm is not None)
 
 
 def episode_name(row: dict) -> str:

@@ -9,6 +9,7 @@ import yaml
 from pydantic import BaseModel, Field, model_validator
 
 from webrl.errors import UsageError
+from webrl.files import write_atomically
 from webrl.rl.settings import TrainSettings
 
 SETTINGS_FILE = "settings.yaml"
@@ -142,6 +143,10 @@ PRESETS: dict[str, dict] = {
               "update": {"lr": 1e-6, "zero_stage": 3, "offload": True, "gradient_checkpointing": True,
                          "grad_accum": 16}},
 }
+
+
+def write_settings(out: Path, settings: RunSettings) -> None:
+    write_atomically(Path(out) / SETTINGS_FILE, yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False))
 
 
 def read_settings(out: Path) -> RunSettings:
