@@ -61,8 +61,8 @@ def deepspeed_config(settings: TrainSettings) -> dict[str, Any]:
 
 
 PORT_ATTEMPTS = 5
-# What the DeepSpeed launcher sets for each process it starts; a child of a process that has them would join its group
 ACTOR_DIR, METRICS_FILE, EVENTS_FILE = "actor", "metrics.json", "events.jsonl"  # a training's output folder
+# What the DeepSpeed launcher sets for each process it starts; a child of a process that has them would join its group
 DIST_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
 
 
@@ -81,26 +81,26 @@ def quiet_deepspeed() -> None:
 def init_distributed() -> None:
     """Join the process group: the launcher's when launched, else a one-process group on a free port. A free
     port can be taken between choosing it and listening on it (an outgoing connection's ephemeral port, on a
-    busy machine): then another one is tried."""
+    busy machine): then another one is tried. The one-process group's address and rank stay out of os.environ: a
+    child process (a `webrl` command a test or a run starts) would read it as a launcher's and join this group."""
     if dist.is_initialized():
         return
     import deepspeed
 
+    quiet_deepspeed()
     if torch.cuda.is_available():
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
     backend = "nccl" if torch.cuda.is_available() else "gloo"
     if "RANK" in os.environ:
         deepspeed.init_distributed(dist_backend=backend, verbose=False)
         return
+    os.environ["LOCAL_RANK"] = "0"  # DeepSpeed's engine reads it; alone it joins no group
     for attempt in range(PORT_ATTEMPTS):
-        os.environ.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1",
-                          MASTER_PORT=str(free_port()))
         try:
-            deepspeed.init_distributed(dist_backend=backend, verbose=False)
+            deepspeed.init_distributed(dist_backend=backend, init_method=f"tcp://127.0.0.1:{free_port()}",
+                                       rank=0, world_size=1, auto_mpi_discovery=False, verbose=False)
             return
         except dist.DistNetworkError:
-            for name in DIST_VARIABLES:
-                os.environ.pop(name)
             if attempt == PORT_ATTEMPTS - 1:
                 raise
 

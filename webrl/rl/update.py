@@ -341,10 +341,10 @@ def run_update(rollouts: Path, actor_spec: str, critic_dir: Path | None, replay_
                settings: TrainSettings, objective: Objective, max_tokens: int | None = None,
                cache_dir: Path | None = None) -> dict[str, Any]:
     """One phase's critic and actor update (module docstring); returns the summary in out/metrics.json."""
-    init_distributed()
     out, seconds = Path(out), {}
     began = time.perf_counter()
-    inputs = read_inputs(Path(rollouts), actor_spec, replay_files, max_tokens, cache_dir)
+    inputs = read_inputs(Path(rollouts), actor_spec, replay_files, max_tokens, cache_dir)  # bad input: refused first
+    init_distributed()
     key = cache_key(Path(rollouts), inputs, critic_dir, replay_files, settings, objective)
     prepared = cached(out / PREPARE_FILE, key, lambda: reference_pass(inputs, settings))
     items = phase_items(inputs, prepared)

@@ -45,9 +45,6 @@ class TrainJob(BaseModel):
 
 def run_job(job: TrainJob) -> dict:
     """Train as `job` says, in this process (and its launcher's siblings); the training's summary."""
-    from webrl.rl.engine import quiet_deepspeed
-
-    quiet_deepspeed()
     if job.kind == "sft":
         from webrl.rl.sft import run_sft
 
