@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
+import time
 
 import pytest
 import torch
@@ -116,6 +118,33 @@ def test_sampling_uses_the_raw_log_probs_and_top_p(policy):
     assert [r.text for r in policy.act(INPUTS, free)] == first
     torch.manual_seed(2)
     assert [r.text for r in policy.act(INPUTS, free)] != first
+
+
+def test_calls_waiting_together_share_one_batch_and_a_seeded_answer_does_not_depend_on_it(policy):
+    """Parallel episodes call act() from their own threads: the calls that wait while the model is busy run
+    as one batch (those with the same settings), and a seeded sample is the same in a batch as alone."""
+    seeded = [Sampling(temperature=1.0, max_tokens=24, stop=(), seed=seed) for seed in (11, 12, 13)]
+    other = Sampling(max_tokens=8, stop=())  # other settings: a batch of its own
+    calls = [(x, s) for x, s in zip(INPUTS, seeded)] + [(INPUTS[0], other)]
+    alone = [policy.act([x], s)[0] for x, s in calls]
+    answers = [None] * len(calls)
+
+    def ask(i):
+        answers[i] = policy.act([calls[i][0]], calls[i][1])[0]
+
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(len(calls))]
+    with policy._generating:  # the model is busy until every call waits
+        for thread in threads:
+            thread.start()
+        while len(policy._waiting) < len(calls):
+            time.sleep(0.01)
+    for thread in threads:
+        thread.join(timeout=60)
+    assert [a.meta["batch_size"] for a in answers] == [3, 3, 3, 1]
+    assert len({a.text for a in answers[:3]}) == 3
+    for batched, single in zip(answers, alone):
+        assert batched.text == single.text and batched.meta["token_ids"] == single.meta["token_ids"]
+        assert batched.token_logprobs == pytest.approx(single.token_logprobs, abs=1e-4)
 
 
 def test_a_prompt_longer_than_the_context_loses_its_left_part_but_keeps_bos(policy, tmp_path):

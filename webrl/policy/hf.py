@@ -3,13 +3,20 @@
 No server to start, so tests, smoke runs and small RL loops can use a real model (`tiny`, `smollm2-135m`).
 Responses carry the model's own log-probs of the generated tokens (before temperature and top-p), taken
 during generation, which is what a policy-gradient update compares against.
+
+Parallel episodes call `act` from their own threads. The model generates for one batch at a time; the calls
+that arrive while it is busy wait, and the next of them to run answers all the waiting ones with the same
+settings in one batch. Each answer samples from its own generator (seeded by its `Sampling.seed`, else drawn
+from torch's global one), so a seeded answer is the same whichever batch it lands in.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -50,32 +57,74 @@ class HFPolicy:
         # token ids only: a checkpoint's own sampling defaults (temperature, top_k...) must not override Sampling
         self.model.generation_config = GenerationConfig(bos_token_id=self.tokenizer.bos_token_id,
                                                         eos_token_id=self.eos_ids, pad_token_id=self.pad_id)
-        # sampling draws from torch's global generator: one generation at a time, so that a seeded one is exact
-        self._generating = threading.Lock()
+        self._generating = threading.Lock()  # one generation at a time
+        self._waiting: list[_Call] = []  # act() calls not answered yet, oldest first
+        self._queue = threading.Lock()  # guards _waiting
 
     def act(self, inputs: list[PolicyInput], sampling: Sampling) -> list[Response]:
-        prompts = [webrl_prompt(x.task.intent, x.history, x.observation.text) for x in inputs]
-        return [response for start in range(0, len(prompts), self.batch_size)
-                for response in self.complete(prompts[start:start + self.batch_size], sampling)]
+        return self.complete([webrl_prompt(x.task.intent, x.history, x.observation.text) for x in inputs], sampling)
 
     def complete(self, prompts: list[str], sampling: Sampling) -> list[Response]:
-        """Continue each prompt, as one batch. Prompt + answer must fit the context, so the answer gets at
-        most half of it, and a prompt longer than the rest loses tokens from its left (BOS kept)."""
-        if not prompts:
+        """Continue each prompt (see the module docstring for batching; a seeded call's k-th prompt samples
+        with seed + k)."""
+        call = _Call(prompts, sampling)
+        with self._queue:
+            self._waiting.append(call)
+        with self._generating:
+            if call.responses is None and call.error is None:  # else a batch that ran while this one waited had it
+                self._answer(self._take_batch(call))
+        if call.error is not None:
+            raise call.error
+        return call.responses
+
+    def _take_batch(self, call: _Call) -> list[_Call]:
+        """`call` and the waiting calls that decode with the same settings, oldest first, up to batch_size
+        prompts in all (at least `call`), removed from the waiting list."""
+        settings = dataclasses.replace(call.sampling, seed=None)
+        with self._queue:
+            batch, size = [call], len(call.prompts)
+            for other in self._waiting:
+                if (other is not call and dataclasses.replace(other.sampling, seed=None) == settings
+                        and size + len(other.prompts) <= self.batch_size):
+                    batch.append(other)
+                    size += len(other.prompts)
+            self._waiting = [c for c in self._waiting if c not in batch]
+        return batch
+
+    def _answer(self, batch: list[_Call]) -> None:
+        """Generate for every prompt of `batch` (in chunks of batch_size) and give each call its responses."""
+        try:
+            rows = [(prompt, _row_seed(call.sampling.seed, j)) for call in batch for j, prompt in enumerate(call.prompts)]
+            responses = [response for start in range(0, len(rows), self.batch_size)
+                         for response in self._generate(rows[start:start + self.batch_size], batch[0].sampling)]
+        except BaseException as error:
+            for call in batch:
+                call.error = error
+            raise
+        for call in batch:
+            call.responses, responses = responses[:len(call.prompts)], responses[len(call.prompts):]
+
+    def _generate(self, rows: list[tuple[str, int | None]], sampling: Sampling) -> list[Response]:
+        """Continue each prompt, as one batch; a row's seed (None: drawn from torch's global generator) seeds
+        its sampling. Prompt + answer must fit the context, so the answer gets at most half of it, and a prompt
+        longer than the rest loses tokens from its left (BOS kept). `sampling.seed` is not read."""
+        if not rows:
             return []
         start = time.perf_counter()
         max_new = max(1, min(sampling.max_tokens, self.context // 2))
-        ids = [self.tokenizer(p).input_ids for p in prompts]
+        ids = [self.tokenizer(prompt).input_ids for prompt, _ in rows]
         kept = [_cut_left(row, self.context - max_new, self.tokenizer.bos_token_id) for row in ids]
         batch = self.tokenizer.pad({"input_ids": kept}, return_tensors="pt").to(self.device)
         width = batch["input_ids"].shape[1]
         raw = _RawLogprobs()
         tracker = _StopTracker(raw, self.tokenizer, sampling.stop, width)
-        with self._generating, torch.inference_mode():
-            if sampling.seed is not None:
-                torch.manual_seed(sampling.seed)
-            out = self.model.generate(**batch, generation_config=self._generation_config(sampling, max_new),
-                                      logits_processor=LogitsProcessorList([raw, *_warpers(sampling)]),
+        processors = [raw]
+        if sampling.temperature > 0:
+            processors += [*_warpers(sampling), _RowSampler([seed for _, seed in rows], self.device)]
+        with torch.inference_mode():
+            # greedy over the processed scores: with sampling, _RowSampler leaves one token per row
+            out = self.model.generate(**batch, generation_config=self._generation_config(max_new),
+                                      logits_processor=LogitsProcessorList(processors),
                                       stopping_criteria=StoppingCriteriaList([tracker]))
         logprobs = torch.stack(tracker.logprobs, dim=1)
         latency = round(time.perf_counter() - start, 3)
@@ -85,17 +134,15 @@ class HFPolicy:
             text, n, reason = self._finish(generated, sampling.stop)
             # the sampled ids themselves: re-tokenizing the text need not give them back
             meta = {"prompt_tokens": len(row), "completion_tokens": n, "token_ids": generated[:n],
-                    "finish_reason": reason, "latency_s": latency, "batch_size": len(prompts)}
+                    "finish_reason": reason, "latency_s": latency, "batch_size": len(rows)}
             if len(row) < len(ids[i]):
                 meta["truncated_prompt_tokens"] = len(ids[i]) - len(row)
             responses.append(Response(text, token_logprobs=logprobs[i, :n].tolist(), meta=meta))
         return responses
 
-    def _generation_config(self, sampling: Sampling, max_new: int) -> GenerationConfig:
-        """Neutral settings: temperature and top-p are applied by `_warpers`, after the log-probs are taken."""
-        neutral = {"do_sample": True, "temperature": 1.0, "top_p": 1.0, "top_k": 0} if sampling.temperature > 0 else {}
-        return GenerationConfig(max_new_tokens=max_new, eos_token_id=self.eos_ids, pad_token_id=self.pad_id,
-                                **neutral)
+    def _generation_config(self, max_new: int) -> GenerationConfig:
+        return GenerationConfig(max_new_tokens=max_new, do_sample=False, eos_token_id=self.eos_ids,
+                                pad_token_id=self.pad_id)
 
     def _finish(self, generated: list[int], stops: tuple[str, ...]) -> tuple[str, int, str]:
         """The answer text (cut before the first end-of-sequence token or stop string), how many generated
@@ -113,6 +160,21 @@ class HFPolicy:
 
     def _decode(self, ids: list[int]) -> str:
         return self.tokenizer.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+
+
+@dataclass(eq=False)
+class _Call:
+    """One act() call waiting for its answers."""
+
+    prompts: list[str]
+    sampling: Sampling
+    responses: list[Response] | None = None
+    error: BaseException | None = None
+
+
+def _row_seed(seed: int | None, row: int) -> int | None:
+    """The sampling seed of a call's `row`-th prompt: its own for every prompt of a seeded call."""
+    return None if seed is None else seed + row
 
 
 def _has_stop(text: str, stops: tuple[str, ...]) -> bool:
@@ -166,6 +228,20 @@ class _RawLogprobs(LogitsProcessor):
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         self.latest = torch.log_softmax(scores.float(), dim=-1)
         return scores
+
+
+class _RowSampler(LogitsProcessor):
+    """Last in the processor list: draws each row's next token from that row's own generator and leaves only
+    it finite, for greedy selection. A row's draws do not depend on the other rows of its batch."""
+
+    def __init__(self, seeds: list[int | None], device: torch.device):
+        self.generators = [torch.Generator(device).manual_seed(
+            seed if seed is not None else int(torch.randint(2**62, (1,)))) for seed in seeds]
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        probs = torch.softmax(scores.float(), dim=-1)
+        chosen = torch.cat([torch.multinomial(row, 1, generator=g) for row, g in zip(probs, self.generators)])
+        return torch.full_like(scores, float("-inf")).scatter(1, chosen[:, None], 0.0)
 
 
 class _StopTracker(StoppingCriteria):
