@@ -24,6 +24,7 @@ from rich.table import Table
 
 from webrl.cli.console import make_console
 from webrl.errors import UsageError
+from webrl.rl.settings import COSINE_WARMUP
 
 console = make_console()
 
@@ -164,7 +165,7 @@ def model_cache_dir() -> Path:
 
 
 @launchable
-@with_train_settings(lr=1e-5)
+@with_train_settings(lr=1e-5, **COSINE_WARMUP)
 def sft(
     data: Annotated[Path, typer.Option(help="Step JSONL: {task_id, step, prompt, response, [episode], [reward]} "
                                             "per line (`webrl tasks demos` writes one).", dir_okay=False)],

@@ -37,6 +37,7 @@ def test_defaults_follow_the_reference():
     train = typer.main.get_command(app).commands["orm"].commands["train"]
     defaults = {param.name: param.default for param in train.params}
     assert defaults["lr"] == 5e-6 and defaults["epochs"] == 4 and defaults["balance"] is False
+    assert defaults["lr_schedule"] == "cosine" and defaults["warmup"] == 0.1
     assert all(param.help for param in train.params)  # every option explains itself
 
 

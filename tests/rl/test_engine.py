@@ -4,6 +4,7 @@ DeepSpeed launcher for two processes, and in a child process that is killed for 
 from __future__ import annotations
 
 import json
+import math
 import signal
 import subprocess
 import sys
@@ -79,6 +80,16 @@ def test_training_lowers_the_loss_logs_every_step_and_always_saves_the_last(tiny
     assert saved == [None, "step-000002", "step-000002", "step-000004", "step-000005"]
     assert [p.name for p in checkpoints.root.glob("step-*")] == ["step-000005"]
     assert list((tmp_path / "tb" / "sft").glob("events.out.tfevents.*"))
+
+
+def test_a_cosine_schedule_warms_up_then_decays_and_sets_every_steps_rate(tiny, tmp_path):
+    settings = TrainSettings(zero_stage=2, micro_batch_size=2, lr=1e-3, lr_schedule="cosine", warmup=0.2,
+                             precision="fp32")
+    assert [settings.lr_at(step, 10) for step in (1, 2, 3, 4, 10)] == pytest.approx([5e-4, 1e-3, 1e-3, 1e-3 * 0.5 * (
+        1 + math.cos(math.pi / 8)), 1e-3 * 0.5 * (1 + math.cos(math.pi * 7 / 8))])
+    assert TrainSettings(lr=1e-3).lr_at(7, 10) == 1e-3
+    train_tiny(tiny, tmp_path, settings, items=20)
+    assert [row["lr"] for row in events(tmp_path)] == pytest.approx([settings.lr_at(step, 10) for step in range(1, 11)])
 
 
 def test_a_changed_setting_refuses_to_resume(tiny, tmp_path):

@@ -4,4 +4,4 @@ format: the prompt; data: labelled trajectories; model: p(YES) and the reward; t
 `webrl orm` commands. The training defaults live here so that the CLI builds its options without torch.
 """
 
-ORM_LR, ORM_EPOCHS = 5e-6, 4  # §13 (paper Table 5; the official run used a cosine schedule)
+ORM_LR, ORM_EPOCHS = 5e-6, 4  # §13 (paper Table 5), with a cosine schedule (rl.settings.COSINE_WARMUP)

@@ -3,8 +3,7 @@
 The loss is the cross-entropy of the answer token ("YES" for a success, "NO" for a failure) over the whole
 vocabulary at the prompt's last position: supervised fine-tuning on the one-token answer, as the official
 ORM was trained with LLaMA-Factory (which also trained the `<|eot_id|>` after it; the score never reads it).
-Defaults follow §13 (lr 5e-6, 4 epochs) but with the engine's constant learning rate instead of cosine with
-10% warmup. `balance` repeats randomly drawn examples of the rarer class (seeded) until both classes are
+Defaults follow §13: lr 5e-6, 4 epochs, a cosine schedule with 10% warm-up. `balance` repeats randomly drawn examples of the rarer class (seeded) until both classes are
 equally many: rollouts of weak policies are mostly failures, and an ORM that says NO to everything is
 then accurate but useless.
 

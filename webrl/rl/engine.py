@@ -2,7 +2,8 @@
 
 The engine knows nothing about losses. `Engine.train(items, loss_fn)` walks a seeded shuffled order of
 `items` in global batches of micro_batch_size x grad_accum x world size, calls `loss_fn(model, micro_batch)`
-on each rank's share, and steps the optimizer (torch AdamW, constant lr, gradient clipping: WebRL's recipe).
+on each rank's share, and steps the optimizer (torch AdamW, gradient clipping; a constant learning rate as in
+WebRL's updates, or a cosine schedule as in its SFT).
 Every optimizer step is logged to `<run dir>/events.jsonl` and TensorBoard; checkpoints (webrl.rl.checkpoint)
 are written every `save_every` steps and always after the last one, and `train` resumes from the latest, so a
 killed run continued ends with the same weights as an uninterrupted one.
@@ -42,7 +43,8 @@ RESUMABLE_CHANGES = {"save_every", "epochs"}
 
 
 def deepspeed_config(settings: TrainSettings) -> dict[str, Any]:
-    """The DeepSpeed config for `settings`; the optimizer is ours (a client optimizer), with no lr schedule."""
+    """The DeepSpeed config for `settings`; the optimizer is ours (a client optimizer), its learning rate set
+    before every step (TrainSettings.lr_at), so DeepSpeed has no schedule."""
     zero: dict[str, Any] = {"stage": settings.zero_stage}
     if settings.offload:
         zero["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
@@ -256,6 +258,8 @@ class Engine:
             with progress_bar(self.name, total, start, show) as advance:
                 for step in range(start + 1, total + 1):
                     micro_batches = rank_micro_batches(order, step, self.settings, self.rank, self.world_size)
+                    for group in self.engine.optimizer.param_groups:
+                        group["lr"] = self.settings.lr_at(step, total)
                     metrics = self._step([[items[i] for i in micro] for micro in micro_batches], loss_fn)
                     if log:
                         log.write(step, metrics)
@@ -309,7 +313,9 @@ class Engine:
 
     def _resume_key(self, n_items: int) -> dict[str, Any]:
         """What must not change between a kill and the resume for the result to be the same."""
-        settings = self.settings.model_dump(mode="json", exclude=RESUMABLE_CHANGES)
+        # with a schedule, the number of epochs sets every step's learning rate
+        kept = RESUMABLE_CHANGES - ({"epochs"} if self.settings.lr_schedule != "constant" else set())
+        settings = self.settings.model_dump(mode="json", exclude=kept)
         return {**settings, "precision": self.settings.compute_precision(), "world_size": self.world_size,
                 "items": n_items}
 

@@ -3,9 +3,14 @@ that the CLI builds its options without importing torch."""
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
+
+
+# WebRL's SFT (paper Table 4) and ORM training (Table 5) schedule; its actor and critic updates keep a constant rate
+COSINE_WARMUP = {"lr_schedule": "cosine", "warmup": 0.1}
 
 
 class TrainSettings(BaseModel):
@@ -18,7 +23,12 @@ class TrainSettings(BaseModel):
     precision: Literal["auto", "fp32", "bf16"] = Field(
         "auto", description="Weights and compute in fp32, or in bf16 with fp32 master weights; auto: bf16 on "
         "GPUs, fp32 on CPU (where bf16 training is no faster, often slower).")
-    lr: float = Field(1e-6, gt=0, description="AdamW learning rate, constant.")
+    lr: float = Field(1e-6, gt=0, description="AdamW learning rate (the peak one, with a cosine schedule).")
+    lr_schedule: Literal["constant", "cosine"] = Field(
+        "constant", description="constant (WebRL's actor and critic updates), or cosine: linear warm-up over "
+        "--warmup of the steps, then a cosine decay to 0 (WebRL's SFT and ORM training).")
+    warmup: float = Field(0.0, ge=0, lt=1, description="Fraction of the steps the cosine schedule warms up over "
+                          "(WebRL's SFT: 0.1).")
     weight_decay: float = Field(0.01, ge=0, description="AdamW weight decay.")
     betas: tuple[float, float] = Field((0.9, 0.999), description="AdamW betas.")
     micro_batch_size: int = Field(1, ge=1, description="Items per forward pass on each process.")
@@ -36,6 +46,17 @@ class TrainSettings(BaseModel):
         if self.offload and self.zero_stage == 0:
             raise ValueError("offload needs ZeRO stage 1, 2 or 3")
         return self
+
+    def lr_at(self, step: int, total: int) -> float:
+        """The learning rate of optimizer step `step` (1-based) of `total`: with cosine, `lr` x step / w over the
+        first w = warmup x total steps, then a half cosine from `lr` toward 0 (the last step's is small, not 0).
+        Computed from the step alone, so a resumed training continues the schedule exactly."""
+        if self.lr_schedule == "constant":
+            return self.lr
+        warm = round(self.warmup * total)
+        if step <= warm:
+            return self.lr * step / warm
+        return self.lr * 0.5 * (1 + math.cos(math.pi * (step - warm - 1) / (total - warm)))
 
     def global_batch(self, world_size: int) -> int:
         return self.micro_batch_size * self.grad_accum * world_size

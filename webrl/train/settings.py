@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from webrl.errors import UsageError
 from webrl.files import write_atomically
-from webrl.rl.settings import TrainSettings
+from webrl.rl.settings import COSINE_WARMUP, TrainSettings
 
 SETTINGS_FILE = "settings.yaml"
 
@@ -77,7 +77,7 @@ class RunSettings(BaseModel):
                          "earlier phases' successful steps beside the phase's own; off (an ablation): its own only.")
     objective: Literal["official", "paper"] = Field("official", description="The WebRL objective's form.")
     beta: float = Field(1.0, ge=0.0, description="The paper objective's KL weight.")
-    sft: TrainSettings = Field(default_factory=lambda: TrainSettings(lr=1e-5), description="Phase 0's SFT.")
+    sft: TrainSettings = Field(default_factory=lambda: TrainSettings(lr=1e-5, **COSINE_WARMUP), description="Phase 0's SFT.")
     update: TrainSettings = Field(default_factory=TrainSettings, description="Every phase's critic and actor "
                                   "update.")
     max_tokens: int | None = Field(None, ge=2, description="Token limit of prompt + response in training.")
@@ -139,7 +139,7 @@ PRESETS: dict[str, dict] = {
     # the paper's hyperparameters (Table 4, App. A) for GPUs: Llama-3.1-8B, vLLM rollouts, ZeRO-3 with offload
     "paper": {"model": "meta-llama/Llama-3.1-8B", "phases": 8, "tasks_per_phase": 500, "max_steps": 30,
               "rollout_policy": "vllm", "parallel": 6, "orm": "THUDM/webrl-orm-llama-3.1-8b",
-              "sft": {"lr": 1e-5, "zero_stage": 3, "offload": True, "gradient_checkpointing": True, "grad_accum": 16},
+              "sft": {"lr": 1e-5, **COSINE_WARMUP, "zero_stage": 3, "offload": True, "gradient_checkpointing": True, "grad_accum": 16},
               "update": {"lr": 1e-6, "zero_stage": 3, "offload": True, "gradient_checkpointing": True,
                          "grad_accum": 16}},
 }
