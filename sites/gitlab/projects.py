@@ -9,8 +9,9 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from webrl.sites.gitlab import gitstore, markdown
+from webrl.sites.gitlab import gitstore
 from webrl.sites.gitlab.web import Gitlab, login_required, project_page
+from webrl.sites.markdown import gitlab_markdown
 from webrl.sites.platform import flash, int_param, now, redirect
 
 PROJECT_SORTS = {
@@ -118,7 +119,7 @@ async def show(request: Request, project, user) -> Response:
                        if e["type"] == "blob" and e["name"].lower().startswith("readme")), None)
         if readme:
             ctx["readme"] = readme
-            ctx["readme_html"] = markdown.render(gitstore.blob_text(gl.conn, readme["blob_id"]),
+            ctx["readme_html"] = gitlab_markdown(gitstore.blob_text(gl.conn, readme["blob_id"]),
                                                  f"/{project['full_path']}/-/issues")
     ctx["branch_count"] = gl.conn.execute("SELECT COUNT(*) FROM branches WHERE project_id = ?",
                                           (project["id"],)).fetchone()[0]

@@ -13,9 +13,10 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from webrl.sites.gitlab import gitstore, markdown
+from webrl.sites.gitlab import gitstore
 from webrl.sites.gitlab.issuables import add_event
 from webrl.sites.gitlab.projects import breadcrumbs
+from webrl.sites.markdown import gitlab_markdown
 from webrl.sites.gitlab.web import Gitlab, project_page
 from webrl.sites.platform import flash, int_param, now, redirect
 
@@ -135,7 +136,7 @@ async def blob(request: Request, project, user, ref: str, path: str) -> Response
                    last_commit=gitstore.history(gl.conn, project["id"], head, limit=1, path=path)[0],
                    breadcrumbs=breadcrumbs(project, ("Repository", f"/{project['full_path']}/-/tree/{ref}")))
     if name.lower().endswith((".md", ".markdown")) and request.query_params.get("plain") != "1":
-        ctx["rendered"] = markdown.render(text, f"/{project['full_path']}/-/issues")
+        ctx["rendered"] = gitlab_markdown(text, f"/{project['full_path']}/-/issues")
     return gl.render(request, "blob.html", ctx)
 
 

@@ -15,7 +15,7 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from webrl.sites.gitlab import markdown
+from webrl.sites.markdown import gitlab_markdown
 from webrl.sites.platform import (
     SiteContext,
     SiteWithUsers,
@@ -118,7 +118,7 @@ class Gitlab(SiteWithUsers):
         super().__init__(ctx, TEMPLATES_DIR)
         env = self.templates.env
         env.filters.update(time_ago=time_ago, long_date=long_date, time_tag=time_tag,
-                           markdown=lambda text, base=None: Markup(markdown.render(text, base)),
+                           markdown=lambda text, base=None: Markup(gitlab_markdown(text, base)),
                            label_fg=label_text_color)
         env.globals.update(avatar=avatar, icon=icon, ROLES=ROLES, query_with=query_with)
 

@@ -15,6 +15,7 @@ from markupsafe import Markup, escape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
+from webrl.sites.markdown import postmill_markdown
 from webrl.sites.platform import (
     SiteContext,
     SiteWithUsers,
@@ -73,29 +74,8 @@ def domain(url: str | None) -> str:
     return host.removeprefix("www.")
 
 
-_INLINE = [
-    (re.compile(r"\[([^\]]+)\]\((https?://[^\s)]+)\)"), r'<a href="\2" rel="nofollow">\1</a>'),
-    (re.compile(r"(?<![\"=>])(https?://[^\s<]+)"), r'<a href="\1" rel="nofollow">\1</a>'),
-    (re.compile(r"\*\*(.+?)\*\*"), r"<strong>\1</strong>"),
-    (re.compile(r"(?<!\*)\*([^*\n]+)\*(?!\*)"), r"<em>\1</em>"),
-    (re.compile(r"`([^`\n]+)`"), r"<code>\1</code>"),
-]
-
-
 def markdown(text: str | None) -> Markup:
-    """A small, safe Markdown subset: paragraphs, line breaks, links, bold, italics and code."""
-    if not text:
-        return Markup("")
-    paragraphs = []
-    for block in re.split(r"\n\s*\n", text.strip()):
-        html = str(escape(block))
-        for pattern, repl in _INLINE:
-            html = pattern.sub(repl, html)
-        if block.lstrip().startswith("&gt;") or block.lstrip().startswith(">"):
-            paragraphs.append(f"<blockquote><p>{html.lstrip().removeprefix('&gt;').strip()}</p></blockquote>")
-        else:
-            paragraphs.append("<p>" + html.replace("\n", "<br>\n") + "</p>")
-    return Markup("\n".join(paragraphs))
+    return Markup(postmill_markdown(text))
 
 
 def timestamp(value: str) -> int:
