@@ -15,7 +15,7 @@ from webrl.cli.console import make_console
 from webrl.cli.main import GLOBALS
 from webrl.cli.sites import compact_table
 from webrl.env.miniwob import DEFAULT_TIME_LIMIT_S
-from webrl.errors import UsageError
+from webrl.errors import IncompleteRun, UsageError
 from webrl.policy.factory import POLICY_FORMS, make_policy, serving
 from webrl.policy.models import model_cache
 from webrl.sites.backends import make_backend
@@ -52,7 +52,7 @@ def eval_command(
 ) -> None:
     """Run a policy over a task set in real browsers; write episodes.jsonl, summary.json and report.html."""
     from webrl.evaluators.judge import parse_judge_spec  # Playwright & co. only when evaluating
-    from webrl.runs.eval import SITE_COLUMNS, EvalSettings, run_eval
+    from webrl.runs.eval import SITE_COLUMNS, EvalSettings, incomplete, run_eval
     from webrl.sites.task_sets import resolve_task_set
 
     if resume and out is None:
@@ -99,6 +99,9 @@ def eval_command(
     if "miniwob" in summary:
         console.print(miniwob_console_table(summary["miniwob"]))
     console.print(f"episodes: {summary['episodes']}  ·  report: {settings.out / 'report.html'}")
+    if problem := incomplete(summary):
+        raise IncompleteRun(f"{problem}; continue with `webrl eval --resume --out {settings.out}` once the sites "
+                            "answer (`webrl status`)")
 
 
 def miniwob_console_table(miniwob: dict):

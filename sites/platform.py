@@ -28,6 +28,8 @@ from starlette.responses import RedirectResponse
 from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from webrl.files import write_atomically
+
 # ---------------------------------------------------------------------------------------------
 # Database: the live SQLite file, restored in place from the pristine snapshot.
 
@@ -46,10 +48,26 @@ class DatabaseSpec:
     def snapshot_path(self, snapshot_dir: Path, seed: int) -> Path:
         return snapshot_dir / f"{self.name}-v{self.version}-seed{seed}.db"
 
-    def build_snapshot(self, snapshot_dir: Path, seed: int) -> Path:
-        """Create the pristine database for `seed` unless a valid one exists; return its path."""
+    def snapshot_problem(self, snapshot_dir: Path, seed: int) -> str | None:
+        """Why the pristine snapshot for `seed` cannot be served as it is (None: it can). Its file's SHA-256 is
+        recorded beside it when it is built (`<snapshot>.sha256`) and compared here, so a snapshot changed
+        afterwards (by hand, by a stray process, by an agent with file access) is not served as pristine."""
         path = self.snapshot_path(snapshot_dir, seed)
-        if path.exists() and _is_valid_sqlite(path):
+        recorded = path.with_name(path.name + CHECKSUM_SUFFIX)
+        if not path.exists():
+            return "it has not been built"
+        if not recorded.exists():
+            return "no checksum was recorded when it was built"
+        if file_sha256(path) != recorded.read_text().strip():
+            return "its content changed after it was built (checksum mismatch)"
+        return None
+
+    def build_snapshot(self, snapshot_dir: Path, seed: int, verify: bool = False) -> Path:
+        """Create the pristine database for `seed` unless one exists (a valid SQLite file; with `verify`, one
+        with no `snapshot_problem`); return its path."""
+        path = self.snapshot_path(snapshot_dir, seed)
+        usable = self.snapshot_problem(snapshot_dir, seed) is None if verify else _is_valid_sqlite(path)
+        if path.exists() and usable:
             return path
         snapshot_dir.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".tmp{secrets.token_hex(4)}")
@@ -61,8 +79,20 @@ class DatabaseSpec:
             conn.execute("VACUUM")
         finally:
             conn.close()
+        write_atomically(path.with_name(path.name + CHECKSUM_SUFFIX), file_sha256(tmp) + "\n")
         tmp.replace(path)  # atomic: a crash never leaves a half-built snapshot under the real name
         return path
+
+
+CHECKSUM_SUFFIX = ".sha256"
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _is_valid_sqlite(path: Path) -> bool:

@@ -1,4 +1,5 @@
-"""The two kinds of failure a user sees: their input was wrong (exit 2) or the run failed (exit 1).
+"""The kinds of failure a user sees: their input was wrong (exit 2), the run failed (exit 1), or a run of
+episodes ended before every planned one was judged (exit 3: `--resume` continues it).
 
 Both carry one clear line for the terminal; the CLI prints tracebacks only with --debug.
 """
@@ -14,3 +15,14 @@ class UsageError(WebrlError):
     """Bad input (exit code 2): a flag, file, field or state the user can fix. Name what and where."""
 
     exit_code = 2
+
+
+class SitesUnavailable(UsageError):
+    """The sites are not running, or stopped answering. A state the user fixes (`webrl up`); to an episode
+    that is running, an environment fault like a crashed browser."""
+
+
+class IncompleteRun(WebrlError):
+    """A run of episodes that ended with planned episodes not judged (the sites went down): exit code 3."""
+
+    exit_code = 3

@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 
 from webrl.config import Config
-from webrl.errors import UsageError, WebrlError
+from webrl.errors import SitesUnavailable, UsageError, WebrlError
 from webrl.netutil import port_free, port_owner
 from webrl.sites.base import ResetResult, SiteStatus
 from webrl.sites.embedded.registry import SITE_NAMES, site_spec
@@ -58,7 +58,7 @@ class EmbeddedBackend:
     def _running_or_fail(self) -> ServerPlan:
         plan = self.running()
         if plan is None:
-            raise UsageError("the embedded sites are not running; start them with `webrl up`")
+            raise SitesUnavailable("the embedded sites are not running; start them with `webrl up`")
         return plan
 
     # -- SiteBackend ----------------------------------------------------------------------------
@@ -189,16 +189,20 @@ class EmbeddedBackend:
                 )
 
     def _prepare(self, plan: ServerPlan, on_step) -> None:
-        """Build missing snapshots (the slow part, shown to the user) and write plan and token."""
+        """Build missing snapshots and rebuild changed ones (the slow part, shown to the user); write plan and
+        token."""
         self.paths.root.mkdir(parents=True, exist_ok=True)
         for spec in map(site_spec, plan.sites):
             if spec.check is not None:
                 spec.check()
         databases = {spec.database.name: spec.database for spec in map(site_spec, plan.sites) if spec.database}
         for spec in databases.values():
-            if not spec.snapshot_path(self.paths.snapshots, plan.seed).exists():
-                on_step(f"building the '{spec.name}' snapshot (seed {plan.seed})")
-            spec.build_snapshot(self.paths.snapshots, plan.seed)
+            problem = spec.snapshot_problem(self.paths.snapshots, plan.seed)
+            if problem is not None:
+                missing = not spec.snapshot_path(self.paths.snapshots, plan.seed).exists()
+                on_step(f"building the '{spec.name}' snapshot (seed {plan.seed})" if missing else
+                        f"rebuilding the '{spec.name}' snapshot (seed {plan.seed}): {problem}")
+                spec.build_snapshot(self.paths.snapshots, plan.seed, verify=True)
         self.paths.plan.write_text(plan.model_dump_json(indent=2))
         fd = os.open(self.paths.token, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:
@@ -241,7 +245,7 @@ class EmbeddedBackend:
             raise WebrlError(f"control API of instance {instance} refused {method} {path}: "
                              f"{err.code} {err.read().decode(errors='replace')}") from None
         except (urllib.error.URLError, OSError) as err:
-            raise WebrlError(f"control API of instance {instance} (port {port}) is not answering: {err}") from None
+            raise SitesUnavailable(f"control API of instance {instance} (port {port}) is not answering: {err}") from None
 
     @staticmethod
     def _check_instance(plan: ServerPlan, instance: int) -> int:

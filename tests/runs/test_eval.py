@@ -171,3 +171,45 @@ def test_ctrl_c_keeps_finished_episodes_and_resume_finishes(store, tmp_path):
     rows = [json.loads(line) for line in episodes.read_text().splitlines()]
     assert sorted((r["task_id"], r["repeat"]) for r in rows) == [(t, r) for t in range(5) for r in range(3)]
     assert json.loads((tmp_path / "summary.json").read_text())["success_rate"]["Average"]["mean"] == 100.0
+
+
+@pytest.mark.slow  # a private site server started twice and killed once, an eval in subprocesses (~40 s)
+def test_a_run_whose_sites_die_is_reported_incomplete_and_resume_finishes_it(tmp_path, make_config):
+    """The site server is killed after the second episode of 15: the run stops after two environment faults in
+    a row instead of failing every remaining episode, says how much of the plan is judged, and exits 3; once
+    the sites are up again, --resume runs the faulted and the missing episodes and ends complete."""
+    import signal
+    import time
+
+    from webrl.sites.embedded.backend import EmbeddedBackend
+
+    backend = EmbeddedBackend(make_config(tmp_path / "state", sites=["shopping", "shopping_admin"]))
+    backend.up()
+    out = tmp_path / "run"
+    env = dict(os.environ, WEBRL_STATE_DIR=str(backend.config.state_dir), COLUMNS="200")
+    command = [sys.executable, "-m", "webrl", "eval", "--tasks", str(SMOKE), "--policy", "oracle", "--repeats", "3",
+               "--out", str(out)]
+    try:
+        proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        episodes = out / "episodes.jsonl"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (episodes.exists() and episodes.read_text().count("\n") >= 2):
+            time.sleep(0.05)
+        os.kill(json.loads(backend.paths.server.read_text())["pid"], signal.SIGKILL)
+        started = time.monotonic()
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 3, err
+        assert time.monotonic() - started < 60
+        counts = json.loads((out / "summary.json").read_text())["episodes"]
+        assert counts["planned"] == 15 and counts["env_error"] == 2 and counts["missing"] > 0
+        assert counts["done"] + counts["env_error"] + counts["missing"] == 15
+        assert f"incomplete: {counts['done']} of 15 planned episodes judged, 2 ended in an environment fault" in err
+        assert "--resume" in err
+        backend.up()
+        resumed = subprocess.run([*command, "--resume"], env=env, capture_output=True, text=True, timeout=180)
+        assert resumed.returncode == 0, resumed.stderr
+        summary = json.loads((out / "summary.json").read_text())
+        assert summary["episodes"] == {"planned": 15, "done": 15, "missing": 0}
+        assert summary["success_rate"]["Average"]["mean"] == 100.0
+    finally:
+        backend.down()

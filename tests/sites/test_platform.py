@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import urllib.error
 import urllib.request
 
 import httpx
 
 from webrl.sites.embedded.backend import EmbeddedBackend
+from webrl.sites.embedded.registry import site_spec
 
 
 def write_something(shop_url: str, term: str = "webrl probe") -> None:
@@ -91,5 +93,26 @@ def test_instances_are_isolated(tmp_path, make_config):
         assert not backend.is_dirty("shopping", 1)
         record = json.loads(backend.paths.server.read_text())
         assert record["plan"]["instances"] == 2
+    finally:
+        backend.down()
+
+
+def test_a_snapshot_changed_after_it_was_built_is_rebuilt_at_up(tmp_path, make_config):
+    """A pristine snapshot records its file's checksum when it is built; `up` rebuilds one whose content changed
+    since (here: half the reviews deleted in the snapshot file), instead of serving it as pristine."""
+    backend = EmbeddedBackend(make_config(tmp_path, sites=["shopping"]))
+    spec = site_spec("shopping").database
+    snapshot = spec.build_snapshot(backend.paths.snapshots, 0)
+    (reviews,) = sqlite3.connect(snapshot).execute("SELECT COUNT(*) FROM reviews").fetchone()
+    assert spec.snapshot_problem(backend.paths.snapshots, 0) is None
+    with sqlite3.connect(snapshot) as conn:
+        conn.execute("DELETE FROM reviews WHERE id % 2 = 0")
+    assert "changed" in spec.snapshot_problem(backend.paths.snapshots, 0)
+    steps = []
+    try:
+        backend.up(on_step=steps.append)
+        assert any("rebuilding the 'store' snapshot" in step and "changed" in step for step in steps), steps
+        assert backend.query("shopping", "SELECT COUNT(*) FROM reviews")[0][0] == reviews
+        assert spec.snapshot_problem(backend.paths.snapshots, 0) is None
     finally:
         backend.down()

@@ -2,7 +2,10 @@
 
 Episodes run concurrently, one browser context each, worker k on site instance k (so tasks that
 write never see each other's changes). Every finished episode is appended to `episodes.jsonl` at
-once, so Ctrl-C loses at most the episodes in flight and `--resume` skips the finished ones.
+once, so Ctrl-C loses at most the episodes in flight and `--resume` skips the finished ones. An episode that
+ends in an environment fault (after its one retry) is recorded as env_error and runs again on --resume; two
+such episodes in a row stop the run (the sites are down: the rest would only fail, or wait on a hung server),
+and the summary counts what was planned, judged, faulted and never run.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 
-from webrl.errors import UsageError
+from webrl.errors import IncompleteRun, UsageError
 from webrl.files import write_atomically
 from webrl.policy.base import Policy
 from webrl.policy.factory import make_policy, serving
@@ -31,6 +34,7 @@ RUN_FILE = "run.json"  # what the run's episodes depend on; a --resume must not 
 # The settings that change what an episode records (not parallel, repeats, screenshots or where it is written)
 IDENTITY = ("tasks", "task_suite", "policy", "backend", "mode", "judge", "observation", "action_space", "max_steps",
             "temperature", "max_tokens", "seed", "miniwob_time_limit_s")
+STOP_AFTER_FAULTS = 2  # environment faults in a row that end a run
 # WebRL's table convention: column -> site; a task counts under its first site.
 SITE_COLUMNS = {"Reddit": "reddit", "GitLab": "gitlab", "CMS": "shopping_admin", "Map": "map", "OSS": "shopping"}
 
@@ -56,14 +60,16 @@ def check_identity(out: Path, identity: dict, resume: bool) -> None:
 
 
 def finished_episodes(path: Path) -> set[tuple[int, int]]:
-    """The (task, repeat) pairs already recorded. A line cut short by a crash is dropped (rewriting
-    the file atomically), so that episode runs again."""
+    """The (task, repeat) pairs already judged. A line cut short by a crash and an episode that ended in an
+    environment fault are dropped (rewriting the file atomically), so that those episodes run again."""
     rows = []
     for line in path.read_text().splitlines() if path.exists() else []:
         try:
-            rows.append(json.loads(line))
+            row = json.loads(line)
         except json.JSONDecodeError:
             continue
+        if row.get("status") != "env_error":
+            rows.append(row)
     if path.exists():
         write_atomically(path, "".join(json.dumps(row) + "\n" for row in rows))
     return {(row["task_id"], row["repeat"]) for row in rows}
@@ -86,28 +92,42 @@ async def run_eval(settings: EvalSettings, tasks: list[Task], backend, policy: P
         raise UsageError(f"{episodes_path} exists: pass --resume to continue that run, or choose another --out")
     check_identity(settings.out, run_identity(settings, tasks), settings.resume)
     done = finished_episodes(episodes_path) if settings.resume else set()
+    planned = len(tasks) * settings.repeats
     queue: asyncio.Queue = asyncio.Queue()
     for repeat in range(settings.repeats):
         for task in tasks:
             if (task.task_id, repeat) not in done:
                 queue.put_nowait((task, repeat))
 
+    faults_in_a_row = 0  # episodes that ended in an environment fault, since the last that did not
+
     try:
         async with Browsers() as browsers:
             with episodes_path.open("a") as sink:
                 async def worker(instance: int) -> None:
+                    nonlocal faults_in_a_row
                     async with open_env(browsers, backend, instance, settings, judge) as env:
-                        while not queue.empty():
+                        while not queue.empty() and faults_in_a_row < STOP_AFTER_FAULTS:
                             task, repeat = queue.get_nowait()
                             row = await run_episode(env, browsers, policy, task, repeat, settings)
+                            faults_in_a_row = faults_in_a_row + 1 if row["status"] == "env_error" else 0
                             sink.write(json.dumps(row) + "\n")
                             sink.flush()
                             on_episode(row)
 
                 await asyncio.gather(*(worker(k) for k in range(settings.parallel)))
     finally:  # also on Ctrl-C: what finished is summarised and reported, the rest runs with --resume
-        summary = write_summary(settings, policy)
+        summary = write_summary(settings, policy, planned)
     return summary
+
+
+def incomplete(summary: dict) -> str | None:
+    """What of a run's planned episodes was not judged, as one line (None: every one was)."""
+    counts = summary["episodes"]
+    if not counts.get("env_error") and not counts.get("missing"):
+        return None
+    return (f"incomplete: {counts.get('done', 0)} of {counts['planned']} planned episodes judged, "
+            f"{counts.get('env_error', 0)} ended in an environment fault, {counts.get('missing', 0)} not run")
 
 
 def run_policy(settings: EvalSettings, tasks: list[Task], backend, models_dir: Path | None = None, judge=None,
@@ -117,17 +137,20 @@ def run_policy(settings: EvalSettings, tasks: list[Task], backend, models_dir: P
     policy = make_policy(settings.policy, models_dir)
     try:
         with serving(policy):
-            return asyncio.run(run_eval(settings, tasks, backend, policy, judge, on_episode))
+            summary = asyncio.run(run_eval(settings, tasks, backend, policy, judge, on_episode))
+        if summary["episodes"]["missing"]:  # stopped by faults: the stage is not done
+            raise IncompleteRun(f"{settings.out}: {incomplete(summary)}")
+        return summary
     finally:
         del policy
         gc.collect()
 
 
-def write_summary(settings: EvalSettings, policy: Policy) -> dict:
-    """summary.json and report.html from the episodes recorded so far."""
+def write_summary(settings: EvalSettings, policy: Policy, planned: int) -> dict:
+    """summary.json and report.html from the episodes recorded so far, out of `planned`."""
     path = settings.out / "episodes.jsonl"
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
-    summary = summarize(rows, settings, policy)
+    summary = summarize(rows, settings, policy, planned)
     write_atomically(settings.out / "summary.json", json.dumps(summary, indent=2, default=str))
     write_report(settings.out, rows, summary)
     return summary
@@ -138,8 +161,9 @@ def site_column(sites: list[str]) -> str:
     return next((column for column, site in SITE_COLUMNS.items() if sites and sites[0] == site), "Other")
 
 
-def summarize(rows: list[dict], settings: EvalSettings, policy: Policy) -> dict:
-    """Per-site success rates in WebRL's column order, mean ± std over repeats."""
+def summarize(rows: list[dict], settings: EvalSettings, policy: Policy, planned: int) -> dict:
+    """Per-site success rates in WebRL's column order, mean ± std over repeats; the episodes planned, by
+    status, and missing (planned but not recorded: the run stopped before them)."""
     by_repeat: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
         if row["status"] == "done":
@@ -162,7 +186,7 @@ def summarize(rows: list[dict], settings: EvalSettings, policy: Policy) -> dict:
         "policy": policy.name,
         "success_rate": table,
         **({"miniwob": miniwob_table(rows)} if any(row.get("miniwob") for row in rows) else {}),
-        "episodes": dict(counts),
+        "episodes": {"planned": planned, **counts, "missing": planned - len(rows)},
         "versions": {name: _version(name) for name in ("webrl", "playwright", "torch", "transformers")},
         "python": platform.python_version(),
         "git_commit": _git_commit(),
