@@ -23,12 +23,12 @@ SplitOption = Annotated[str | None, typer.Option("--split", help="train or test 
 
 
 def _suite(split: str | None = None, site: str | None = None):
-    from webrl.sites.embedded.suite import build_suite
+    from webrl.sites.embedded.suite import cached_suite
 
     if split not in (None, "train", "test"):
         raise UsageError(f"--split {split}: choose train or test")
     config = GLOBALS.config()
-    tasks = build_suite(config.state_dir / "snapshots", config.sites.seed)
+    tasks = cached_suite(config.state_dir, config.sites.seed)
     sites = sorted({s for t in tasks for s in t.sites})
     if site is not None and site not in sites:
         raise UsageError(f"--site {site}: the suite has no such site (its sites: {', '.join(sites)})")

@@ -11,11 +11,17 @@ from webrl.sites.embedded.backend import EmbeddedBackend
 
 
 @pytest.fixture(scope="session")
-def suite(tmp_path_factory):
-    """The embedded suite (the sites' seed 0), built once per test session."""
-    from webrl.sites.embedded.suite import build_suite
+def suite_state(tmp_path_factory):
+    """The state dir that `suite` is built (and cached) in."""
+    return tmp_path_factory.mktemp("suite")
 
-    return build_suite(tmp_path_factory.mktemp("suite") / "snapshots")
+
+@pytest.fixture(scope="session")
+def suite(suite_state):
+    """The embedded suite (the sites' seed 0), built once per test session."""
+    from webrl.sites.embedded.suite import cached_suite
+
+    return cached_suite(suite_state)
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
+import sqlite3
 from collections import Counter
 
 import pytest
@@ -13,6 +15,25 @@ from tasks_support import judged_later
 from webrl.policy.prompt import webrl_prompt
 from webrl.sites.embedded.suite import TEST_SHARE, build_suite
 from webrl.tasks.templates import eval_kind, site_group
+
+
+def test_the_suite_is_kept_by_what_it_is_made_from(suite, suite_state, tmp_path, monkeypatch):
+    """Built once per state dir and snapshot content: the cached suite is the built one, and a changed
+    snapshot is another suite."""
+    import webrl.sites.embedded.suite as module
+
+    assert len(list((suite_state / "suite").glob("*.json"))) == 1
+    monkeypatch.setattr(module, "build_suite", lambda *args: pytest.fail("built again"))
+    assert [t.to_config() for t in module.cached_suite(suite_state)] == [t.to_config() for t in suite]
+    state = tmp_path / "state"
+    shutil.copytree(suite_state, state)
+    [snapshot] = (state / "snapshots").glob("reddit-*.db")
+    with sqlite3.connect(snapshot) as conn:
+        conn.execute("UPDATE forums SET title = 'Changed' WHERE id = 1")
+    built = []
+    monkeypatch.setattr(module, "build_suite", lambda snapshots, seed: built.append(snapshots) or suite)
+    module.cached_suite(state)
+    assert built == [state / "snapshots"] and len(list((state / "suite").glob("*.json"))) == 2
 
 
 @pytest.mark.slow  # builds the suite a second time (~11 s)
