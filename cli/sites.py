@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+from contextlib import ExitStack
 from typing import Annotated
 
 import typer
@@ -16,6 +17,7 @@ from webrl.sites.backends import make_backend
 from webrl.sites.base import SiteStatus
 from webrl.sites.docker.backend import DockerBackend
 from webrl.sites.docker.engine import connect
+from webrl.sites.leases import instance_lease, known_instances
 
 console = make_console()
 
@@ -109,9 +111,18 @@ def reset(
                                                            "database (shopping, shopping_admin) reset together.",
                                                       show_default=False)] = None,
     instance: Annotated[int | None, typer.Option(help="Only this instance [default: all].")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Reset even an instance that a run is using (its "
+                                                        "episodes in flight then see the reset).")] = False,
 ) -> None:
-    """Restore the sites to their pristine snapshot and print the time each took."""
-    results = make_backend(GLOBALS.config()).reset(sites or None, instance)
+    """Restore the sites to their pristine snapshot and print the time each took. An instance that a run (an
+    eval, a training's rollouts) is using is refused unless --force."""
+    config = GLOBALS.config()
+    backend = make_backend(config)
+    with ExitStack() as leases:
+        if not force:
+            for k in known_instances(config.state_dir) if instance is None else [instance]:
+                leases.enter_context(instance_lease(config.state_dir, k, "webrl reset"))
+        results = backend.reset(sites or None, instance)
     table = compact_table("site", "inst", "reset time")
     for r in results:
         table.add_row(r.site, str(r.instance), f"{r.ms:.1f} ms")

@@ -213,3 +213,24 @@ def test_a_run_whose_sites_die_is_reported_incomplete_and_resume_finishes_it(tmp
         assert summary["success_rate"]["Average"]["mean"] == 100.0
     finally:
         backend.down()
+
+
+def test_an_instance_in_use_refuses_a_second_run_and_a_reset(store, tmp_path):
+    """A run holds its instances: a second run on one of them, or `webrl reset` of it, is refused with who holds
+    it (a reset in the middle of an episode would change the pages under it and score it wrongly)."""
+    from webrl.sites.leases import instance_lease
+
+    state = store.config.state_dir
+    with instance_lease(state, 0, "a run into runs/first"):
+        with pytest.raises(UsageError, match=r"site instance 0 is in use by pid \d+ \(a run into runs/first\)"):
+            evaluate(store, tmp_path / "second", "oracle")
+        assert not (tmp_path / "second").exists()  # refused before anything is written
+        env = dict(os.environ, WEBRL_STATE_DIR=str(state))
+        reset = subprocess.run([sys.executable, "-m", "webrl", "reset", "shopping"], env=env, capture_output=True,
+                               text=True, timeout=60)
+        assert reset.returncode == 2 and "site instance 0 is in use by pid" in reset.stderr, reset.stderr
+        forced = subprocess.run([sys.executable, "-m", "webrl", "reset", "shopping", "--force"], env=env,
+                                capture_output=True, text=True, timeout=60)
+        assert forced.returncode == 0, forced.stderr
+    summary = evaluate(store, tmp_path / "after", "oracle")  # released when the holder is done
+    assert summary["episodes"]["done"] == summary["episodes"]["planned"]

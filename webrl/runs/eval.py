@@ -18,6 +18,7 @@ import platform
 import statistics
 import subprocess
 from collections import defaultdict
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -28,6 +29,7 @@ from webrl.policy.base import Policy
 from webrl.policy.factory import make_policy, serving
 from webrl.runs.episodes import Browsers, EvalSettings, open_env, run_episode
 from webrl.runs.report import write_report
+from webrl.sites.leases import instance_lease
 from webrl.tasks.model import Task
 
 RUN_FILE = "run.json"  # what the run's episodes depend on; a --resume must not change it
@@ -86,39 +88,42 @@ async def run_eval(settings: EvalSettings, tasks: list[Task], backend, policy: P
     missing = sorted({s for t in tasks for s in t.sites if s not in plan.sites and s != "wikipedia"})
     if missing:
         raise UsageError(f"the tasks need sites that are not running: {', '.join(missing)}")
-    settings.out.mkdir(parents=True, exist_ok=True)
-    episodes_path = settings.out / "episodes.jsonl"
-    if not settings.resume and episodes_path.exists():
-        raise UsageError(f"{episodes_path} exists: pass --resume to continue that run, or choose another --out")
-    check_identity(settings.out, run_identity(settings, tasks), settings.resume)
-    done = finished_episodes(episodes_path) if settings.resume else set()
-    planned = len(tasks) * settings.repeats
-    queue: asyncio.Queue = asyncio.Queue()
-    for repeat in range(settings.repeats):
-        for task in tasks:
-            if (task.task_id, repeat) not in done:
-                queue.put_nowait((task, repeat))
+    with ExitStack() as leases:  # worker k uses instance k, and no other run or reset may while it does
+        for instance in range(settings.parallel):
+            leases.enter_context(instance_lease(backend.config.state_dir, instance, f"a run into {settings.out}"))
+        settings.out.mkdir(parents=True, exist_ok=True)
+        episodes_path = settings.out / "episodes.jsonl"
+        if not settings.resume and episodes_path.exists():
+            raise UsageError(f"{episodes_path} exists: pass --resume to continue that run, or choose another --out")
+        check_identity(settings.out, run_identity(settings, tasks), settings.resume)
+        done = finished_episodes(episodes_path) if settings.resume else set()
+        planned = len(tasks) * settings.repeats
+        queue: asyncio.Queue = asyncio.Queue()
+        for repeat in range(settings.repeats):
+            for task in tasks:
+                if (task.task_id, repeat) not in done:
+                    queue.put_nowait((task, repeat))
 
-    faults_in_a_row = 0  # episodes that ended in an environment fault, since the last that did not
+        faults_in_a_row = 0  # episodes that ended in an environment fault, since the last that did not
 
-    try:
-        async with Browsers() as browsers:
-            with episodes_path.open("a") as sink:
-                async def worker(instance: int) -> None:
-                    nonlocal faults_in_a_row
-                    async with open_env(browsers, backend, instance, settings, judge) as env:
-                        while not queue.empty() and faults_in_a_row < STOP_AFTER_FAULTS:
-                            task, repeat = queue.get_nowait()
-                            row = await run_episode(env, browsers, policy, task, repeat, settings)
-                            faults_in_a_row = faults_in_a_row + 1 if row["status"] == "env_error" else 0
-                            sink.write(json.dumps(row) + "\n")
-                            sink.flush()
-                            on_episode(row)
+        async def worker(instance: int, browsers: Browsers, sink) -> None:
+            nonlocal faults_in_a_row
+            async with open_env(browsers, backend, instance, settings, judge) as env:
+                while not queue.empty() and faults_in_a_row < STOP_AFTER_FAULTS:
+                    task, repeat = queue.get_nowait()
+                    row = await run_episode(env, browsers, policy, task, repeat, settings)
+                    faults_in_a_row = faults_in_a_row + 1 if row["status"] == "env_error" else 0
+                    sink.write(json.dumps(row) + "\n")
+                    sink.flush()
+                    on_episode(row)
 
-                await asyncio.gather(*(worker(k) for k in range(settings.parallel)))
-    finally:  # also on Ctrl-C: what finished is summarised and reported, the rest runs with --resume
-        summary = write_summary(settings, policy, planned)
-    return summary
+        try:
+            async with Browsers() as browsers:
+                with episodes_path.open("a") as sink:
+                    await asyncio.gather(*(worker(k, browsers, sink) for k in range(settings.parallel)))
+        finally:  # also on Ctrl-C: what finished is summarised and reported, the rest runs with --resume
+            summary = write_summary(settings, policy, planned)
+        return summary
 
 
 def incomplete(summary: dict) -> str | None:
