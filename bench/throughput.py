@@ -20,6 +20,8 @@ import json
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from rich.console import Console
@@ -76,17 +78,23 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
     args = parser.parse_args()
     console = Console()
+    with bench_sites(max(args.workers)) as (backend, state):
+        for name in args.tasks:
+            tasks = sample(name, state, args.episodes)
+            results = {w: run(backend, tasks, state / f"{name.replace(':', '-')}-{w}", w) for w in args.workers}
+            report(console, name, tasks, results, args.workers)
+
+
+@contextmanager
+def bench_sites(instances: int) -> Iterator[tuple[EmbeddedBackend, Path]]:
+    """The embedded sites up on free ports with a temporary state directory, for as long as the block runs."""
     with tempfile.TemporaryDirectory() as tmp:
         state = Path(tmp)
-        config = on_free_ports(load_config(flags={"state_dir": state, "sites.instances": max(args.workers)},
-                                           environ={}))
-        backend = EmbeddedBackend(config)
+        backend = EmbeddedBackend(on_free_ports(load_config(flags={"state_dir": state, "sites.instances": instances},
+                                                            environ={})))
         backend.up()
         try:
-            for name in args.tasks:
-                tasks = sample(name, state, args.episodes)
-                results = {w: run(backend, tasks, state / f"{name.replace(':', '-')}-{w}", w) for w in args.workers}
-                report(console, name, tasks, results, args.workers)
+            yield backend, state
         finally:
             backend.down()
 
