@@ -82,7 +82,7 @@ def test_bad_flags_are_usage_errors_in_clicks_words(cli_env, args, message):
     assert "unexpected" not in result.stderr
 
 
-@pytest.mark.slow  # `webrl sft` imports DeepSpeed before it reads its data (~10 s)
+@pytest.mark.slow  # `webrl sft` and `rl-update` import torch before they read their data (~5 s each)
 def test_unreadable_inputs_say_where(cli_env, tmp_path):
     config = tmp_path / "bad.yaml"
     config.write_text("sites:\n  instances: [\n")
@@ -91,8 +91,16 @@ def test_unreadable_inputs_say_where(cli_env, tmp_path):
                        "at line 3 column 1")
     data = tmp_path / "steps.jsonl"
     data.write_bytes(bytes(range(128, 256)))
-    assert_usage_error(webrl(cli_env, "sft", "--data", str(data), "--model", "tiny", "--out", str(tmp_path / "o")),
-                       f"{data}: not UTF-8 text")
+    for command in (["sft", "--data", str(data), "--model", "tiny"], ["rl-update", "--data", str(data), "--actor",
+                                                                      "tiny"]):
+        result = webrl(cli_env, *command, "--out", str(tmp_path / "o"))
+        assert_usage_error(result, f"{data}: not UTF-8 text")
+        assert result.stderr.count("\n") == 1, result.stderr  # the error alone: DeepSpeed is not even imported
+    steps = tmp_path / "good.jsonl"
+    steps.write_text('{"task_id": 1, "step": 0, "prompt": "p", "response": "r"}\n')
+    result = webrl(cli_env, "sft", "--data", str(steps), "--model", "nosuchmodel", "--out", str(tmp_path / "o"))
+    assert_usage_error(result, "unknown model spec 'nosuchmodel'")
+    assert "accelerator" not in result.stderr
 
 
 def test_a_host_beyond_loopback_needs_allow_remote(cli_env):

@@ -85,9 +85,9 @@ def run_orm_train(data: list[Path], model_spec: str, out: Path, settings: TrainS
     """Train an ORM from `model_spec` on the labelled examples of `data` (run folders or JSONL files) and write
     out/orm; see the module docstring. Returns the summary also written to out/metrics.json."""
     began = time.perf_counter()
-    loaded = load_examples(data)  # bad input is refused before the process group is set up
-    init_distributed()
+    loaded = load_examples(data)  # bad input is refused before DeepSpeed and the process group are set up
     model_dir = resolve_model(model_spec, cache_dir)
+    init_distributed()
     tokenizer = load_tokenizer(model_dir)
     yes, no = answer_token_ids(tokenizer)
     limit = max_tokens_for(model_dir, max_tokens)

@@ -47,11 +47,11 @@ def run_sft(data: Path, model_spec: str, out: Path, settings: TrainSettings, max
     """Fine-tune `model_spec` on the step file `data` (webrl.rl.data format; `webrl tasks demos` writes one)
     and write out/actor; see the module docstring. Returns the summary also written to out/metrics.json."""
     began = time.perf_counter()
-    steps = load_steps(Path(data))  # bad input is refused before the process group and the model are set up
-    init_distributed()
+    steps = load_steps(Path(data))  # bad input is refused before DeepSpeed and the process group are set up
     model_dir = resolve_model(model_spec, cache_dir)
     tokenizer = load_tokenizer(model_dir)
     limit = max_tokens_for(model_dir, max_tokens)
+    init_distributed()
     encoded, skipped = encode_steps(tokenizer, steps, limit)
     items = [e for e in encoded if e is not None]
     if not items:
