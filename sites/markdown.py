@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from urllib.parse import urljoin
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
@@ -87,6 +88,21 @@ def _task_lists(state: StateCore) -> None:
             inline.children.insert(0, Token("html_inline", "", 0, content=f'<input type="checkbox" disabled{checked}> '))
 
 
+def _relative_links(state: StateCore) -> None:
+    """A repository file's relative links (`LICENSE`, `docs/a.md`, `../b.png`) point into the repository, at
+    the file's folder (env["file_base"], e.g. /ns/project/-/blob/main/), as GitLab resolves them."""
+    base = state.env.get("file_base")
+    if not base:
+        return
+    for block in state.tokens:
+        for child in block.children or []:
+            attr = {"link_open": "href", "image": "src"}.get(child.type)
+            target = child.attrGet(attr) if attr else None
+            if target and not re.match(r"[a-zA-Z][\w+.-]*:|[/#?]", target):  # no scheme, not site-absolute
+                folder = base if attr == "href" else base.replace("/-/blob/", "/-/raw/", 1)  # images: the file
+                child.attrSet(attr, urljoin(folder, target))
+
+
 def _strikethrough_as_del(state: StateCore) -> None:
     for block in state.tokens:
         for child in block.children or []:
@@ -100,7 +116,7 @@ def _gitlab() -> MarkdownIt:
         ISSUE_REFERENCE, lambda m, env: _link(f"{env['issue_base']}/{m.group(1)}", m.group(0),
                                              **{"class": "gfm gfm-issue"}) if env.get("issue_base") else None))
     for name, rule in (("emoji", _emoji), ("heading_anchors", _heading_anchors), ("task_lists", _task_lists),
-                       ("strikethrough_as_del", _strikethrough_as_del)):
+                       ("relative_links", _relative_links), ("strikethrough_as_del", _strikethrough_as_del)):
         md.core.ruler.push(name, rule)
     fence = md.renderer.rules["fence"]
     md.add_render_rule("fence", lambda self, tokens, idx, options, env: fence(tokens, idx, options, env).replace(
@@ -125,9 +141,10 @@ def _postmill() -> MarkdownIt:
 _GITLAB, _POSTMILL = _gitlab(), _postmill()
 
 
-def gitlab_markdown(text: str | None, issue_base: str | None = None) -> str:
-    """GitLab's rendering; `#123` links to `<issue_base>/123` when an issue base is given."""
-    return _GITLAB.render(text or "", {"issue_base": issue_base})
+def gitlab_markdown(text: str | None, issue_base: str | None = None, file_base: str | None = None) -> str:
+    """GitLab's rendering; `#123` links to `<issue_base>/123` when an issue base is given, and relative links
+    resolve against `file_base` (the folder of the repository file being shown) when one is."""
+    return _GITLAB.render(text or "", {"issue_base": issue_base, "file_base": file_base})
 
 
 def postmill_markdown(text: str | None) -> str:

@@ -53,6 +53,6 @@ def make_app(ctx: SiteContext) -> Starlette:
     return Gitlab(ctx).app(routes, {404: not_found})
 
 
-GITLAB_DB = DatabaseSpec(name="gitlab", schema=HERE / "schema.sql", seed=seed, version=1)
+GITLAB_DB = DatabaseSpec(name="gitlab", schema=HERE / "schema.sql", seed=seed, version=2)
 
 SITE = SiteSpec(name="gitlab", title="GitLab", database=GITLAB_DB, make_app=make_app)

@@ -120,7 +120,8 @@ async def show(request: Request, project, user) -> Response:
         if readme:
             ctx["readme"] = readme
             ctx["readme_html"] = gitlab_markdown(gitstore.blob_text(gl.conn, readme["blob_id"]),
-                                                 f"/{project['full_path']}/-/issues")
+                                                 f"/{project['full_path']}/-/issues",
+                                                 f"/{project['full_path']}/-/blob/{branch}/")
     ctx["branch_count"] = gl.conn.execute("SELECT COUNT(*) FROM branches WHERE project_id = ?",
                                           (project["id"],)).fetchone()[0]
     ctx["ref"] = branch

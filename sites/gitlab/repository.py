@@ -15,7 +15,7 @@ from starlette.routing import Route
 
 from webrl.sites.gitlab import gitstore
 from webrl.sites.gitlab.issuables import add_event
-from webrl.sites.gitlab.projects import breadcrumbs
+from webrl.sites.gitlab.projects import breadcrumbs, render_subpage
 from webrl.sites.markdown import gitlab_markdown
 from webrl.sites.gitlab.web import Gitlab, project_page
 from webrl.sites.platform import flash, int_param, now, redirect
@@ -136,7 +136,9 @@ async def blob(request: Request, project, user, ref: str, path: str) -> Response
                    last_commit=gitstore.history(gl.conn, project["id"], head, limit=1, path=path)[0],
                    breadcrumbs=breadcrumbs(project, ("Repository", f"/{project['full_path']}/-/tree/{ref}")))
     if name.lower().endswith((".md", ".markdown")) and request.query_params.get("plain") != "1":
-        ctx["rendered"] = gitlab_markdown(text, f"/{project['full_path']}/-/issues")
+        folder = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
+        ctx["rendered"] = gitlab_markdown(text, f"/{project['full_path']}/-/issues",
+                                          f"/{project['full_path']}/-/blob/{ref}/{folder}")
     return gl.render(request, "blob.html", ctx)
 
 
@@ -202,6 +204,12 @@ async def commit_show(request: Request, project, user) -> Response:
         "breadcrumbs": breadcrumbs(project, ("Repository", f"/{project['full_path']}/-/tree/{project['default_branch']}"),
                                    ("Commits", f"/{project['full_path']}/-/commits/{project['default_branch']}"),
                                    (c["sha"][:8], request.url.path))})
+
+
+@project_page()
+async def tags(request: Request, project, user) -> Response:
+    """The project's tags: the seeded repositories have none (the project page says 0 Tags)."""
+    return render_subpage(request, project, "tags.html", "Tags", "tags")
 
 
 @project_page()
@@ -297,6 +305,7 @@ ROUTES = [
     Route("/{ns}/{project}/-/commits/{rest:path}", commits),
     Route("/{ns}/{project}/-/commits", commits),
     Route("/{ns}/{project}/-/commit/{sha}", commit_show),
+    Route("/{ns}/{project}/-/tags", tags),
     Route("/{ns}/{project}/-/branches", branches),
     Route("/{ns}/{project}/-/branches/new", branch_new),
     Route("/{ns}/{project}/-/branches/{tab:str}", branches),

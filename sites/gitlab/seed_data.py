@@ -299,7 +299,7 @@ EXTRA_LINES = {
             "module.exports.version = '1.0.1';"),
     ".css": (".token.number {{ color: #f5ab35; }}", ".token.function {{ color: #ffd700; }}",
              "a:focus {{ outline: 2px solid currentColor; }}", ".token.operator {{ color: #00e0e0; }}"),
-    ".md": ("See also the [changelog](CHANGELOG.md).", "Thanks to everyone who contributed!",
+    ".md": ("See also the changelog.", "Thanks to everyone who contributed!",
             "- Works with {thing}", "> Note: this project is maintained in my spare time."),
     ".py": ("# TODO: add type hints", "DEFAULT_TIMEOUT = 30", "__all__ = [\"main\"]"),
     ".html": ("<!-- analytics removed -->", "<footer>Made with care.</footer>"),

@@ -11,8 +11,9 @@ from starlette.routing import Route
 
 from webrl.sites.gitlab import issuables
 from webrl.sites.gitlab.issuables import ISSUE, MR
-from webrl.sites.gitlab.web import Gitlab, login_required
-from webrl.sites.platform import check_password, flash, redirect
+from webrl.sites.gitlab.project_admin import LEVEL_TO_VISIBILITY, NAME_ERROR, PATH_ERROR, slugify
+from webrl.sites.gitlab.web import NAME_RE, PATH_RE, Gitlab, login_required
+from webrl.sites.platform import check_password, flash, now, redirect
 
 USER_TABS = {"overview": "Overview", "activity": "Activity", "groups": "Groups", "contributed": "Contributed projects",
              "projects": "Personal projects", "starred": "Starred projects"}
@@ -198,6 +199,63 @@ async def dashboard_groups(request: Request, user) -> Response:
     return gl.render(request, "groups_list.html", {"title": "Groups · Dashboard", "groups": groups, "tab": "your"})
 
 
+# first path segments that are pages of the site, not users or groups (/{name} resolves users and groups)
+RESERVED_PATHS = {"-", "admin", "api", "dashboard", "explore", "groups", "help", "profile", "projects", "search",
+                  "users"}
+
+
+@login_required
+async def group_new(request: Request, user) -> Response:
+    gl = Gitlab.of(request)
+    return gl.render(request, "group_new.html", {
+        "title": "New group", "page_id": "groups:new", "errors": request.session.pop("group_errors", []),
+        "form": request.session.pop("group_form", None) or {"visibility": "private"},
+        "breadcrumbs": [("Groups", "/dashboard/groups"), ("New group", "/groups/new")]})
+
+
+@login_required
+async def group_create(request: Request, user) -> Response:
+    """A new group, owned by its creator (access level 50), at /<path>."""
+    gl = Gitlab.of(request)
+    f = await request.form()
+    name = str(f.get("group[name]", "")).strip()
+    path = str(f.get("group[path]", "")).strip() or slugify(name)
+    description = str(f.get("group[description]", "")).strip()
+    visibility = LEVEL_TO_VISIBILITY.get(str(f.get("group[visibility_level]", "0")), "private")
+    errors = []
+    if not name:
+        errors.append("Name can't be blank")
+    elif not NAME_RE.match(name) or len(name) > 255:
+        errors.append(NAME_ERROR if len(name) <= 255 else "Name is too long (maximum is 255 characters)")
+    if not path:
+        errors.append("Group URL can't be blank")
+    elif not PATH_RE.match(path) or path.endswith((".git", ".atom")):
+        errors.append(PATH_ERROR.replace("Path", "Group URL"))
+    elif path.lower() in RESERVED_PATHS:
+        errors.append(f"Group URL {path} is a reserved name")
+    elif gl.conn.execute("SELECT 1 FROM namespaces WHERE path = ?", (path,)).fetchone():
+        errors.append("Group URL has already been taken")
+    if errors:
+        request.session["group_form"] = {"name": name, "path": path, "description": description,
+                                         "visibility": visibility}
+        request.session["group_errors"] = errors
+        return redirect("/groups/new")
+    when = now()
+    with gl.ctx.db.transaction() as c:
+        group_id = c.execute("INSERT INTO namespaces (path, name, kind, owner_id, description, visibility, created_at)"
+                             " VALUES (?, ?, 'group', ?, ?, ?, ?)",
+                             (path, name, user["id"], description, visibility, when)).lastrowid
+        c.execute("INSERT INTO group_members VALUES (?, ?, 50, ?)", (group_id, user["id"], when))
+    flash(request, f"Group '{name}' was successfully created.")
+    return redirect(f"/{path}")
+
+
+@login_required
+async def preferences(request: Request, user) -> Response:
+    return Gitlab.of(request).render(request, "preferences.html", {"title": "Preferences · User Settings",
+                                                                   "page_id": "profiles:preferences:show"})
+
+
 async def explore_groups(request: Request) -> Response:
     gl = Gitlab.of(request)
     groups = gl.conn.execute(
@@ -264,6 +322,7 @@ ROUTES = [
     Route("/users/sign_out", sign_out, methods=["GET", "POST"]),
     Route("/-/profile", profile),
     Route("/-/profile", profile_update, methods=["POST"]),
+    Route("/-/profile/preferences", preferences),
     Route("/profile", profile),
     Route("/dashboard/groups", dashboard_groups),
     Route("/explore/groups", explore_groups),
@@ -272,6 +331,8 @@ ROUTES = [
     Route("/search", search),
     Route("/users/{name}/{tab}", user_tab),
     Route("/users/{name}", user_show),
+    Route("/groups/new", group_new),
+    Route("/groups", group_create, methods=["POST"]),
     Route("/groups/{name}", group_page),
     Route("/groups/{name}/-/group_members", group_members),
     Route("/groups/{name}/-/{kind:str}", group_issuables),

@@ -4,6 +4,7 @@ contract of WebArena's helper, bad input, and the deterministic seed."""
 
 from __future__ import annotations
 
+import html
 import re
 
 import httpx
@@ -245,3 +246,22 @@ def test_edit_file_open_and_merge_merge_request(page, base, query):
     assert not query("SELECT 1 FROM branches WHERE project_id = ? AND name = 'docs-fonts'", (mr["project_id"],))
     page.goto(base + "/byteblaze/dotfiles/-/commits/main")
     expect(page.get_by_role("link", name="Merge branch 'docs-fonts' into 'main'")).to_be_visible()
+
+
+def test_new_group_is_created_owned_and_validated(client, query):
+    sign_in(client)
+    assert "Create group" in client.get("/groups/new").text
+    for name, path, error in (("", "", "Name can't be blank"), ("Docs", "explore", "reserved name"),
+                              ("Docs", "byteblaze", "Group URL has already been taken"),
+                              ("Docs", "-bad", "Group URL can contain only")):
+        r = client.post("/groups", data={"group[name]": name, "group[path]": path}, follow_redirects=True)
+        assert error in html.unescape(r.text), (name, path)
+    r = client.post("/groups", data={"group[name]": "Accessibility Docs", "group[visibility_level]": "20"})
+    assert r.status_code == 303 and r.headers["location"] == "/accessibility-docs"
+    page = client.get("/accessibility-docs", follow_redirects=True)
+    assert page.status_code == 200 and "Group 'Accessibility Docs' was successfully created." in html.unescape(page.text)
+    group = query("SELECT * FROM namespaces WHERE path = 'accessibility-docs'")[0]
+    assert group["kind"] == "group" and group["visibility"] == "public"
+    owners = query("SELECT u.username, m.access_level FROM group_members m JOIN users u ON u.id = m.user_id"
+                   " WHERE m.group_id = ?", (group["id"],))
+    assert [tuple(r) for r in owners] == [("byteblaze", 50)]
