@@ -265,3 +265,10 @@ def test_new_group_is_created_owned_and_validated(client, query):
     owners = query("SELECT u.username, m.access_level FROM group_members m JOIN users u ON u.id = m.user_id"
                    " WHERE m.group_id = ?", (group["id"],))
     assert [tuple(r) for r in owners] == [("byteblaze", 50)]
+
+
+def test_the_signed_out_sign_in_button_is_readable(page, base):
+    page.goto(base + "/explore/projects")
+    button = page.locator("a.btn-sign-in")
+    color, background = button.evaluate("e => [getComputedStyle(e).color, getComputedStyle(e).backgroundColor]")
+    assert color != background and color != "rgb(255, 255, 255)", (color, background)

@@ -310,3 +310,17 @@ def test_browser_login_and_price_edit_reaches_storefront(page, pristine_store, s
     assert sql("SELECT price FROM products WHERE id = ?", (product["id"],))[0][0] == 123.45
     storefront = httpx.get(f"{urls['shopping']}/{product['url_key']}.html", timeout=20)
     assert storefront.status_code == 200 and "$123.45" in storefront.text
+
+
+def test_the_grids_fit_the_1280_px_window(page, pristine_store):
+    """An agent sees what is inside the window: a grid wider than it would hide its last columns (the orders
+    grid's Action links)."""
+    admin = pristine_store.urls(0)["shopping_admin"]
+    page.goto(admin)
+    page.get_by_placeholder("user name").fill("admin")
+    page.get_by_placeholder("password").fill("admin1234")
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url("**/admin/admin/dashboard/")
+    for grid in ("sales/order/", "catalog/product/", "customer/index/", "review/product/"):
+        page.goto(f"{admin}/{grid}")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1280, grid
