@@ -185,6 +185,10 @@ class RoadNetwork:
                     text, kind = f"Take the exit on the {side}", "ramp"
                 elif first["highway"] == "motorway" and edges[group[0] - 1]["highway"] == "motorway_link":
                     text, kind = f"Merge {side} onto {name}", "merge"
+                elif edges[group[0] - 1]["highway"] == "motorway_link":
+                    # off a ramp onto a road: a turn at most, however the ramp's last stretch points
+                    limit = SHARP_FROM - 1
+                    text, kind = turn_text(max(-limit, min(limit, angle)), name)
                 else:
                     text, kind = turn_text(angle, name)
             steps.append(Step(text, length, lat, lon, kind))
@@ -202,6 +206,9 @@ def turn_angle(before: float, after: float) -> float:
     return 180.0 if d == -180 else d
 
 
+SHARP_FROM = 135.0  # degrees: a change of heading from here on is a sharp turn (from 170 a U-turn)
+
+
 def turn_text(angle: float, name: str) -> tuple[str, str]:
     onto = f" onto {name}" if name else ""
     side = "right" if angle > 0 else "left"
@@ -210,7 +217,7 @@ def turn_text(angle: float, name: str) -> tuple[str, str]:
         return (f"Continue on {name}" if name else "Continue"), "straight"
     if a < 60:
         return f"Slight {side}{onto}", f"slight-{side}"
-    if a < 135:
+    if a < SHARP_FROM:
         return f"Turn {side}{onto}", side
     if a < 170:
         return f"Sharp {side}{onto}", f"sharp-{side}"
