@@ -17,6 +17,12 @@ class UsageError(WebrlError):
     exit_code = 2
 
 
+def unknown_form(what: str, forms: tuple[str, ...]) -> UsageError:
+    """"unknown <what>; valid forms: A, B, C" on one line: each form's syntax, the first word of its line in
+    `forms` (the option's --help explains them)."""
+    return UsageError(f"unknown {what}; valid forms: {', '.join(form.split()[0] for form in forms)}")
+
+
 class SitesUnavailable(UsageError):
     """The sites are not running, or stopped answering. A state the user fixes (`webrl up`); to an episode
     that is running, an environment fault like a crashed browser."""

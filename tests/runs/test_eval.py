@@ -88,6 +88,7 @@ def test_cli_rejects_bad_policy_and_mode(tmp_path):
     bad_policy = subprocess.run([sys.executable, "-m", "webrl", "eval", "--tasks", str(SMOKE), "--policy", "gpt"],
                                 capture_output=True, text=True, env=env)
     assert bad_policy.returncode == 2 and "valid forms" in bad_policy.stderr and "random[:SEED]" in bad_policy.stderr
+    assert bad_policy.stderr.count("\n") == 1, bad_policy.stderr  # one line
     bad_mode = subprocess.run([sys.executable, "-m", "webrl", "eval", "--tasks", str(SMOKE), "--mode", "x"],
                               capture_output=True, text=True, env=env)
     assert bad_mode.returncode == 2 and "--mode" in bad_mode.stderr

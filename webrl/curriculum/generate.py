@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Protocol
 
 from webrl.curriculum.seen import Seen, normalise
-from webrl.errors import UsageError, WebrlError
+from webrl.errors import UsageError, WebrlError, unknown_form
 from webrl.policy.base import Sampling
 from webrl.policy.factory import make_policy
 from webrl.policy.openai import OpenAIPolicy
@@ -275,8 +275,7 @@ def make_generator(spec: str, models_dir: Path | None = None) -> TextGenerator:
     free text. An `openai:` spec talks chat unless it says `?completion`."""
     kind = spec.partition(":")[0]
     if kind not in GENERATORS:
-        forms = "\n  ".join(GENERATOR_FORMS)
-        raise UsageError(f"unknown task generator '{spec}'; valid forms:\n  {forms}")
+        raise unknown_form(f"task generator '{spec}'", GENERATOR_FORMS)
     if kind == "openai" and "?" not in spec:
         spec += "?chat"
     return GENERATORS[kind](make_policy(spec, models_dir))

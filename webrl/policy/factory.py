@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 
-from webrl.errors import UsageError
+from webrl.errors import unknown_form
 from webrl.policy.base import Policy
 
 POLICY_FORMS = (
@@ -48,8 +48,7 @@ def make_policy(spec: str, models_dir: Path | None = None) -> Policy:
         from webrl.policy.hf import HFPolicy
 
         return HFPolicy(rest, models_dir)
-    forms = "\n  ".join(POLICY_FORMS)
-    raise UsageError(f"unknown policy spec '{spec}'; valid forms:\n  {forms}")
+    raise unknown_form(f"policy spec '{spec}'", POLICY_FORMS)
 
 
 @contextmanager

@@ -30,7 +30,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from webrl.errors import UsageError, WebrlError
+from webrl.errors import UsageError, WebrlError, unknown_form
 from webrl.policy.prompt import END_OF_TURN
 
 if TYPE_CHECKING:
@@ -85,8 +85,7 @@ def resolve_model(spec: str, cache_dir: Path | None = None) -> Path:
         return path
     if HUB_ID.fullmatch(spec):
         return hub_model(spec)
-    forms = "\n  ".join(MODEL_FORMS)
-    raise UsageError(f"unknown model spec '{spec}' (and no such folder); valid forms:\n  {forms}")
+    raise unknown_form(f"model spec '{spec}' (and no such folder)", MODEL_FORMS)
 
 
 def prepared_models(cache_dir: Path) -> list[tuple[Path, int]]:
