@@ -37,6 +37,8 @@ class SiteBackend(Protocol):
 
     def is_dirty(self, site: str, instance: int) -> bool: ...
 
+    def last_resets(self, instance: int) -> dict[str, datetime | None]: ...
+
 
 # WebArena's accounts (reference/webarena-env.md §3), the same on every backend.
 ACCOUNTS: dict[str, tuple[str, str]] = {

@@ -28,6 +28,11 @@ class SitesUnavailable(UsageError):
     that is running, an environment fault like a crashed browser."""
 
 
+class SitesChanged(WebrlError):
+    """A site of a running episode was reset by someone else (`webrl reset --force`): the episode's outcome would
+    be judged on a state its actions did not make, so it is an environment fault, not a score."""
+
+
 class IncompleteRun(WebrlError):
     """A run of episodes that ended with planned episodes not judged (the sites went down): exit code 3."""
 

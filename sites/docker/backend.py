@@ -167,6 +167,10 @@ class DockerBackend:
         images = self._running_image_set()
         return images.is_dirty(images.unit_of(site, _check_instance(images.plan, instance)), site)
 
+    def last_resets(self, instance: int) -> dict[str, datetime | None]:
+        """When each site of the instance was last reset (restored or recreated)."""
+        return {s.site: s.last_reset for s in self.status() if s.instance == instance}
+
     def checksums(self, site: str, instance: int = 0) -> tuple[str, str]:
         """(current, pristine) content checksums of an embedded site's database."""
         return self._running_image_set().checksums(site, instance)

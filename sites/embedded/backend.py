@@ -157,6 +157,13 @@ class EmbeddedBackend:
         plan = self._running_or_fail()
         return self._site_rows(plan, self._check_instance(plan, instance))[site]["writes_since_reset"] > 0
 
+    def last_resets(self, instance: int) -> dict[str, datetime | None]:
+        """When each site of the instance was last restored (one control API call)."""
+        plan = self._running_or_fail()
+        rows = self._site_rows(plan, self._check_instance(plan, instance))
+        return {site: datetime.fromisoformat(row["last_reset"]) if row["last_reset"] else None
+                for site, row in rows.items()}
+
     def _site_rows(self, plan: ServerPlan, instance: int) -> dict[str, dict]:
         """site -> what the instance's control API reports of it (writes and resets since the start)."""
         return {row["site"]: row for row in self._control(plan, instance, "GET", "/status")["sites"]}

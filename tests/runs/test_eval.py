@@ -235,3 +235,28 @@ def test_an_instance_in_use_refuses_a_second_run_and_a_reset(store, tmp_path):
         assert forced.returncode == 0, forced.stderr
     summary = evaluate(store, tmp_path / "after", "oracle")  # released when the holder is done
     assert summary["episodes"]["done"] == summary["episodes"]["planned"]
+
+
+class ResettingOracle:
+    """The oracle, but the task's sites are reset under it (as `webrl reset --force` would) before its first move."""
+
+    name = "oracle"
+
+    def __init__(self, backend):
+        self.backend, self.oracle, self.resets = backend, make_policy("oracle"), 0
+
+    def act(self, inputs, sampling):
+        if not inputs[0].history:
+            self.backend.reset(inputs[0].task.sites, 0)
+            self.resets += 1
+        return self.oracle.act(inputs, sampling)
+
+
+def test_a_site_reset_during_an_episode_makes_it_an_env_error(store, tmp_path):
+    """The episode's own moves did not make the state the evaluator would judge: not a score (each try is reset
+    under it, so the retry faults too)."""
+    policy = ResettingOracle(store)
+    row = episode(store, tmp_path, policy)
+    assert row["status"] == "env_error" and row["score"] is None, row
+    assert "was reset during its episode" in row["error"] and policy.resets == 2  # the episode and its retry
+    assert episode(store, tmp_path / "clean", make_policy("oracle"))["status"] == "done"

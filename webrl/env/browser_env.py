@@ -25,7 +25,7 @@ from webrl.env.actions import Action, ActionError, execute, parse_action
 from webrl.env.auth import AuthCache
 from webrl.env.miniwob import DEFAULT_TIME_LIMIT_S, episode_done, start_episode
 from webrl.env.observation import Observation, observe
-from webrl.errors import WebrlError
+from webrl.errors import SitesChanged, WebrlError
 from webrl.evaluators.result import EvalResult
 from webrl.evaluators.router import evaluate
 from webrl.tasks.load import substitute
@@ -79,6 +79,7 @@ class BrowserEnv:
         self.context = self.page = self.task = None
         self.tab = self._cdp = self._guarded = None  # the tab every episode starts in (see _clean_tab)
         self._visited: set[str] = set()  # the origins the agent could reach since the tab was last cleaned
+        self._resets_at_start: dict = {}  # when the episode's sites were last reset, as its reset left them
 
     # -- episode ------------------------------------------------------------------------------
 
@@ -93,6 +94,7 @@ class BrowserEnv:
         # --parallel workers share this event loop.
         urls, reset, reset_ms = await asyncio.to_thread(self._reset_sites, task)
         timings["reset"] = round(reset_ms, 1)
+        self._resets_at_start = await asyncio.to_thread(self._last_resets, task)
         self.task = substitute(task, urls)
         self.auth.forget(reset)
         # Tasks that need an account name a storage state (WebArena's convention); map tasks have none.
@@ -176,6 +178,8 @@ class BrowserEnv:
         return obs, reward, terminated, truncated, info
 
     async def evaluate(self) -> EvalResult:
+        if await asyncio.to_thread(self._last_resets, self.task) != self._resets_at_start:
+            raise SitesChanged(f"a site of task {self.task.task_id} was reset during its episode (webrl reset --force?)")
         await self._unguard()  # the evaluator is the harness, not the agent: it may go anywhere
         answer = self.answer if self.answer is not None else ""
         return await evaluate(self.task, answer, self.page, mode=self.mode, judge=self.judge,
@@ -196,6 +200,11 @@ class BrowserEnv:
         dirty = [s for s in task.sites if s in urls and self.backend.is_dirty(s, self.instance)]
         reset = sorted({r.site for r in self.backend.reset(dirty, self.instance)}) if dirty else []
         return urls, reset, (time.perf_counter() - start) * 1000
+
+    def _last_resets(self, task: Task) -> dict:
+        """When each of the task's sites on this instance was last reset: a change during the episode means
+        somebody else reset it."""
+        return {site: when for site, when in self.backend.last_resets(self.instance).items() if site in task.sites}
 
     async def close(self) -> None:
         """End the episode; its tab stays open for the next one."""

@@ -24,12 +24,12 @@ from pydantic import BaseModel, Field
 from webrl.browser import launch_chromium
 from webrl.env.browser_env import BrowserEnv, Limits
 from webrl.env.miniwob import DEFAULT_TIME_LIMIT_S
-from webrl.errors import SitesUnavailable
+from webrl.errors import SitesChanged, SitesUnavailable
 from webrl.policy.base import Policy, PolicyInput, Sampling
 from webrl.tasks.model import Task
 
 ENV_ERROR_RETRIES = 1
-ENV_FAULTS = (PlaywrightError, OSError, asyncio.TimeoutError, SitesUnavailable)
+ENV_FAULTS = (PlaywrightError, OSError, asyncio.TimeoutError, SitesUnavailable, SitesChanged)
 
 
 class EvalSettings(BaseModel):
