@@ -17,7 +17,7 @@ EMBEDDED_BUILD = "sudo scripts/install-docker.sh"  # builds the engine, the base
 # What the embedded sites import besides webrl itself: the image installs webrl with --no-deps plus these, so it
 # carries no torch, Playwright or DeepSpeed. Their version ranges come from webrl's own metadata.
 SITES_RUNTIME = ("pydantic", "pyyaml", "platformdirs", "starlette", "uvicorn", "jinja2", "python-multipart",
-                 "faker", "networkx")
+                 "faker", "networkx", "markdown-it-py")
 
 # One instance of the embedded image (all six sites in one process) and one of its containers' writable layer.
 EMBEDDED_MEMORY_GB = 1.0
