@@ -49,6 +49,16 @@ def slugify(name: str) -> str:
     return re.sub(r"-{2,}", "-", slug)
 
 
+def named_form(form, kind: str) -> tuple[str, str, str, str]:
+    """(name, path, description, visibility) of a new project's or group's form (`kind[field]` names); the path
+    defaults to the name's slug."""
+    name = str(form.get(f"{kind}[name]", "")).strip()
+    path = str(form.get(f"{kind}[path]", "")).strip() or slugify(name)
+    description = str(form.get(f"{kind}[description]", "")).strip()
+    visibility = LEVEL_TO_VISIBILITY.get(str(form.get(f"{kind}[visibility_level]", "0")), "private")
+    return name, path, description, visibility
+
+
 def validate(conn: sqlite3.Connection, ns_id: int, name: str, path: str, exclude: int | None = None) -> list[str]:
     errors = []
     if not name:
@@ -90,10 +100,7 @@ async def new(request: Request, user) -> Response:
 async def create(request: Request, user) -> Response:
     gl = Gitlab.of(request)
     f = await request.form()
-    name = str(f.get("project[name]", "")).strip()
-    path = str(f.get("project[path]", "")).strip() or slugify(name)
-    description = str(f.get("project[description]", "")).strip()
-    visibility = LEVEL_TO_VISIBILITY.get(str(f.get("project[visibility_level]", "0")), "private")
+    name, path, description, visibility = named_form(f, "project")
     allowed = {str(n["id"]): n for n in namespaces_for(gl.conn, user)}
     ns = allowed.get(str(f.get("project[namespace_id]", "")))
     if ns is None:

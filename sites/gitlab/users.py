@@ -11,7 +11,7 @@ from starlette.routing import Route
 
 from webrl.sites.gitlab import issuables
 from webrl.sites.gitlab.issuables import ISSUE, MR
-from webrl.sites.gitlab.project_admin import LEVEL_TO_VISIBILITY, NAME_ERROR, PATH_ERROR, slugify
+from webrl.sites.gitlab.project_admin import NAME_ERROR, PATH_ERROR, named_form
 from webrl.sites.gitlab.web import NAME_RE, PATH_RE, Gitlab, login_required
 from webrl.sites.platform import check_password, flash, now, redirect
 
@@ -217,11 +217,7 @@ async def group_new(request: Request, user) -> Response:
 async def group_create(request: Request, user) -> Response:
     """A new group, owned by its creator (access level 50), at /<path>."""
     gl = Gitlab.of(request)
-    f = await request.form()
-    name = str(f.get("group[name]", "")).strip()
-    path = str(f.get("group[path]", "")).strip() or slugify(name)
-    description = str(f.get("group[description]", "")).strip()
-    visibility = LEVEL_TO_VISIBILITY.get(str(f.get("group[visibility_level]", "0")), "private")
+    name, path, description, visibility = named_form(await request.form(), "group")
     errors = []
     if not name:
         errors.append("Name can't be blank")
