@@ -73,6 +73,8 @@ def test_unknown_site_is_a_usage_error(cli_env):
     (("tasks", "list", "--nope"), "No such option: --nope"),
     (("train", "--algorithm", "foo"), "Invalid value for '--algorithm'"),
     (("tasks", "show", "abc"), "Invalid value for 'task_id'"),
+    (("eval", "--tasks", "miniwob:test", "--policy", "random:abc"),
+     "unknown policy spec 'random:abc'; valid forms: oracle, random[:SEED],"),
 ])
 def test_bad_flags_are_usage_errors_in_clicks_words(cli_env, args, message):
     """A bad flag or argument exits 2 with click's message; typer raises its own copy of click's exceptions
