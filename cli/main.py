@@ -82,8 +82,10 @@ def run() -> None:
     except ABORTED:
         err_console.print("aborted")
         sys.exit(130)
-    except BAD_USAGE as err:  # bad flags or arguments: click's own message
-        err.show()
+    except BAD_USAGE as err:  # bad flags or arguments: click's message, on one line like every other error
+        ctx = getattr(err, "ctx", None)
+        hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+        err_console.print(f"[red]error:[/red] {err.format_message()}{hint}", highlight=False)
         sys.exit(2)
     except EXITED as err:
         sys.exit(err.exit_code)
