@@ -16,7 +16,7 @@ import webrl.sites
 import webrl.tasks
 from webrl.files import write_atomically
 from webrl.sites.embedded.registry import SITE_NAMES, site_spec
-from webrl.sites.platform import file_sha256
+from webrl.sites.platform import DatabaseSpec, file_sha256
 from webrl.tasks.load import TaskSetFamily
 from webrl.tasks.model import Task
 from webrl.tasks.templates import Data, Instance, TaskTemplate, site_group
@@ -53,10 +53,8 @@ def cached_suite(state_dir: Path, seed: int = 0) -> list[Task]:
     instead of seconds to build). The key hashes what the suite is made from: the snapshot files and every
     source file of the sites and of webrl.tasks (the templates and the code they call)."""
     snapshot_dir = Path(state_dir) / "snapshots"
-    databases = sorted({spec.database.name: spec.database for spec in map(site_spec, SITE_NAMES)
-                        if spec.database}.items())
     digest = hashlib.sha256(str(seed).encode())
-    for _, db in databases:
+    for db in suite_databases():
         digest.update(file_sha256(db.build_snapshot(snapshot_dir, seed)).encode())
     for root in SUITE_SOURCES:
         for source in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".json", ".sql")):
@@ -83,14 +81,19 @@ def build_suite(snapshot_dir: Path, seed: int = 0) -> list[Task]:
 def template_tasks(snapshot_dir: Path, seed: int = 0, pool: bool = False) -> list[Task]:
     """Every template's instances as tasks numbered from 0 (no split, no version): the suite's fixed sample,
     or with `pool` every candidate the templates know (see `Data`)."""
-    databases = {spec.database.name: spec.database for spec in map(site_spec, SITE_NAMES) if spec.database}
     with ExitStack() as stack:
         data = Data({
-            name: stack.enter_context(closing(_read_only(db.build_snapshot(snapshot_dir, seed))))
-            for name, db in databases.items()
+            db.name: stack.enter_context(closing(_read_only(db.build_snapshot(snapshot_dir, seed))))
+            for db in suite_databases()
         }, pool=pool)
         made = [(template, instance) for template in site_templates() for instance in template.instances(data)]
     return [_task(i, template, instance) for i, (template, instance) in enumerate(made)]
+
+
+def suite_databases() -> list[DatabaseSpec]:
+    """The databases the suite is made from, each once (the shop and its admin share the store), by name."""
+    databases = {spec.database.name: spec.database for spec in map(site_spec, SITE_NAMES) if spec.database}
+    return [databases[name] for name in sorted(databases)]
 
 
 def suite_version(tasks: list[Task]) -> str:
