@@ -12,6 +12,7 @@ from rich.table import Table
 
 from webrl.cli.console import make_console
 from webrl.cli.main import GLOBALS
+from webrl.config import MAX_INSTANCES
 from webrl.errors import UsageError
 from webrl.sites.backends import make_backend
 from webrl.sites.base import SiteStatus
@@ -29,8 +30,10 @@ def up(
     backend: Annotated[str | None, typer.Option(help="embedded (our look-alike sites) or docker (the real images) "
                                                      "[default: embedded].")] = None,
     sites: SitesOption = None,
-    instances: Annotated[int | None, typer.Option(help="Independent copies of every site; instance k uses the "
-                                                       "default ports + 1000·k [default: 1].")] = None,
+    instances: Annotated[int | None, typer.Option(help=f"Independent copies of every site, at most {MAX_INSTANCES}; "
+                                                       "instance k < 50 uses the default ports + 1000·k, later "
+                                                       "ones ports between those (README: The sites) "
+                                                       "[default: 1].")] = None,
     host: Annotated[str | None, typer.Option(help="Address the sites bind to [default: 127.0.0.1]; any other than "
                                                   "a loopback one needs --allow-remote.")] = None,
     allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Let the sites listen beyond this machine "

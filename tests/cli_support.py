@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from webrl.config import DEFAULT_PORTS, INSTANCE_STRIDE
+from webrl.config import DEFAULT_PORTS, instance_port
 from webrl.netutil import free_port_blocks
 
 
@@ -19,7 +19,7 @@ def private_env(state_dir, instances: int = 1) -> dict:
     """The environment of a `webrl` command on its own state dir, every port of `instances` moved to a free one."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("WEBRL_")}
     env["WEBRL_STATE_DIR"] = str(state_dir)
-    ports = free_port_blocks([*DEFAULT_PORTS, "control"], instances, INSTANCE_STRIDE)
+    ports = free_port_blocks([*DEFAULT_PORTS, "control"], instances, instance_port)
     env["WEBRL_SITES__CONTROL_PORT"] = str(ports.pop("control"))
     for site, port in ports.items():
         env[f"WEBRL_SITES__PORTS__{site.upper()}"] = str(port)

@@ -138,6 +138,8 @@ def test_bad_settings_name_their_source(cli_env, tmp_path):
     bad_file.write_text("sites:\n  instances: many\n")
     assert_usage_error(webrl(cli_env, "--config", str(bad_file), "up"), str(bad_file), "sites.instances")
     assert_usage_error(webrl(cli_env, "up", "--instances", "0"), "--instances", "greater than or equal to 1")
+    high = dict(cli_env, WEBRL_SITES__PORTS__REDDIT="19999")
+    assert_usage_error(webrl(high, "up", "--instances", "60"), "--instances", "beyond 65535")
     env = dict(cli_env, WEBRL_SITES__SEED="-1")
     assert_usage_error(webrl(env, "up"), "WEBRL_SITES__SEED")
     broken = tmp_path / "broken.toml"

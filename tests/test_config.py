@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from webrl.config import INSTANCE_STRIDE, load_config
+from webrl.config import DEFAULT_PORTS, INSTANCE_STRIDE, MAX_INSTANCES, load_config
 from webrl.errors import UsageError
 
 
@@ -51,3 +51,29 @@ def test_bad_values_name_their_source(tmp_path, text, env, flags, fragments):
 def test_missing_config_file(tmp_path):
     with pytest.raises(UsageError, match="cannot read"):
         load_config(tmp_path / "nope.yaml", environ={})
+
+
+def test_instance_ports_are_distinct_and_keep_the_first_fifty_where_they_were():
+    sites = load_config(flags={"sites.instances": MAX_INSTANCES}, environ={}).sites
+    ports = {k: [sites.port(site, k) for site in DEFAULT_PORTS] + [sites.control(k)] for k in range(MAX_INSTANCES)}
+    every = [port for block in ports.values() for port in block]
+    assert len(set(every)) == len(every) and all(1024 < port <= 65535 for port in every)
+    assert ports[0] == [*DEFAULT_PORTS.values(), 7700]  # WebArena's ports
+    for k in (1, 49):  # the 1000-apart blocks of before
+        assert ports[k] == [port + k * INSTANCE_STRIDE for port in ports[0]]
+    assert ports[50][0] == 7770 + 25 and ports[199][0] == 7770 + 49 * INSTANCE_STRIDE + 3 * 25
+
+
+@pytest.mark.parametrize(
+    ("env", "instances", "fragment"),
+    [
+        ({}, MAX_INSTANCES + 1, f"less than or equal to {MAX_INSTANCES}"),
+        ({"WEBRL_SITES__PORTS__REDDIT": "19999"}, 60, "need port 65999 (reddit instance 46), beyond 65535"),
+        ({"WEBRL_SITES__PORTS__REDDIT": "8770"}, 2, "need port 8770 twice (reddit instance 0 and shopping instance 1)"),
+    ],
+)
+def test_instances_beyond_what_the_ports_allow_are_one_line_errors(env, instances, fragment):
+    with pytest.raises(UsageError) as err:
+        load_config(flags={"sites.instances": instances}, environ=env)
+    assert str(err.value).startswith("option --instances: field 'sites.instances': ") and "\n" not in str(err.value)
+    assert fragment in str(err.value)

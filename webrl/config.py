@@ -14,12 +14,12 @@ from typing import Any, Literal
 
 import platformdirs
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
 from webrl.errors import UsageError
 
-# WebArena's ports for instance 0; instance k adds k * INSTANCE_STRIDE. Their residues modulo 1000
-# differ, so blocks of different instances never overlap.
+# WebArena's ports for instance 0; the ports of instance k follow from them (instance_port).
 DEFAULT_PORTS: dict[str, int] = {
     "shopping": 7770,
     "shopping_admin": 7780,
@@ -29,7 +29,20 @@ DEFAULT_PORTS: dict[str, int] = {
     "homepage": 4399,
     "miniwob": 7790,  # not a WebArena site: MiniWoB++ (webrl's second task family)
 }
+# Instance k = ROUND * r + j adds INSTANCE_STRIDE * j + ROUND_SHIFT * r to instance 0's ports: instances 0-49 keep
+# the 1000-apart blocks they always had (which reach 58999 from WebArena's 9999), and each further round of 50
+# shifts them by 25. WebArena's ports differ modulo 1000 (0, 23, 399, 700, 770, 780, 790, 999) and still do
+# when shifted by 25 * r for r < 12, so no two ports of MAX_INSTANCES meet (other ports are checked).
 INSTANCE_STRIDE = 1000
+ROUND = 50
+ROUND_SHIFT = 25
+MAX_INSTANCES = 12 * ROUND
+
+
+def instance_port(base: int, instance: int) -> int:
+    """The port of `instance` whose instance 0 listens on `base` (every site and the control API)."""
+    rounds, k = divmod(instance, ROUND)
+    return base + INSTANCE_STRIDE * k + ROUND_SHIFT * rounds
 
 
 # WEBRL_* variables that steer the process rather than hold settings.
@@ -41,7 +54,7 @@ class _Model(BaseModel):
 
 
 class SitePorts(_Model):
-    """Ports of instance 0; instance k adds k * INSTANCE_STRIDE."""
+    """Ports of instance 0 (instance k's: instance_port)."""
 
     shopping: int = Field(DEFAULT_PORTS["shopping"], ge=1, le=65535)
     shopping_admin: int = Field(DEFAULT_PORTS["shopping_admin"], ge=1, le=65535)
@@ -61,22 +74,43 @@ class SitesConfig(_Model):
         "recreate", description="Docker backend: how a dirty site is reset, by recreating its container from the "
         "snapshot (any image) or by restoring its database in place (the embedded image: milliseconds).")
     sites: list[str] | None = Field(None, description="Sites to start; default: all the backend has.")
-    instances: int = Field(1, ge=1, le=50, description="Independent copies of every site.")
     host: str = Field("127.0.0.1", description="Address the sites bind to.")
     seed: int = Field(0, ge=0, description="Seed of the embedded sites' data.")
     ports: SitePorts = Field(default_factory=SitePorts, description="Ports of instance 0.")
     control_port: int = Field(7700, ge=1, le=65535, description="Loopback control API of instance 0.")
+    # After the ports: its check reads them.
+    instances: int = Field(1, ge=1, le=MAX_INSTANCES, description="Independent copies of every site.")
 
     @field_validator("sites", mode="before")
     @classmethod
     def _split_commas(cls, value: Any) -> Any:
         return [s.strip() for s in value.split(",") if s.strip()] if isinstance(value, str) else value
 
+    @field_validator("instances")
+    @classmethod
+    def _ports_fit(cls, instances: int, info: ValidationInfo) -> int:
+        """Every port of every instance is a valid one and no two are the same (custom ports may collide)."""
+        if "ports" not in info.data or "control_port" not in info.data:
+            return instances  # a bad port: reported on its own
+        bases = info.data["ports"].model_dump() | {"control API": info.data["control_port"]}
+        owner: dict[int, str] = {}
+        for k in range(instances):
+            for name, base in bases.items():
+                port, what = instance_port(base, k), f"{name} instance {k}"
+                if port > 65535:
+                    raise PydanticCustomError("ports", f"{instances} instances need port {port} ({what}), beyond "
+                                              "65535; run fewer instances or move the ports lower")
+                if port in owner:
+                    raise PydanticCustomError("ports", f"{instances} instances need port {port} twice ({owner[port]}"
+                                              f" and {what}); choose other ports for instance 0")
+                owner[port] = what
+        return instances
+
     def port(self, site: str, instance: int) -> int:
-        return getattr(self.ports, site) + INSTANCE_STRIDE * instance
+        return instance_port(getattr(self.ports, site), instance)
 
     def control(self, instance: int) -> int:
-        return self.control_port + INSTANCE_STRIDE * instance
+        return instance_port(self.control_port, instance)
 
 
 class Config(_Model):
@@ -166,6 +200,6 @@ def on_free_ports(config: Config) -> Config:
     """A copy of `config` with every site and control port moved to free ports (tests, benchmarks)."""
     from webrl.netutil import free_port_blocks
 
-    bases = free_port_blocks([*DEFAULT_PORTS, "control"], config.sites.instances, INSTANCE_STRIDE)
+    bases = free_port_blocks([*DEFAULT_PORTS, "control"], config.sites.instances, instance_port)
     sites = config.sites.model_copy(update={"control_port": bases.pop("control"), "ports": SitePorts(**bases)})
     return config.model_copy(update={"sites": sites})

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import random
 import socket
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -50,15 +52,18 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def free_port_blocks(names: list[str], count: int, stride: int) -> dict[str, int]:
-    """A base port per name such that base + k * stride is free for k < count and no two blocks meet
+def free_port_blocks(names: list[str], count: int, port_of: Callable[[int, int], int]) -> dict[str, int]:
+    """A base port per name such that port_of(base, k) is free for k < count and no two blocks meet
     (for running sites on free ports in tests and benchmarks)."""
+    span = max(port_of(0, k) for k in range(count))
     taken: set[int] = set()
     bases: dict[str, int] = {}
     while len(bases) < len(names):
-        port = free_port()
-        block = {port + k * stride for k in range(count)}
-        if max(block) < 65536 and not block & taken and all(port_free("127.0.0.1", p) for p in block):
+        base = free_port()
+        if base + span > 65535:  # the kernel's free ports are high (32768 up): many instances need a lower base
+            base = random.randrange(1024, 65536 - span)
+        block = {port_of(base, k) for k in range(count)}
+        if not block & taken and all(port_free("127.0.0.1", p) for p in block):
             taken |= block
-            bases[names[len(bases)]] = port
+            bases[names[len(bases)]] = base
     return bases
