@@ -16,7 +16,8 @@ import secrets
 import sqlite3
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from contextlib import closing
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.cookies import SimpleCookie
 from pathlib import Path
@@ -115,7 +116,9 @@ class Database:
     (`Database.empty`), so every site is reset and reported the same way.
     """
 
-    def __init__(self, name: str, live_path: Path | None, snapshot_path: Path | None, read_only: bool = False):
+    def __init__(self, name: str, live_path: Path | None, snapshot_path: Path | None, read_only: bool = False,
+                 pristine: sqlite3.Connection | None = None):
+        """`pristine`: the snapshot already in memory (`load_pristine`), which the instances of a server share."""
         self.name = name
         self.read_only = read_only
         # Autocommit (group writes with transaction()). The server touches the connection only from its
@@ -125,9 +128,7 @@ class Database:
             self.conn = sqlite3.connect(target, uri=True, isolation_level=None, check_same_thread=False)
             self._pristine = self.conn
         else:
-            self._pristine = sqlite3.connect(":memory:")
-            with sqlite3.connect(f"file:{snapshot_path}?mode=ro", uri=True) as src:
-                src.backup(self._pristine)
+            self._pristine = pristine if pristine is not None else load_pristine(snapshot_path)
             live_path.parent.mkdir(parents=True, exist_ok=True)
             self.conn = sqlite3.connect(live_path, isolation_level=None, check_same_thread=False)
         self.conn.row_factory = sqlite3.Row
@@ -168,9 +169,13 @@ class Database:
     def empty(cls, name: str) -> Database:
         return cls(name, None, None, read_only=True)
 
-    def close(self) -> None:
-        self.conn.close()
-        self._pristine.close()
+
+def load_pristine(snapshot_path: Path) -> sqlite3.Connection:
+    """The snapshot copied into memory, to restore from."""
+    pristine = sqlite3.connect(":memory:", check_same_thread=False)
+    with closing(sqlite3.connect(f"file:{snapshot_path}?mode=ro", uri=True)) as src:
+        src.backup(pristine)
+    return pristine
 
 
 class Transaction:
@@ -346,6 +351,7 @@ class SiteContext:
     db: Database
     sessions: SessionStore
     urls: dict[str, str]  # base URL of every running site of this instance, e.g. urls["shopping"]
+    shared: dict[str, Any] = field(default_factory=dict)  # the same for every instance of the site in a server
 
 
 @dataclass(frozen=True)

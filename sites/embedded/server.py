@@ -13,6 +13,7 @@ from __future__ import annotations
 import hmac
 import json
 import os
+import resource
 import socket
 import sys
 from datetime import UTC, datetime
@@ -28,7 +29,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from webrl.config import Config
 from webrl.sites.embedded.registry import site_spec
-from webrl.sites.platform import Database, SessionStore, SiteContext
+from webrl.sites.platform import Database, SessionStore, SiteContext, load_pristine
 
 TOKEN_HEADER = "x-webrl-token"
 
@@ -155,15 +156,19 @@ def build_routes(plan: ServerPlan, token: str) -> dict[int, ASGIApp]:
     specs = [site_spec(s) for s in plan.sites]
     databases = {spec.database.name: spec.database for spec in specs if spec.database}
     snapshots = {name: db.build_snapshot(paths.snapshots, plan.seed) for name, db in databases.items()}
+    # What every instance would otherwise hold a copy of: the snapshots in memory, and what a site keeps in `shared`.
+    pristine = {name: load_pristine(snapshots[name]) for name, db in databases.items() if not db.read_only}
+    shared: dict[str, dict] = {spec.name: {} for spec in specs}
     routes: dict[int, ASGIApp] = {}
     for k in range(plan.instances):
         urls = {s: plan.site_url(s, k) for s in plan.sites}
-        dbs = {name: Database(name, paths.live_db(k, name), snapshots[name], databases[name].read_only)
+        dbs = {name: Database(name, paths.live_db(k, name), snapshots[name], databases[name].read_only,
+                              pristine.get(name))
                for name in databases}
         contexts = {}
         for spec in specs:
             db = dbs[spec.database.name] if spec.database else Database.empty(spec.name)
-            ctx = SiteContext(spec.name, k, db, SessionStore(f"webrl_{spec.name}_{k}"), urls)
+            ctx = SiteContext(spec.name, k, db, SessionStore(f"webrl_{spec.name}_{k}"), urls, shared[spec.name])
             contexts[spec.name] = ctx
             routes[plan.ports[spec.name][k]] = ctx.sessions.middleware(spec.make_app(ctx))
         routes[plan.control_ports[k]] = control_app(k, token, contexts)
@@ -183,7 +188,18 @@ def _bind(host: str, port: int, what: str) -> socket.socket:
     return sock
 
 
+def _raise_file_limit() -> None:
+    """Raise the soft limit of open files to the hard one: each instance holds a listening socket per site and
+    for its control API and its database files (~12), each browser connection one more, and a soft limit of 1024
+    (a common default) would stop the server near 80 instances."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 16)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+
+
 def serve(plan: ServerPlan) -> None:
+    _raise_file_limit()
     paths = EmbeddedPaths(plan.state_dir)
     routes = build_routes(plan, paths.token.read_text().strip())
     sockets = [_bind(host, port, what) for host, port, what in plan.listeners()]

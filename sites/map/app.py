@@ -175,7 +175,7 @@ ROUTES = [
 
 def make_app(ctx: SiteContext) -> Starlette:
     app = Starlette(routes=ROUTES, exception_handlers={404: not_found})
-    app.state.map = MapSite(ctx)  # the road graph and search index, built once per app
+    app.state.map = MapSite(ctx)
     return app
 
 

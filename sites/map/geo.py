@@ -107,7 +107,7 @@ class Route:
 
 
 class RoadNetwork:
-    """The road graph of the map's database, one directed networkx graph per mode. Built once per app."""
+    """The road graph of the map's database, one directed networkx graph per mode. Built once per server."""
 
     def __init__(self, conn: sqlite3.Connection):
         rows = conn.execute("SELECT e.from_node, e.to_node, e.name, e.highway, e.length_m, e.oneway, e.way_id,"

@@ -76,7 +76,7 @@ class SearchResult:
 
 
 class Gazetteer:
-    """All searchable places, loaded once per app (the database is read-only)."""
+    """All searchable places, loaded once per server (the database is read-only)."""
 
     def __init__(self, conn: sqlite3.Connection):
         extra: dict[int, list[str]] = {}
