@@ -23,6 +23,7 @@ from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import Any, Self
 
+from jinja2.bccache import Bucket, BytecodeCache
 from starlette.applications import Starlette
 from starlette.convertors import IntegerConvertor, register_url_convertor
 from starlette.responses import RedirectResponse
@@ -370,9 +371,29 @@ def money(value: float | None) -> str:
     return f"${(value or 0):,.2f}"
 
 
+class SharedBytecode(BytecodeCache):
+    """Compiled templates in memory, for every Jinja2 environment of the process. Each instance of a site has its
+    own environment, and compiling its templates anew in each (~10 ms a template) made the first visit of every
+    page on every instance slow, and `webrl up` with many instances (its health check visits each site)."""
+
+    def __init__(self):
+        self._code: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        if (code := self._code.get(bucket.key)) is not None:
+            bucket.bytecode_from_string(code)  # ignored (compiled again) when the template's source changed
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        self._code[bucket.key] = bucket.bytecode_to_string()
+
+
+COMPILED_TEMPLATES = SharedBytecode()
+
+
 def make_templates(directory: Path) -> Jinja2Templates:
     """A Jinja2 environment with the filters every site uses."""
     templates = Jinja2Templates(directory=str(directory))
+    templates.env.bytecode_cache = COMPILED_TEMPLATES
     templates.env.filters["money"] = money
     templates.env.filters["fromjson"] = json.loads
     templates.env.globals["get_messages"] = pop_messages

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 import urllib.error
 import urllib.request
 
 import httpx
+from cli_support import private_env
 
+from webrl.config import load_config
 from webrl.sites.embedded.backend import EmbeddedBackend
 from webrl.sites.embedded.registry import site_spec
 
@@ -93,6 +97,26 @@ def test_instances_are_isolated(tmp_path, make_config):
         assert not backend.is_dirty("shopping", 1)
         record = json.loads(backend.paths.server.read_text())
         assert record["plan"]["instances"] == 2
+    finally:
+        backend.down()
+
+
+def test_more_than_fifty_instances_under_a_low_open_files_limit(tmp_path):
+    """`webrl up --instances 51` where a process may open only 128 files: the server raises its own limit (it holds
+    ~200 descriptors), and instance 50, the first whose ports are instance 0's + 25, answers and is its own."""
+    env = private_env(tmp_path / "state", instances=51)
+    command = f"ulimit -Sn 128 && exec {sys.executable} -m webrl up --instances 51 --sites shopping,homepage"
+    up = subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True, timeout=120, check=False)
+    backend = EmbeddedBackend(load_config(environ=env))
+    try:
+        assert up.returncode == 0, up.stdout + up.stderr
+        assert all(s.healthy for s in backend.status()) and len(backend.status()) == 102
+        shop = backend.urls(50)["shopping"]
+        assert shop == f"http://127.0.0.1:{backend.config.sites.port('shopping', 0) + 25}"
+        write_something(shop)
+        assert backend.is_dirty("shopping", 50) and not backend.is_dirty("shopping", 49)
+        backend.reset(instance=50)
+        assert not backend.is_dirty("shopping", 50)
     finally:
         backend.down()
 
