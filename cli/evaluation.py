@@ -38,6 +38,14 @@ def eval_command(
                                             "Without one those tasks are reported unjudged.")] = "none",
     observation: Annotated[str, typer.Option(help="webrl (simplified HTML) or axtree.")] = "webrl",
     actions: Annotated[str, typer.Option(help="Action syntax: webrl or webarena.")] = "webrl",
+    click_at: Annotated[str, typer.Option(help="Where element actions land: box (VAB: Click and Select at the "
+                                               "centre of the element's bounding box, Type, Search and Hover at "
+                                               "its data-bbox's) or line (webrl's: every action at the centre "
+                                               "of the element's first line box, better for wrapped links).")]
+    = "box",
+    escape_text: Annotated[bool, typer.Option("--escape-text", help="Print \", < and > in the simplified HTML as "
+                                                                    "&quot; &lt; &gt; (VAB prints them raw).")]
+    = False,
     temperature: Annotated[float, typer.Option(help="Sampling temperature (WebRL evaluates at 0).")] = 0.0,
     max_tokens: Annotated[int, typer.Option(help="Token limit of each answer (WebRL: 2048).")] = 2048,
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N tasks of the set (a MiniWoB++ set is "
@@ -62,6 +70,7 @@ def eval_command(
         settings = EvalSettings(
             tasks=tasks, policy=policy, backend=config.sites.backend, parallel=parallel, repeats=repeats,
             max_steps=max_steps, mode=mode, judge=judge, observation=observation, action_space=actions,
+            click_at=click_at, escape_text=escape_text,
             temperature=temperature, max_tokens=max_tokens, resume=resume, limit=limit,
             miniwob_time_limit_s=miniwob_time_limit,
             out=out or Path("runs") / f"eval-{datetime.now():%Y%m%d-%H%M%S}",

@@ -8,7 +8,8 @@ import asyncio
 import httpx
 import pytest
 
-from webrl.env.browser_env import BrowserEnv, Limits
+from webrl.env.browser_env import BrowserEnv, EnvOptions, Limits
+from webrl.env.observation import observe
 from webrl.tasks.model import Task
 
 
@@ -19,7 +20,7 @@ def task(**extra) -> Task:
         "eval": {"eval_types": ["string_match"], "reference_answers": {"must_include": ["socks"]}}, **extra})
 
 
-def run(backend, body, limits=Limits()):
+def run(backend, body, limits=Limits(), options=EnvOptions()):
     async def main():
         from playwright.async_api import async_playwright
 
@@ -27,7 +28,7 @@ def run(backend, body, limits=Limits()):
 
         async with async_playwright() as p:
             browser = await launch_chromium(p)
-            env = BrowserEnv(browser, backend, 0, limits=limits)
+            env = BrowserEnv(browser, backend, 0, limits=limits, options=options)
             try:
                 return await body(env)
             finally:
@@ -150,3 +151,16 @@ def test_limits_and_timings(site_servers):
     assert truncated and info["truncated_by"] == "3 identical actions"
     assert {"act", "settle", "observe", "total"} <= set(info["timings_ms"])
     assert blocked == []
+
+
+def test_the_env_observes_with_its_options(site_servers):
+    backend = site_servers("shopping", "shopping_admin")
+
+    async def body(env):
+        seen, _ = await env.reset(task())
+        return seen, await observe(env.page, escape=True, click_at="line"), await observe(env.page)
+
+    seen, asked, default = run(backend, body, options=EnvOptions(escape_text=True, click_at="line"))
+    assert seen.text == asked.text and seen.boxes == asked.boxes
+    # webrl's first line boxes are not rounded; VAB's data-bbox is
+    assert seen.boxes != default.boxes and all(float(v).is_integer() for box in default.boxes.values() for v in box)

@@ -173,16 +173,109 @@ def test_edge_cases_page():
         ('<html><body><p data-bbox="0,900,5,5">below</p><span aria-hidden="true" data-bbox="0,0,5,5">icon'
          '<b data-bbox="0,0,5,5">kept</b></span></body></html>',
          '<b data-bbox="0,0,5,5"> kept </b>'),
-        # Options of a printed select are kept although they have no box; quotes and brackets are escaped.
+        # Options of a printed select are kept although they have no box; quotes and brackets are printed raw.
         ('<html><body><select data-label-id="3" data-bbox="0,0,50,20" data-text="A"><option data-text="A">A'
          '</option><option data-text="&lt;b&gt; &quot;q&quot;">&lt;b&gt; "q"</option></select></body></html>',
          '<select id="3" data-text="A" data-bbox="0,0,50,20"> <option data-text="A"> A </option>'
-         ' <option data-text="&lt;b&gt; &quot;q&quot;"> &lt;b&gt; "q" </option> </select>'),
+         ' <option data-text="<b> "q""> <b> "q" </option> </select>'),
         ("", ""),
     ],
 )
 def test_simplify_html(marked, expected):
     assert simplify_html(marked, (1280, 720)) == expected
+
+
+def test_simplify_html_escapes_on_request():
+    marked = ('<html><body><p data-bbox="0,0,5,5" title="a &quot;b&quot; &lt;c&gt; &amp;">x &lt;y&gt; "z" &amp;</p>'
+              '</body></html>')
+    assert simplify_html(marked, (1280, 720)) == '<p title="a "b" <c> &" data-bbox="0,0,5,5"> x <y> "z" & </p>'
+    assert simplify_html(marked, (1280, 720), escape=True) == (
+        '<p title="a &quot;b&quot; &lt;c&gt; &" data-bbox="0,0,5,5"> x &lt;y&gt; "z" & </p>')
+
+
+# -- VAB's rules, each on a local page where webrl's former behaviour differed ---------------------------------
+
+
+def observed(html: str, **options) -> Observation:
+    async def body(page):
+        return await observe(page, **options)
+
+    return with_page(body, html=html)
+
+
+def test_data_bbox_rounds_the_edges_then_subtracts():
+    # left 10.4, width 20.4 (right 30.8), top 5.4, height 7.3 (bottom 12.7): width 31 - 10, height 13 - 5;
+    # rounding the width and height themselves gives 20 and 7.
+    obs = observed('<body style="margin:0"><span style="position:absolute; left:10.4px; top:5.4px; width:20.4px;'
+                   ' height:7.3px; display:block; font-size:4px">box</span></body>')
+    assert '<span data-text="box" data-bbox="10,5,21,8"> box </span>' in obs.text
+
+
+def test_quotes_and_angle_brackets_are_printed_raw_unless_escaped():
+    page = '<button title="a &quot;b&quot;">Say "hi" &lt;now&gt;</button>'
+    assert '<button id="0" title="a "b"" data-text="Say "hi" <now>"' in observed(page).text
+    assert '> Say "hi" <now> </button>' in observed(page).text
+    escaped = observed(page, escape=True).text
+    assert '<button id="0" title="a &quot;b&quot;" data-text="Say &quot;hi&quot; &lt;now&gt;"' in escaped
+    assert '> Say "hi" &lt;now&gt; </button>' in escaped
+
+
+def test_data_text_collapses_runs_of_whitespace_including_no_break_spaces():
+    obs = observed("<p>Price:&nbsp;&nbsp;5 &nbsp;each</p>")
+    # data-text: each run of 2+ (U+00A0 counts) is one space; the printed text keeps what lxml reads.
+    assert '<p data-text="Price: 5 each"' in obs.text and "> Price:\xa0\xa05 \xa0each </p>" in obs.text
+
+
+def test_jsaction_rules_are_parsed():
+    obs = observed('<div jsaction="ns.open">Bare rule</div> <div jsaction="click:none.x">No namespace</div>'
+                   '<div jsaction="mouseover:ns.over; keydown:ns.key">Other events</div>'
+                   '<div jsaction="click:ns">No method</div> <div jsaction=" focus:a.b ;click:ns.go">Second rule</div>'
+                   '<button>After</button>')
+    assert element_id(obs, "Bare rule") == 0 and element_id(obs, "Second rule") == 1 and element_id(obs, "After") == 2
+    for text in ("No namespace", "Other events", "No method"):
+        assert f'<div data-text="{text}"' in obs.text
+    assert obs.ids == [0, 1, 2]
+
+
+def test_clickable_rules_as_vab_writes_them():
+    obs = observed(
+        '<style>body { margin: 0; font: 16px sans-serif } .zoom { cursor: zoom-in } a { cursor: auto }</style>'
+        '<div contenteditable="plaintext-only">Plain text only</div> <div contenteditable="">Editable</div>'
+        '<img usemap="#nowhere" src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" width="20" height="20" alt="no map">'
+        '<img class="zoom" src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" width="20" height="20" alt="css zoom">'
+        '<div style="width: 150px; position: relative">Some words then <a href="#l">a link over two lines</a>'
+        '<div style="position: absolute; top: 0; left: 0; width: 150px; height: 18px; background: white"></div></div>'
+        '<button>Last</button>')
+    # Only the editable div, the link (its second line is uncovered) and the button are interactive: VAB wants
+    # contenteditable "", "true" or "contenteditable", an existing <map>, an inline zoom cursor.
+    assert element_id(obs, "Editable") == 0 and element_id(obs, "a link over two lines") == 1
+    assert element_id(obs, "Last") == 2 and obs.ids == [0, 1, 2]
+
+
+def test_a_page_without_a_charset_reads_as_latin_1():
+    page = "<p>Café – ok</p>"
+    assert '<p data-text="CafÃ© â\x80\x93 ok"' in observed(page).text
+    declared = observed('<meta charset="utf-8">' + page).text
+    assert '<p data-text="Café – ok"' in declared
+
+
+WRAPPED_LINK = """<body style="margin:0; font:16px sans-serif">
+<div id="text" style="width:200px; line-height:40px">Some words before <a id="link" href="#followed">a link that
+wraps over two lines</a> after</div>
+<script>document.addEventListener("click", (e) => { window.clicked = e.target.id; });</script></body>"""
+
+
+@pytest.mark.parametrize(("options", "target"), [({}, "text"), ({"click_at": "line"}, "link")])
+def test_click_lands_at_the_bounding_box_centre_or_on_the_first_line(options, target):
+    async def body(page):
+        obs = await observe(page, **options)
+        await execute(Action("click", element=0, text="x"), page, obs, **options)
+        return obs, await page.evaluate("() => [window.clicked, location.hash]")
+
+    obs, (clicked, url_hash) = with_page(body, html=WRAPPED_LINK)
+    assert obs.ids == [0]
+    # VAB: the centre of the link's box falls between its two lines, on the text around it; webrl: on its first line.
+    assert clicked == target and url_hash == ("#followed" if target == "link" else "")
 
 
 # -- WebArena accessibility tree -----------------------------------------------------------------------

@@ -111,4 +111,4 @@ def test_a_real_eval_run_is_orm_data(site_servers, tmp_path):
         assert example.html == row["last_observation"] and "data-bbox=" in example.html  # simplified HTML
         assert "exit(" in example.responses[-1]  # the page is the one the agent saw before exiting:
     assert "30.95" in examples[0].html  # the price it reported
-    assert "Northbound Waterproof Headlamp" in examples[1].html  # the product page it opened
+    assert "Bytewise Streaming Webcam" in examples[1].html  # the product page it opened

@@ -56,6 +56,16 @@ def test_oracle_finds_elements_by_what_a_person_sees():
     assert parse_action(reply).kind == "none" and "Nope" in reply  # a counted no-op, not a crash
 
 
+def test_oracle_reads_raw_values_and_text_a_page_without_charset_shows():
+    raw = ('<html> <button id="0" title="a "b"" data-text="Say "hi" <now>"> Say "hi" <now> </button>'
+           ' <input id="1" placeholder="x > y" data-bbox="1,2,3,4"> </input> <b id="2"> CafÃ© </b>'
+           ' <i id="3" title="&quot;q&quot;"> R&D </i> </html>')
+    obs = Observation(text=raw, url="http://x/", title="t", ids=[0, 1, 2, 3], boxes={})
+    assert find_element('Say "hi" <now>', obs) == 0 and find_element('title=a "b"', obs) == 0
+    assert find_element("placeholder=x > y", obs) == 1 and find_element("Café", obs) == 2
+    assert find_element('title="q"', obs) == 3 and find_element("R&D", obs) == 3  # escaped (--escape-text) or not
+
+
 @pytest.fixture
 def model_server():
     """A stand-in for an OpenAI-compatible server: records requests, answers with a fixed action."""

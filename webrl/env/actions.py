@@ -16,7 +16,12 @@ become a `none` action carrying the reason, as does anything that does not parse
 `stop [answer]`. When the response holds "In summary, the next action I will perform is", the action is
 the first ```fenced``` block after it; otherwise the first fenced block, otherwise the whole text.
 
-`execute` acts through the mouse at the centre of the element's box from the observation, as VAB does.
+`execute` acts through the mouse at the centre of a box of the element. `click_at="box"` does what VAB does with
+the WebRL observation: Click and Select Dropdown Option land at the centre of the element's bounding box, measured
+when the action runs (a link wrapped over two lines: between them); Type, Search and Hover at the centre of its
+data-bbox from the observation (its first client rect). `click_at="line"` (webrl's own) lands every action at the
+centre of the element's first line box of at least 1 px², as observed. The accessibility tree's boxes are its
+nodes' layout boxes, as WebArena's.
 """
 
 from __future__ import annotations
@@ -264,17 +269,17 @@ _SCROLL_WINDOW_JS = """(sign) => {
 _FRAME_JS = "() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))"
 
 
-async def execute(action: Action, page, obs):
-    """Carry out `action` in `page` (observed as `obs`). Raises ActionError when it cannot be done
-    (unknown element id, no matching option, ...). Returns the page that is current afterwards when a
-    tab action changed it (new_tab, tab_focus, close_tab), else None."""
+async def execute(action: Action, page, obs, click_at: str = "box"):
+    """Carry out `action` in `page` (observed as `obs`, with the same `click_at`). Raises ActionError when it
+    cannot be done (unknown element id, no matching option, ...). Returns the page that is current afterwards
+    when a tab action changed it (new_tab, tab_focus, close_tab), else None."""
     kind = action.kind
     if kind in ("none", "exit", "stop"):
         return None
     webarena = action.space == "webarena"
 
     if kind == "click":
-        x, y = _centre(action, obs)
+        x, y = await _click_point(action, page, obs, click_at)
         await _navigating(page, lambda: page.mouse.click(x, y))
     elif kind == "hover":
         x, y = _centre(action, obs)
@@ -298,7 +303,7 @@ async def execute(action: Action, page, obs):
             await _quiet(page)
             await _navigating(page, lambda: page.keyboard.press("Enter"))
     elif kind == "select":
-        x, y = _centre(action, obs)
+        x, y = await _click_point(action, page, obs, click_at)
         try:
             result = await _navigating(page, lambda: page.evaluate(_SELECT_JS, [action.element, x, y, action.argument]))
         except PlaywrightError as err:  # the change handler navigated away while the call returned: done
@@ -361,6 +366,20 @@ def _centre(action: Action, obs) -> tuple[float, float]:
         raise ActionError(f"element {action.element} is not on the page ({hint})")
     x, y, w, h = box
     return x + w / 2, y + h / 2
+
+
+async def _click_point(action: Action, page, obs, click_at: str) -> tuple[float, float]:
+    """Where Click and Select Dropdown Option land (see the module's docstring)."""
+    x, y = _centre(action, obs)
+    if click_at == "line" or obs.kind != "webrl":
+        return x, y
+    handle = await page.query_selector(f'[data-label-id="{action.element}"]')
+    box = await handle.bounding_box() if handle is not None else None
+    if handle is not None:
+        await handle.dispose()
+    if box is None:
+        raise ActionError(f"element {action.element} is no longer on the page")
+    return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
 
 
 def _key_combination(keys: str) -> str:

@@ -19,6 +19,7 @@ import asyncio
 import re
 import time
 from dataclasses import dataclass, field
+from typing import Literal
 from urllib.parse import urlsplit
 
 from webrl.env.actions import Action, ActionError, execute, parse_action
@@ -50,6 +51,14 @@ DOM_QUIET_JS = """([quiet, cap]) => new Promise(resolve => {
 
 
 @dataclass(frozen=True)
+class EnvOptions:
+    """Where the env departs from VAB's WebRL observation and clicks, on request; the defaults are VAB's."""
+
+    escape_text: bool = False  # print ", <, > in the simplified HTML as &quot; &lt; &gt; (VAB prints them raw)
+    click_at: Literal["box", "line"] = "box"  # "box": VAB's click points, "line": webrl's (webrl.env.actions)
+
+
+@dataclass(frozen=True)
 class Limits:
     max_steps: int = 30
     max_parse_failures: int = 5
@@ -71,9 +80,10 @@ class Step:
 class BrowserEnv:
     def __init__(self, browser, backend, instance: int = 0, *, observation: str = "webrl",
                  action_space: str = "webrl", limits: Limits = Limits(), mode: str = "webarena", judge=None,
-                 miniwob_time_limit_s: float = DEFAULT_TIME_LIMIT_S):
+                 miniwob_time_limit_s: float = DEFAULT_TIME_LIMIT_S, options: EnvOptions = EnvOptions()):
         self.browser, self.backend, self.instance = browser, backend, instance
         self.observation_kind, self.action_space, self.limits = observation, action_space, limits
+        self.options = options
         self.mode, self.judge, self.miniwob_time_limit_s = mode, judge, miniwob_time_limit_s
         self.auth = AuthCache(browser, backend, instance)
         self.context = self.page = self.task = None
@@ -128,7 +138,7 @@ class BrowserEnv:
         self.page_ended = False  # a MiniWoB page ended the episode
         self._parse_failures = 0
         mark = time.perf_counter()
-        self.obs = await observe(self.page, self.observation_kind)
+        self.obs = await self._observe()
         timings["observe"] = _ms(mark)
         return self.obs, {"reset_sites": reset, "reset_ms": round(reset_ms, 1), "timings_ms": timings}
 
@@ -149,7 +159,7 @@ class BrowserEnv:
             else:
                 try:
                     # Tab actions (webarena space) return the page that is now current.
-                    self.page = await execute(action, self.page, self.obs) or self.page
+                    self.page = await execute(action, self.page, self.obs, self.options.click_at) or self.page
                 except ActionError as err:
                     error = str(err)
         timings["act"] = _ms(start)
@@ -165,7 +175,7 @@ class BrowserEnv:
         terminated = self.answer is not None or self.page_ended
         truncated = not terminated and self._limit_reached()
         mark = time.perf_counter()
-        self.obs = obs = await observe(self.page, self.observation_kind)
+        self.obs = obs = await self._observe()
         timings["observe"] = _ms(mark)
         timings["total"] = _ms(start)
         reward, result = 0.0, None
@@ -176,6 +186,10 @@ class BrowserEnv:
             reward = result.score or 0.0
         info = {"error": error, "timings_ms": timings, "eval": result, "truncated_by": self._why_truncated()}
         return obs, reward, terminated, truncated, info
+
+    async def _observe(self) -> Observation:
+        return await observe(self.page, self.observation_kind, escape=self.options.escape_text,
+                             click_at=self.options.click_at)
 
     async def evaluate(self) -> EvalResult:
         if await asyncio.to_thread(self._last_resets, self.task) != self._resets_at_start:

@@ -1,26 +1,32 @@
 """What the agent sees of a page: VAB/WebRL simplified HTML (`webrl`) or WebArena's accessibility tree (`axtree`).
 
-`webrl` (reference/webarena-env.md §7.3). One `page.evaluate` of js/mark_page.js per step:
+`webrl` (reference/webarena-env.md §7.3), as VAB-WebArena-Lite's `html_tools` make it. One `page.evaluate` of
+js/mark_page.js per step:
   1. every element of a clone of the document gets `data-backend-node-id` (document order), `data-bbox`
-     ("left,top,width,height" of its first client rect, rounded), `data-text` (its own trimmed text nodes
-     joined by ","); a <select> gets `data-value` and `data-text` (the chosen option) and that option
-     `data-status="selected"`; a checkbox `data-status="checked|not-checked"`; inputs and textareas
-     `data-value` (their live value);
-  2. interactive elements: a client rect of at least 1 px², top element at the centre
-     (`elementFromPoint`), and one of: onclick, cursor pointer, usemap or zoom image, an interactive
-     role, contenteditable, jsaction click, an interactive tag, a label with an enabled control, a class
-     containing "button", tabindex >= 0. Interactive elements containing other interactive ones are dropped;
-  3. the rest get `data-label-id` 0, 1, 2, ... in document order when their viewport-clipped rect is
-     non-empty (set on the live page too: `execute` uses it for Select Dropdown Option).
-Then `simplify_html` (lxml) serialises the clone: comments, <style> and <script> go, whitespace collapses,
-only the attributes of `KEPT_ATTRIBUTES` stay (empty values, `type="hidden"` and repeated values of one
-element are left out), text and values are cut to 500 characters. An element is printed as
-`<tag id="N" attr="..."> text children </tag>` (`id` only when labelled) if it is visible (its box meets the
-viewport and it is not aria-hidden, or it is an <option> of a printed <select>, or it is labelled) and it has
-text, a kept attribute besides data-bbox, a label, or more than one child whose subtree has text or kept
-attributes. Otherwise only its children's output is kept. As in VAB, an element's text is the text before
-its first child; later text of the element shows in its `data-text`. In printed values `"`, `<` and `>` are
-escaped (`&quot;`, `&lt;`, `&gt;`) so that tags stay unambiguous; `&` is left as is.
+     (its first client rect as "left,top,width,height": the four edges rounded, then width = right - left and
+     height = bottom - top), `data-text` (its own text nodes, each trimmed with runs of 2+ whitespace characters,
+     U+00A0 included, made one space, joined by ","); a <select> gets `data-value` and `data-text` (the chosen
+     option) and that option `data-status="selected"`; an input whose type attribute is "checkbox"
+     `data-status="checked|not-checked"`; inputs and textareas `data-value` (their live value);
+  2. interactive elements: client rects whose centre hits the element (`elementFromPoint`) cover at least
+     1 px² of the viewport, and one of: onclick, cursor pointer, an image whose usemap names a <map>, an
+     interactive role, contenteditable "", "true" or "contenteditable", a jsaction rule that is a click (a bare
+     `ns.method` rule is one; `click:none.x` is not), an interactive tag, a label with an enabled control, an
+     image with an inline zoom cursor, a class containing "button", tabindex >= 0. Interactive elements
+     containing other interactive ones are dropped;
+  3. the rest get `data-label-id` 0, 1, 2, ... in document order when their first client rect, clipped to the
+     viewport, has a positive width or height (set on the live page too: actions find the element by it).
+Then `simplify_html` reads the clone as VAB's HtmlParser does: comments, <style> and <script> elements are cut
+from the serialised page by pattern and whitespace runs made one space; lxml parses its UTF-8 bytes, so a page
+that declares no charset in a <meta> is decoded as Latin-1 (mojibake, as in VAB). Only the attributes of
+`KEPT_ATTRIBUTES` stay (empty values, `type="hidden"` and repeated values of one element are left out), text and
+values are trimmed and cut to 500 characters. An element is printed as `<tag id="N" attr="..."> text children
+</tag>` (`id` only when labelled) if it is visible (its box meets the viewport and it is not aria-hidden, or it is
+an <option> of a printed <select>, or it is labelled) and it has text, a kept attribute besides data-bbox, a
+label, or more than one child whose subtree has text or kept attributes. Otherwise only its children's output is
+kept. As in VAB, an element's text is the text before its first child; later text of the element shows in its
+`data-text`. Values and text are printed raw, `"`, `<` and `>` included, as VAB prints them; `escape=True`
+prints `&quot;`, `&lt;`, `&gt;` instead so that the markup stays unambiguous (not VAB's).
 
 `axtree` (§7.1): CDP Accessibility.getFullAXTree with layout bounds from DOMSnapshot.captureSnapshot,
 nodes outside the viewport dropped (children re-parented), one line per node `[id] role 'name' props`
@@ -55,17 +61,21 @@ class Observation:
     url: str
     title: str
     ids: list[int]  # element ids that appear in `text`, ascending
-    boxes: dict[int, tuple[float, float, float, float]]  # id -> (x, y, w, h), CSS px of the viewport
+    # id -> (x, y, w, h), CSS px of the viewport: webrl's data-bbox (click_at "line": the first line box), axtree's
+    # layout box
+    boxes: dict[int, tuple[float, float, float, float]]
     kind: str = "webrl"  # "webrl" | "axtree"
     elapsed_ms: float = 0.0  # time observe() took
     timings_ms: dict[str, float] = field(default_factory=dict)
 
 
-async def observe(page, kind: str = "webrl") -> Observation:
-    """Observe the page's current viewport. Same page state -> same ids and text."""
+async def observe(page, kind: str = "webrl", *, escape: bool = False, click_at: str = "box") -> Observation:
+    """Observe the page's current viewport. Same page state -> same ids and text. For `webrl`, `escape` prints
+    quotes and angle brackets as entities, and `click_at` says which box of an element `boxes` holds: "box" its
+    data-bbox, "line" its first line box of at least 1 px² (see webrl.env.actions)."""
     start = time.perf_counter()
     if kind == "webrl":
-        obs = await _observe_webrl(page)
+        obs = await _observe_webrl(page, escape, click_at)
     elif kind == "axtree":
         obs = await _observe_axtree(page)
     else:
@@ -97,15 +107,15 @@ async def _evaluate(page, script: str, arg=None, tries: int = 3):
                 await page.wait_for_load_state("load", timeout=5000)
 
 
-async def _observe_webrl(page) -> Observation:
+async def _observe_webrl(page, escape: bool, click_at: str) -> Observation:
     t0 = time.perf_counter()
-    marked = await _evaluate(page, _script("mark_page.js"))
+    marked = await _evaluate(page, _script("mark_page.js"), click_at)
     if marked.get("error"):
-        marked = await _evaluate(page, _script("mark_page.js"))  # the DOM changed during the call
+        marked = await _evaluate(page, _script("mark_page.js"), click_at)  # the DOM changed during the call
         if marked.get("error"):
             raise RuntimeError(f"observation failed: {marked['error']}")
     t1 = time.perf_counter()
-    text = simplify_html(marked["html"], tuple(marked["viewport"]))
+    text = simplify_html(marked["html"], tuple(marked["viewport"]), escape)
     t2 = time.perf_counter()
     boxes = {int(i): (float(x), float(y), float(w), float(h)) for i, x, y, w, h in marked["boxes"]}
     ids = sorted({int(m) for m in _PRINTED_ID.findall(text)})
@@ -116,11 +126,14 @@ async def _observe_webrl(page) -> Observation:
 
 
 _PRINTED_ID = re.compile(r'<[^\s<>]+ id="(\d+)"')
-_SPACES = re.compile(r"[^\S\xa0]+")  # whitespace except U+00A0, as VAB collapses the serialised page
+# Cut from the serialised page before parsing, in this order, as VAB does (a pattern, not the parser, finds them).
+_CUT = (re.compile(r"<!--.*?-->", re.S), re.compile(r"<style.*?>.*?</style>", re.S),
+        re.compile(r"<script.*?>.*?</script>", re.S))
+_SPACES = re.compile(r"\s+")
 
 
 def _clean(value: str | None) -> str:
-    return "" if value is None else _SPACES.sub(" ", value).strip()[:TEXT_LIMIT]
+    return "" if value is None else value.strip()[:TEXT_LIMIT]
 
 
 def _escape_attr(value: str) -> str:
@@ -141,16 +154,17 @@ def _bbox(value: str | None) -> tuple[float, float, float, float] | None:
     return x, y, w, h
 
 
-def simplify_html(marked_html: str, viewport: tuple[float, float] = (1280, 720)) -> str:
+def simplify_html(marked_html: str, viewport: tuple[float, float] = (1280, 720), escape: bool = False) -> str:
     """Serialise a page marked by js/mark_page.js into the simplified HTML the policy sees."""
-    import lxml.etree
     import lxml.html
 
-    if not marked_html.strip():
+    for pattern in _CUT:
+        marked_html = pattern.sub("", marked_html)
+    marked_html = _SPACES.sub(" ", marked_html).strip()
+    if not marked_html:
         return ""
-    root = lxml.html.document_fromstring(marked_html)
-    lxml.etree.strip_elements(root, lxml.etree.Comment, lxml.etree.ProcessingInstruction, "script", "style",
-                              with_tail=False)
+    # Bytes, not the string: lxml then takes the encoding from the page's <meta>, and Latin-1 without one.
+    root = lxml.html.fromstring(marked_html.encode("utf-8"))
     vw, vh = viewport
 
     def visible(node) -> bool:
@@ -190,13 +204,13 @@ def simplify_html(marked_html: str, viewport: tuple[float, float] = (1280, 720))
                 parts.append(out)
         inner = " ".join(parts)
         if candidate and (busy_children > 1 or has_text or has_label):
-            inner = _render(tag, label, text, inner, attrs)
+            inner = _render(tag, label, text, inner, attrs, escape)
         return inner, bool(busy_children or has_text)
 
     return walk(root, False)[0]
 
 
-def _render(tag: str, label: str, text: str, inner: str, attrs: list[tuple[str, str]]) -> str:
+def _render(tag: str, label: str, text: str, inner: str, attrs: list[tuple[str, str]], escape: bool) -> str:
     head = [f"<{tag}"]
     if label:
         head.append(f' id="{label}"')
@@ -205,11 +219,11 @@ def _render(tag: str, label: str, text: str, inner: str, attrs: list[tuple[str, 
         if value in printed:  # a value repeated by a later attribute is printed once
             continue
         printed.add(value)
-        head.append(f' {name}="{_escape_attr(value)}"')
+        head.append(f' {name}="{_escape_attr(value) if escape else value}"')
     head.append(">")
     pieces = ["".join(head)]
     if text:
-        pieces.append(_escape_text(text))
+        pieces.append(_escape_text(text) if escape else text)
     if inner:
         pieces.append(inner)
     pieces.append(f"</{tag}>")

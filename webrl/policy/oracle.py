@@ -17,9 +17,11 @@ from webrl.env.observation import Observation
 from webrl.policy.base import PolicyInput, Response, Sampling
 
 TARGET = re.compile(r'element="\{([^}]*)\}"')
-# An element with an id in the simplified HTML: its tag, attributes and direct text.
-LABELLED = re.compile(r'<(\w+) id="(\d+)"([^>]*)>([^<]*)')
-ATTRIBUTE = re.compile(r'([\w-]+)="([^"]*)"')
+# An element with an id in the simplified HTML: its tag, attributes and direct text. Values and text are printed
+# raw (quotes and brackets included, as VAB prints them): a value ends at the quote that the next attribute or the
+# tag's end follows, and the text at the next tag.
+LABELLED = re.compile(r'<(\w+) id="(\d+)"((?: [\w-]+=".*?")*?)>(.*?)(?= <[/\w]|$)', re.S)
+ATTRIBUTE = re.compile(r' ([\w-]+)="(.*?)"(?= [\w-]+="|$)', re.S)
 
 
 class OracleError(Exception):
@@ -57,10 +59,12 @@ def find_element(target: str, observation: Observation) -> int:
             raise OracleError(f"no element at {x},{y} on this page")
         return min(holding)[1]
     attribute, _, wanted = target.rpartition("=")
+    # A page that declares no charset shows its text as VAB's parser reads it: the UTF-8 bytes as Latin-1.
+    seen_as = {wanted, wanted.encode("utf-8").decode("latin-1").strip()}
     for match in LABELLED.finditer(observation.text):
-        attrs = {k: html.unescape(v) for k, v in ATTRIBUTE.findall(match.group(3))}
-        text = html.unescape(match.group(4)).strip()
-        values = [attrs.get(attribute, "")] if attribute else [text, *attrs.values()]
-        if any(v.strip() == wanted for v in values):
+        attrs = dict(ATTRIBUTE.findall(match.group(3)))
+        values = [attrs.get(attribute, "")] if attribute else [match.group(4), *attrs.values()]
+        # printed raw, or escaped (--escape-text)
+        if any(v.strip() in seen_as or html.unescape(v).strip() in seen_as for v in values):
             return int(match.group(2))
     raise OracleError(f"no element matching {{{target}}} on this page")

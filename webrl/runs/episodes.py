@@ -22,7 +22,7 @@ from playwright.async_api import async_playwright
 from pydantic import BaseModel, Field
 
 from webrl.browser import launch_chromium
-from webrl.env.browser_env import BrowserEnv, Limits
+from webrl.env.browser_env import BrowserEnv, EnvOptions, Limits
 from webrl.env.miniwob import DEFAULT_TIME_LIMIT_S
 from webrl.errors import SitesChanged, SitesUnavailable
 from webrl.policy.base import Policy, PolicyInput, Sampling
@@ -46,6 +46,8 @@ class EvalSettings(BaseModel):
     judge: str = "none"
     observation: Literal["webrl", "axtree"] = "webrl"
     action_space: Literal["webrl", "webarena"] = "webrl"
+    escape_text: bool = False  # webrl.env.browser_env.EnvOptions: VAB's observation and clicks by default
+    click_at: Literal["box", "line"] = "box"
     temperature: float = 0.0
     max_tokens: int = Field(2048, ge=1)  # per answer (WebRL: 2048)
     seed: int | None = None  # with temperature > 0: every answer's sampling seed derives from it (exact resume)
@@ -90,7 +92,8 @@ async def open_env(browsers: Browsers, backend, instance: int = 0, settings: Eva
     settings = settings or EvalSettings(tasks="", out=Path())
     env = BrowserEnv(await browsers.get(), backend, instance, observation=settings.observation,
                      action_space=settings.action_space, limits=Limits(settings.max_steps), mode=settings.mode,
-                     judge=judge, miniwob_time_limit_s=settings.miniwob_time_limit_s)
+                     judge=judge, miniwob_time_limit_s=settings.miniwob_time_limit_s,
+                     options=EnvOptions(settings.escape_text, settings.click_at))
     try:
         yield env
     finally:

@@ -34,8 +34,8 @@ from webrl.tasks.model import Task
 
 RUN_FILE = "run.json"  # what the run's episodes depend on; a --resume must not change it
 # The settings that change what an episode records (not parallel, repeats, screenshots or where it is written)
-IDENTITY = ("tasks", "task_suite", "policy", "backend", "mode", "judge", "observation", "action_space", "max_steps",
-            "temperature", "max_tokens", "seed", "miniwob_time_limit_s")
+IDENTITY = ("tasks", "task_suite", "policy", "backend", "mode", "judge", "observation", "action_space", "escape_text",
+            "click_at", "max_steps", "temperature", "max_tokens", "seed", "miniwob_time_limit_s")
 STOP_AFTER_FAULTS = 2  # environment faults in a row that end a run
 # WebRL's table convention: column -> site; a task counts under its first site.
 SITE_COLUMNS = {"Reddit": "reddit", "GitLab": "gitlab", "CMS": "shopping_admin", "Map": "map", "OSS": "shopping"}

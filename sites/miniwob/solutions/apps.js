@@ -139,14 +139,19 @@ return {
     const [, person, property] = utterance.match(/^Find (.+) in the contact book and click on their (\w+)/);
     // One contact shows at a time and ">" pages on: page through the book here to find the person, then back.
     const shown = (label) => $$("#pagination a").find((a) => text(a) === label && a.offsetParent !== null);
-    const contacts = [{ name: text($("#contact .name")), value: text($(`#contact .${property}`)) }];
+    const contact = () => {
+      const link = $(`#contact .${property}`);
+      return { name: text($("#contact .name")), value: text(link), reachable: reachable(link) };
+    };
+    const contacts = [contact()];
     while (shown(">") && contacts.length < 10) {
       shown(">").click();
-      contacts.push({ name: text($("#contact .name")), value: text($(`#contact .${property}`)) });
+      contacts.push(contact());
     }
     while (shown("<")) shown("<").click();
     const found = contacts.map((c, i) => ({ ...c, i })).filter((c) => c.name === person);
     if (found.length !== 1) throw new Error(`unsolvable: ${found.length} contacts are called ${person}`);
+    if (!found[0].reachable) throw new Error(`unsolvable: the ${property} is covered at its centre (it wraps)`);
     return [...Array(found[0].i).fill(click(">")), click(found[0].value)];
   },
   "search-engine": () => {

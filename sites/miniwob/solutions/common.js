@@ -27,8 +27,9 @@ const target = (t) => {
   if (!t) throw new Error("no element to act on");
   return at(t);
 };
+// Whether a WebRL Click reaches the element: it lands at the centre of its bounding box (as VAB's does).
 const reachable = (el) => {
-  const box = el.getClientRects()[0] || el.getBoundingClientRect();
+  const box = el.getBoundingClientRect();
   const hit = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
   return hit !== null && (hit === el || el.contains(hit));  // an ancestor hit: el is clipped or covered there
 };
