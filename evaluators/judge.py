@@ -23,7 +23,7 @@ import time
 from typing import Protocol, runtime_checkable
 
 from webrl.errors import UsageError, WebrlError
-from webrl.evaluators.result import EvaluationError
+from webrl.evaluators.result import AssertionFailed, EvaluationError
 
 SYSTEM = "You are a helpful assistant."
 MAX_TOKENS = 768
@@ -144,10 +144,10 @@ def parse_judge_spec(spec: str | None) -> Judge | None:
     return OpenAIJudge(base_url=url, model=model)
 
 
-async def ask(judge: Judge | None, messages: list[dict], decide, mode: str) -> tuple[float | None, str | None]:
+async def ask(judge: Judge | None, messages: list[dict], decide) -> tuple[float | None, str | None]:
     """One judge call: (score, reply). No judge -> (None, None): unjudged, never a silent pass or fail.
-    An unparsable reply is an error in the webarena/vab modes (the originals assert) and scores 0 in browsergym,
-    which catches the AssertionError (reference §5.2, §5.6)."""
+    An unparsable reply fails the originals' assert (reference §5.2): AssertionFailed, which the router turns
+    into an error (webarena, vab) or a 0 for the task (browsergym, which catches it, §5.6)."""
     if judge is None:
         return None, None
     try:
@@ -157,6 +157,4 @@ async def ask(judge: Judge | None, messages: list[dict], decide, mode: str) -> t
     try:
         return decide(reply), reply
     except JudgeReplyError as err:
-        if mode == "browsergym":
-            return 0.0, reply
-        raise EvaluationError(str(err)) from None
+        raise AssertionFailed(str(err)) from None

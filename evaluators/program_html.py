@@ -12,6 +12,8 @@ Mode differences, each marked in the code:
 - must_include: always split on ``|OR|``; webarena/browsergym substring (no tokenising), vab the one-token rule.
 - must_exclude, required_values: vab only; fuzzy_match (references joined with ", ", one judge call): vab and
   browsergym. The webarena mode raises on any of them, as the original does.
+- An empty required_contents is an error in every mode (the originals' else branch); a bare-string must_include
+  fails the originals' assert in webarena and vab and is a one-item list in browsergym (webrl's normalisation).
 
 Navigation settling: the originals ``time.sleep(3)`` after every ``goto``. We wait for the 'load' state, then for
 'networkidle' up to ``NETWORK_IDLE_CAP_MS``, then sleep ``NAVIGATION_SETTLE_S`` — 0 by default, which is enough
@@ -27,7 +29,7 @@ from typing import Any
 
 from webrl.evaluators.helpers import call_expression, helper_namespace
 from webrl.evaluators.judge import Judge, ask, decide_fuzzy, fuzzy_messages
-from webrl.evaluators.result import EvaluationError, Running
+from webrl.evaluators.result import EvaluationError, Running, as_list
 from webrl.evaluators.string_match import exact_match, must_exclude, must_include, required_values
 
 OR = " |OR| "
@@ -108,12 +110,13 @@ async def program_html(task, page, *, mode: str, judge: Judge | None, urls: dict
 
 async def _score(run: Running, contents, selected: str, check: dict, task, mode: str, judge) -> None:
     # the originals' if/elif precedence: exact_match, must_include, must_exclude, required_values, fuzzy_match
+    field = f"eval.program_html[{check['target']}].required_contents"
     clean_mode = "vab" if mode == "vab" else "webarena"  # browsergym: the original cleaning (strip)
     if contents.exact_match is not None:
         run.times(exact_match(contents.exact_match, selected, clean_mode), **check, rule="exact_match",
                   reference=contents.exact_match)
     elif contents.must_include is not None:
-        for item in contents.must_include:
+        for item in as_list(contents.must_include, f"{field}.must_include", mode):
             # webarena/browsergym: substring (tokenize=False); vab: its one-token rule
             hit = any(must_include(alt, selected, clean_mode, tokenize=False) for alt in item.split(OR))
             run.times(float(hit), **check, rule="must_include", reference=item)
@@ -127,14 +130,10 @@ async def _score(run: Running, contents, selected: str, check: dict, task, mode:
                   reference=contents.required_values)
     elif contents.fuzzy_match is not None and mode in ("vab", "browsergym"):
         reference = ", ".join(contents.fuzzy_match)
-        if run.decided:
-            run.checks.append({**check, "rule": "fuzzy_match", "reference": reference, "score": None,
-                               "skipped": "score is 0"})
-            return
-        # vab: its own prompt; browsergym: the original WebArena judge prompt
+        # called even after a 0, as the originals; vab: its own prompt; browsergym: the original WebArena prompt
         score, reply = await ask(judge, fuzzy_messages(task.intent, reference, selected, vab=mode == "vab"),
-                                 decide_fuzzy, mode)
+                                 decide_fuzzy)
         run.times(score, **check, rule="fuzzy_match", reference=reference, reply=reply)
     else:
         raise EvaluationError(f"required_contents rule {contents.rule!r} is not supported by the {mode} HTML "
-                              "evaluator")
+                              "evaluator", field)

@@ -15,6 +15,14 @@ from pydantic import BaseModel, Field
 Mode = Literal["webarena", "vab", "browsergym"]
 MODES: tuple[str, ...] = ("webarena", "vab", "browsergym")
 Status = Literal["scored", "unjudged", "error"]
+# How a task whose evaluation raised (status 'error') enters the success rate, per mode:
+# - webarena: WebArena's run.py catches the exception, logs it and never appends a score: the task is left out
+#   of the average (which divides by the tasks scored).
+# - vab: VAB's run.py leaves the task's score at -0.1; its score.py drops it from the finished tasks and divides
+#   the successes by all 165 ("overall accuracy", the number WebRL reports): the task counts as a failure.
+# - browsergym: left out, as before (BrowserGym itself scores an AssertionError 0 and lets the rest crash the
+#   episode).
+ERROR_COUNTS_AS: dict[str, str] = {"webarena": "left out", "vab": "failure", "browsergym": "left out"}
 
 
 class EvalResult(BaseModel):
@@ -31,7 +39,27 @@ class EvalResult(BaseModel):
 
 class EvaluationError(Exception):
     """A failure the original harness would have crashed on (bad url_note, unknown locator, a helper's HTTP
-    error, an unparsable judge reply in the webarena/vab modes): the task gets status 'error', no score."""
+    error, an unparsable judge reply in the webarena/vab modes): the task gets status 'error', no score.
+    ``field`` names the task's field when the task file itself is the cause."""
+
+    def __init__(self, message: str, field: str | None = None):
+        super().__init__(message)
+        self.field = field
+
+
+class AssertionFailed(EvaluationError):
+    """Where the originals fail an ``assert`` (a judge reply without the decision words, a value that must be a
+    list): an error in the webarena/vab modes; BrowserGym catches AssertionError and scores the task 0."""
+
+
+def as_list(value: Any, field: str, mode: str) -> list:
+    """A value the originals assert is a list (must_include, fuzzy_match): a bare string fails that assert in the
+    webarena and vab modes (WebArena-Lite task 81); browsergym keeps webrl's normalisation, a one-item list."""
+    if isinstance(value, list):
+        return value
+    if mode == "browsergym":
+        return [value]
+    raise AssertionFailed(f"{field} is {value!r}, not a list: the {mode} evaluator asserts a list", field)
 
 
 @dataclass
@@ -49,11 +77,6 @@ class Running:
         else:
             self.value *= float(factor)
         self.checks.append({**check, "score": factor})
-
-    @property
-    def decided(self) -> bool:
-        """True when a factor of 0 already fixes the product (no judge call can change it)."""
-        return self.value == 0.0
 
     def outcome(self) -> float | None:
         if self.value == 0.0:

@@ -2,8 +2,12 @@
 
 Order matters because ``program_html`` navigates the page; ``url_match`` reads ``page.url`` when its turn comes.
 
-Combining: any error -> status 'error' (score None; the original harness would have crashed on that task);
-else a 0 from any evaluator -> scored 0; else an unjudged part -> 'unjudged' (score None); else the product.
+Combining: any error -> status 'error' (score None; the original harness would have crashed on that task; how
+that counts in the success rate is ``ERROR_COUNTS_AS[mode]``); else a 0 from any evaluator -> scored 0; else an
+unjudged part -> 'unjudged' (score None); else the product (1.0 for an empty ``eval_types``, as in the originals).
+An eval type the originals do not know is an error before any evaluator runs (their router raises). A failed
+assert of the originals (``AssertionFailed``) is an error too, except in browsergym, which scores the task 0 as
+BrowserGym catches AssertionError.
 
 Modes (``MODES``): ``webarena`` = the original evaluator (§5.1-5.4), ``vab`` = VAB-WebArena-Lite's, used for the
 WebRL numbers (§5.5), ``browsergym`` = BrowserGym's WebArena-Lite hybrid (§5.6). BrowserGym's safeguard is applied
@@ -21,10 +25,11 @@ from playwright.async_api import Error as PlaywrightError
 from webrl.evaluators.judge import Judge
 from webrl.evaluators.miniwob_reward import miniwob_reward
 from webrl.evaluators.program_html import program_html
-from webrl.evaluators.result import MODES, EvalResult, EvaluationError
+from webrl.evaluators.result import ERROR_COUNTS_AS, MODES, AssertionFailed, EvalResult, EvaluationError
 from webrl.evaluators.string_match import string_match
 from webrl.evaluators.url_match import url_match
 from webrl.tasks.load import PLACEHOLDER, substitute
+from webrl.tasks.model import EVAL_TYPES
 
 
 def _has_placeholder(task) -> bool:
@@ -58,6 +63,10 @@ async def evaluate(task, answer: str | None, page, *, mode: str = "webarena", ju
     details: list[dict[str, Any]] = [{"type": "warning", "text": w} for w in task.warnings]
     parts: list[float | None] = []
     try:
+        unknown = [t for t in task.eval.eval_types if t not in EVAL_TYPES]
+        if unknown:
+            raise EvaluationError(f"eval_type {unknown[0]!r} is not supported (the eval types: "
+                                  f"{', '.join(EVAL_TYPES)})", "eval.eval_types")
         if mode == "browsergym" and urls and page is not None:
             foreign = await _foreign_tabs(page, urls)
             if foreign:
@@ -80,13 +89,16 @@ async def evaluate(task, answer: str | None, page, *, mode: str = "webarena", ju
                 part = await program_html(task, page, mode=mode, judge=judge, urls=urls)
             details.append(part)
             parts.append(part["score"])
+    except AssertionFailed as err:
+        if mode != "browsergym":
+            return _error(details, str(err), err.field, mode, judge_name)
+        details.append({"type": "assertion", "score": 0.0, "error": str(err), "field": err.field})
+        return EvalResult(score=0.0, status="scored", mode=mode, judge=judge_name, details=details)
     except EvaluationError as err:
-        details.append({"type": "error", "error": str(err)})
-        return EvalResult(score=None, status="error", mode=mode, judge=judge_name, details=details)
+        return _error(details, str(err), err.field, mode, judge_name)
     except (PlaywrightError, httpx.HTTPError, OSError) as err:  # navigation, closed page, a helper's network
         # failure: the original would crash on the task too
-        details.append({"type": "error", "error": f"{type(err).__name__}: {err}"})
-        return EvalResult(score=None, status="error", mode=mode, judge=judge_name, details=details)
+        return _error(details, f"{type(err).__name__}: {err}", None, mode, judge_name)
     if any(p == 0.0 for p in parts):
         return EvalResult(score=0.0, status="scored", mode=mode, judge=judge_name, details=details)
     if any(p is None for p in parts):
@@ -95,3 +107,9 @@ async def evaluate(task, answer: str | None, page, *, mode: str = "webarena", ju
     for p in parts:
         score *= p
     return EvalResult(score=score, status="scored", mode=mode, judge=judge_name, details=details)
+
+
+def _error(details: list[dict], error: str, field: str | None, mode: str, judge_name: str | None) -> EvalResult:
+    """``field``: the task's field that caused it (None: not the task file); ``counts_as``: in the success rate."""
+    details.append({"type": "error", "error": error, "field": field, "counts_as": ERROR_COUNTS_AS[mode]})
+    return EvalResult(score=None, status="error", mode=mode, judge=judge_name, details=details)

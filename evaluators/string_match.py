@@ -6,6 +6,12 @@ Modes:
   one judge call per fuzzy reference, ignores unknown approaches.
 - ``vab`` (§5.5): cleaning does not strip; must_include tokenises whenever the reference is one token and splits
   ``|OR|``; fuzzy references joined into one call; adds must_exclude, one_of, required_values.
+
+Every judge call the originals make is made, in their order, even after a factor of 0. Where the originals raise
+on the task's own data, so do webarena and vab, at the same point: null reference_answers, a must_include or
+fuzzy_match that is not a list (their assert), a missing string_note when the unachievable-reason judge is
+reached (a KeyError). browsergym keeps webrl's normalisation: a bare string is a one-item list, a missing
+string_note an empty reason (null reference_answers is an error there too).
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from webrl.evaluators.judge import Judge, ask, decide_fuzzy, decide_ua, fuzzy_messages, ua_messages
-from webrl.evaluators.result import EvaluationError, Running
+from webrl.evaluators.result import EvaluationError, Running, as_list
 from webrl.evaluators.tokenize import word_tokenize
 
 OR = " |OR| "
@@ -112,12 +118,15 @@ async def string_match(task, answer: str | None, *, mode: str, judge: Judge | No
         # webarena/vab: the harness always ends with a stop action; a missing answer is an empty one.
         answer = "whatever" if mode == "browsergym" else ""
     pred = clean_answer(answer, mode)  # cleaned once here and again inside each matcher (§5.2)
+    if spec.reference_answers is None:  # the originals call .items() on it
+        raise EvaluationError("eval.reference_answers is null: the string_match evaluator has no references",
+                              "eval.reference_answers")
     run = Running()
-    items = spec.reference_answers.items() if spec.reference_answers else []
-    for approach, value in items:
+    for approach, value in spec.reference_answers.items():
         if approach == "exact_match":
             run.times(exact_match(value, pred, mode), rule="exact_match", reference=value)
         elif approach == "must_include":
+            value = as_list(value, "eval.reference_answers.must_include", mode)
             if mode == "vab":
                 for item in value:  # vab splits |OR| alternatives (§5.5)
                     run.times(float(any(must_include(alt, pred, mode) for alt in item.split(OR))),
@@ -134,16 +143,18 @@ async def string_match(task, answer: str | None, *, mode: str, judge: Judge | No
                     run.checks.append({"rule": "ua_match", "score": None, "note": "undecidable: unjudged factor"})
                 elif run.value != 1.0:
                     # the unachievable-reason judge REPLACES the running score (§5.2)
+                    if spec.string_note is None and mode != "browsergym":  # the originals: a KeyError
+                        raise EvaluationError("eval.string_note is missing: the unachievable-reason judge needs "
+                                              "it as its reference", "eval.string_note")
                     score, reply = await ask(judge, ua_messages(task.intent, spec.string_note or "", pred),
-                                             decide_ua, mode)
+                                             decide_ua)
                     run.value, run.pending = (1.0, True) if score is None else (score, False)
                     run.checks.append({"rule": "ua_match", "reference": spec.string_note or "", "score": score,
                                        "reply": reply, "replaces": True})
-            elif mode == "vab":
-                reference = ", ".join(value)  # one call for all references (§5.5)
-                await _fuzzy(run, judge, mode, task.intent, reference, pred)
             else:
-                for reference in value:  # one call per reference (§5.2)
+                value = as_list(value, "eval.reference_answers.fuzzy_match", mode)
+                # vab: one call for all references (§5.5); the others: one call per reference (§5.2)
+                for reference in [", ".join(value)] if mode == "vab" else value:
                     await _fuzzy(run, judge, mode, task.intent, reference, pred)
         elif mode == "vab" and approach == "must_exclude":
             for item in value:
@@ -160,8 +171,7 @@ async def string_match(task, answer: str | None, *, mode: str, judge: Judge | No
 
 
 async def _fuzzy(run: Running, judge, mode: str, intent: str, reference: str, pred: str) -> None:
-    if run.decided:  # a 0 factor already fixes the product; spare the call
-        run.checks.append({"rule": "fuzzy_match", "reference": reference, "score": None, "skipped": "score is 0"})
-        return
-    score, reply = await ask(judge, fuzzy_messages(intent, reference, pred, vab=mode == "vab"), decide_fuzzy, mode)
+    # called even when a 0 already fixes the product, as the originals do: the call count and a later
+    # unparsable reply (an error) are theirs
+    score, reply = await ask(judge, fuzzy_messages(intent, reference, pred, vab=mode == "vab"), decide_fuzzy)
     run.times(score, rule="fuzzy_match", reference=reference, reply=reply)

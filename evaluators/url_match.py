@@ -7,7 +7,10 @@
   ignored). ``url_note`` must be "GOLD in PRED" (the default); anything else is an error.
 - ``vab`` (URLExactEvaluator, §5.5): ``localhost`` -> ``127.0.0.1`` and one trailing '/' dropped; the rule is
   ``url_note`` with default **EXACT** (prediction equals one reference); "GOLD in PRED" is a plain substring test
-  on the full URL strings, query order included.
+  on the full URL strings, query order included; any other note is an error.
+
+In every mode, as in all three originals: a url_note that is present but null is an unknown note (they read it
+with a default that only a missing key takes), and a null reference_url is an error.
 """
 
 from __future__ import annotations
@@ -53,21 +56,23 @@ def vab_url_score(pred_url: str, reference_url: str, rule: str) -> float:
     refs = [vab_clean_url(u) for u in reference_url.split(OR)]
     if rule == "EXACT":
         return float(pred in refs)
-    if rule == GOLD_IN_PRED:
-        return float(any(ref in pred for ref in refs))
-    raise EvaluationError(f"unknown url_note {rule!r}")
+    return float(any(ref in pred for ref in refs))
 
 
 def url_match(task, page_url: str, *, mode: str) -> dict[str, Any]:
     spec = task.eval
-    reference = spec.reference_url or ""
-    if mode == "vab":
-        rule = spec.url_note or "EXACT"  # missing url_note -> EXACT in vab only (Lite task 45; §5.5)
-        score = vab_url_score(page_url, reference, rule)
+    if spec.reference_url is None:  # the originals split it
+        raise EvaluationError("eval.reference_url is null: the url_match evaluator has no reference",
+                              "eval.reference_url")
+    # the originals read the note with a default (.get): a missing note takes it, a null one does not
+    rule = spec.url_note if "url_note" in spec.model_fields_set else ("EXACT" if mode == "vab" else GOLD_IN_PRED)
+    known = ("EXACT", GOLD_IN_PRED) if mode == "vab" else (GOLD_IN_PRED,)
+    if rule not in known:  # the originals raise on any other note
+        raise EvaluationError(f"url_note {rule!r} is not supported by the {mode} URL evaluator ({' or '.join(known)})",
+                              "eval.url_note")
+    if mode == "vab":  # missing url_note -> EXACT in vab only (Lite task 45; §5.5)
+        score = vab_url_score(page_url, spec.reference_url, rule)
     else:
-        rule = spec.url_note or GOLD_IN_PRED
-        if rule != GOLD_IN_PRED:  # the original raises on any other note (§5.3)
-            raise EvaluationError(f"url_note {rule!r} is not supported by the {mode} URL evaluator")
-        score = webarena_url_score(page_url, reference)
+        score = webarena_url_score(page_url, spec.reference_url)
     return {"type": "url_match", "score": score,
-            "checks": [{"rule": rule, "url": page_url, "reference": reference, "score": score}]}
+            "checks": [{"rule": rule, "url": page_url, "reference": spec.reference_url, "score": score}]}

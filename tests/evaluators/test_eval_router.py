@@ -74,19 +74,23 @@ def test_browsergym_scores_0_with_a_tab_outside_the_sites(async_browser, static_
 
 def test_every_real_config_evaluates(lite_tasks):
     """All string/url configs of both task files, in every mode, give a score or 'unjudged' (no judge) - never an
-    error (program_html needs live sites; its configs are covered by test_tasks' loading checks)."""
+    error, but for the one the originals reject: Lite task 81's bare-string must_include, in webarena and vab
+    (program_html needs live sites; its configs are covered by test_tasks' loading checks)."""
     from webrl.sites.task_sets import resolve_task_set
 
     urls = {s: f"http://{s}.test:1000" for s in ("shopping", "shopping_admin", "reddit", "gitlab", "map",
                                                  "wikipedia", "homepage")}
-    statuses = set()
-    for task in lite_tasks + resolve_task_set("webarena", "/nonexistent"):
-        if "program_html" in task.eval.eval_types:
-            continue
-        first = (task.reference_urls or ["__SHOPPING__/"])[0]
-        for mode in MODES:
-            result = run(evaluate(task, "N/A", FakePage(first.replace("__SHOPPING__", urls["shopping"])), mode=mode,
-                                  urls=urls))
-            statuses.add(result.status)
-            assert result.status in ("scored", "unjudged"), (task.task_id, mode, result.details)
-    assert statuses == {"scored", "unjudged"}
+    statuses, errors = set(), set()
+    for name, tasks in (("lite", lite_tasks), ("full", resolve_task_set("webarena", "/nonexistent"))):
+        for task in tasks:
+            if "program_html" in task.eval.eval_types:
+                continue
+            first = (task.reference_urls or ["__SHOPPING__/"])[0]
+            for mode in MODES:
+                result = run(evaluate(task, "N/A", FakePage(first.replace("__SHOPPING__", urls["shopping"])),
+                                      mode=mode, urls=urls))
+                statuses.add(result.status)
+                if result.status == "error":
+                    errors.add((name, task.task_id, mode, result.details[-1]["field"]))
+    assert statuses == {"scored", "unjudged", "error"}
+    assert errors == {("lite", 81, m, "eval.reference_answers.must_include") for m in ("webarena", "vab")}

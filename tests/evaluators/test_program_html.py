@@ -154,3 +154,24 @@ def test_navigation_failure_is_an_error(async_browser, mode):
 
     result = async_browser.run(scenario)
     assert result.status == "error" and result.score is None
+
+
+def test_the_judge_is_asked_even_after_a_0(async_browser, static_site):
+    # a failing first target does not spare the second target's fuzzy_match call (the originals' order, issue 17
+    # item 8); an unparsable reply there is the vab error, browsergym's 0
+    static_site.pages["/form"] = FORM
+    task = html_task(target(T, {"must_include": ["zzz"]}), target(T, {"fuzzy_match": ["Hello World"]}))
+
+    async def scenario(page):
+        out = {}
+        for mode in ("vab", "browsergym"):
+            for reply in ("correct", "maybe"):
+                await page.goto(f"{static_site.base}/form")
+                judge = ScriptedJudge(reply)
+                result = await evaluate(task, None, page, mode=mode, judge=judge)
+                out[mode, reply] = (result.status, result.score, len(judge.calls))
+        return out
+
+    assert async_browser.run(scenario) == {
+        ("vab", "correct"): ("scored", 0.0, 1), ("vab", "maybe"): ("error", None, 1),
+        ("browsergym", "correct"): ("scored", 0.0, 1), ("browsergym", "maybe"): ("scored", 0.0, 1)}

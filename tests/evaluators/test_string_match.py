@@ -14,7 +14,7 @@ W, V, B = "webarena", "vab", "browsergym"
 
 def string_task(answers: dict, **eval_fields):
     return make_task({"eval_types": ["string_match"], "reference_answers": answers, "reference_url": "",
-                      "program_html": [], **eval_fields})
+                      "program_html": [], "string_note": "", **eval_fields})
 
 
 def score(answers: dict, answer, mode: str, judge=None, **eval_fields):
@@ -139,6 +139,24 @@ def test_judged_rules(answers, replies, expected, calls):
             assert len(judge.calls) == calls[mode]
 
 
+@pytest.mark.parametrize(("answers", "replies", "expected", "calls"), [
+    # the originals ask the judge about every reference even when a 0 already fixes the score (issue 17 item 8):
+    # the same score, the originals' call count...
+    ({"must_include": ["zzz"], "fuzzy_match": ["a", "b"]}, ["correct"], {W: 0, V: 0, B: 0}, {W: 2, V: 1, B: 2}),
+    ({"fuzzy_match": ["a", "b", "c"]}, ["incorrect", "correct"], {W: 0, V: 0, B: 0}, {W: 3, V: 1, B: 3}),
+    # ...and an unparsable later reply is the originals' error; browsergym's 0 ends the evaluation at once
+    ({"must_include": ["zzz"], "fuzzy_match": ["a"]}, ["maybe"], {W: "error", V: "error", B: 0}, {W: 1, V: 1, B: 1}),
+    ({"fuzzy_match": ["a", "b"]}, ["incorrect", "maybe"], {W: "error", V: 0, B: 0}, {W: 2, V: 1, B: 2}),
+    ({"fuzzy_match": ["a", "b"]}, ["maybe", "correct"], {W: "error", V: "error", B: 0}, {W: 1, V: 1, B: 1}),
+])
+def test_the_judge_is_asked_in_the_originals_order(answers, replies, expected, calls):
+    for mode, want in expected.items():
+        judge = ScriptedJudge(*replies)
+        result = score(answers, "the unit test answer", mode, judge=judge)
+        assert (result.status, result.score) == (("error", None) if want == "error" else ("scored", want)), mode
+        assert len(judge.calls) == calls[mode], mode
+
+
 def test_judge_messages_carry_the_inputs():
     judge = ScriptedJudge("correct")
     score({"fuzzy_match": ["ref one", "ref two"]}, "My Answer", V, judge=judge)
@@ -155,9 +173,13 @@ def test_judge_messages_carry_the_inputs():
 
 def test_real_tasks(lite_tasks):
     by_id = {t.task_id: t for t in lite_tasks}
-    # Lite 81: must_include was a bare string; scored as a one-item list (and flagged)
-    result = run(evaluate(by_id[81], "The top contributor is yjlou", None))
-    assert result.score == 1.0 and any("bare string" in d.get("text", "") for d in result.details)
+    # Lite 81: must_include is a bare string; webarena and vab fail the originals' assert (an error, the field
+    # named), browsergym reads a one-item list; flagged in every mode
+    results = {m: run(evaluate(by_id[81], "The top contributor is yjlou", None, mode=m)) for m in (W, V, B)}
+    assert {m: (r.status, r.score) for m, r in results.items()} == {
+        W: ("error", None), V: ("error", None), B: ("scored", 1.0)}
+    assert [results[m].details[-1]["field"] for m in (W, V)] == ["eval.reference_answers.must_include"] * 2
+    assert all(any("bare string" in d.get("text", "") for d in r.details) for r in results.values())
     # Lite 94: '65 |OR| 3'
     assert [run(evaluate(by_id[94], "3", None, mode=m)).score for m in (W, V, B)] == [0.0, 1.0, 0.0]
     # Lite 114: fuzzy_match "N/A"

@@ -2,16 +2,21 @@
 
 Every field of the original JSON is modelled; fields we do not know are kept (``extra="allow"``) so that a task
 written back out loses nothing. Known data quirks (reference §5.8 and a few more found in the two real task files)
-are tolerated: the task is normalised where the evaluators need one shape, and a human-readable note is appended to
-``Task.warnings`` so that nothing is fixed silently.
+are tolerated and kept as the file has them, and a human-readable note is appended to ``Task.warnings`` so that
+nothing is fixed silently. An eval block the originals reject *when they evaluate it* loads too: the evaluators
+reject it at the same point, for that task only (webrl.evaluators.router; the file is never refused for it).
 
 Quirks recorded (one warning each):
 - ``reference_answers.must_include`` (or ``required_contents.must_include``) given as a bare string (WebArena-Lite
-  task 81): wrapped into a one-item list. The original and VAB evaluators assert a list and would crash.
+  task 81), or ``fuzzy_match`` as a string other than ``"N/A"``: the webarena and vab evaluators fail their assert
+  (an error for the task); browsergym reads a one-item list.
 - ``fuzzy_match: ["N/A"]`` (a *list*, WebArena-Lite tasks 51, 91): kept as a list and flagged, because only the
   *string* ``"N/A"`` triggers the unachievable-task rule; the list is graded by the LLM like any reference.
-- ``fuzzy_match`` given as a string other than ``"N/A"``: wrapped into a list (the originals assert a list).
-- ``fuzzy_match: "N/A"`` with an empty ``string_note``: the unachievable-reason judge gets an empty reference.
+- ``fuzzy_match: "N/A"`` without ``string_note`` (an error in webarena/vab once the unachievable-reason judge is
+  reached) or with an empty one (the judge gets an empty reference).
+- ``eval_types`` empty (scores 1.0: an empty product) or naming an unknown type, ``string_match`` with null
+  ``reference_answers``, ``url_match`` with null ``reference_url`` or with a ``url_note`` that is null or unknown,
+  a ``required_contents`` without a rule: errors for the task when evaluated (see each warning for the modes).
 - ``string_match`` ``must_include`` items containing ``" |OR| "`` (WebArena 386 = Lite 94): the webarena and
   browsergym modes do not split them (effectively unpassable), vab does.
 - Answers that embed the GitLab clone host (``ssh://git@…:2222``; WebArena 293–297, Lite 71).
@@ -27,11 +32,14 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_serializer, model_validator
 
-EvalType = Literal["string_match", "url_match", "program_html", "miniwob_reward"]
+# The eval types the evaluators know; a file may name others (an error for that task when it is evaluated)
+EVAL_TYPES = ("string_match", "url_match", "program_html", "miniwob_reward")
+URL_NOTES = ("GOLD in PRED", "EXACT")  # EXACT: vab only
+RULES = ("exact_match", "must_include", "must_exclude", "required_values", "fuzzy_match")
 SITES = ("shopping", "shopping_admin", "reddit", "gitlab", "map", "wikipedia", "homepage", "miniwob")
 AND_SEPARATOR = " |AND| "
 OR_SEPARATOR = " |OR| "
@@ -51,7 +59,7 @@ class ReferenceAnswers(_Open):
     rule replaces the running score, so order matters): use ``items()``, not the attributes."""
 
     exact_match: str | None = None
-    must_include: list[str] | None = None
+    must_include: list[str] | str | None = None  # a bare string: as the file has it (the evaluators decide)
     fuzzy_match: str | list[str] | None = None  # the string "N/A" and the list ["N/A"] mean different things
     # VAB-WebArena-Lite additions (reference §5.5)
     must_exclude: list[str] | None = None
@@ -85,28 +93,19 @@ class ReferenceAnswers(_Open):
 
 
 class RequiredContents(_Open):
-    """``program_html[].required_contents``: exactly one rule is used, in this precedence (the originals' if/elif
-    chain): exact_match, must_include, must_exclude, required_values, fuzzy_match."""
+    """``program_html[].required_contents``: one rule is used, in this precedence (the originals' if/elif chain):
+    exact_match, must_include, must_exclude, required_values, fuzzy_match. None of them: ``rule`` is None."""
 
     exact_match: str | None = None
-    must_include: list[str] | None = None
+    must_include: list[str] | str | None = None
     # VAB / BrowserGym additions (reference §5.5, §5.6)
     fuzzy_match: list[str] | None = None
     must_exclude: list[str] | None = None
     required_values: list[str] | None = None
 
-    @model_validator(mode="after")
-    def _one_rule(self):
-        if self.rule is None:
-            raise ValueError("needs one of exact_match, must_include, must_exclude, required_values, fuzzy_match")
-        return self
-
     @property
     def rule(self) -> str | None:
-        for key in ("exact_match", "must_include", "must_exclude", "required_values", "fuzzy_match"):
-            if getattr(self, key) is not None:
-                return key
-        return None
+        return next((key for key in RULES if getattr(self, key) is not None), None)
 
     @model_serializer(mode="wrap")
     def _serialize(self, handler):
@@ -128,10 +127,10 @@ class ProgramHtml(_Open):
 
 
 class EvalSpec(_Open):
-    eval_types: list[EvalType] = Field(min_length=1)
+    eval_types: list[str]
     reference_answers: ReferenceAnswers | None = None
     reference_url: str | None = None
-    url_note: Literal["GOLD in PRED", "EXACT"] | None = None
+    url_note: str | None = None
     string_note: str | None = None
     program_html: list[ProgramHtml] = Field(default_factory=list)
     reference_answer_raw_annotation: str | None = None
@@ -141,14 +140,6 @@ class EvalSpec(_Open):
     @classmethod
     def _null_is_empty(cls, value):
         return [] if value is None else value
-
-    @model_validator(mode="after")
-    def _types_have_data(self):
-        if "string_match" in self.eval_types and self.reference_answers is None:
-            raise ValueError("eval_types has string_match but reference_answers is null")
-        if "url_match" in self.eval_types and self.reference_url is None:
-            raise ValueError("eval_types has url_match but reference_url is null")
-        return self
 
     @property
     def reference_urls(self) -> list[str]:
@@ -240,15 +231,23 @@ class Task(_Open):
 
         spec = data["eval"]
         types = spec.get("eval_types") if isinstance(spec.get("eval_types"), list) else []
+        error = "every mode records an evaluation error for this task"
+        strict = "webarena and vab record an evaluation error for this task (the originals assert a list)"
+        if not types:
+            warn("eval_types is empty: every mode scores the task 1.0 (an empty product, as in the originals)")
+        for kind in types:
+            if kind not in EVAL_TYPES:
+                warn(f"eval_types has {kind!r}, which no evaluator here knows: {error}")
         answers = spec.get("reference_answers")
+        if "string_match" in types and answers is None:
+            warn(f"eval_types has string_match but reference_answers is null: {error}")
         if isinstance(answers, dict):
             include = answers.get("must_include")
             if isinstance(include, str):
-                answers["must_include"] = [include]
-                warn(f"reference_answers.must_include is a bare string ({include!r}); read as [{include!r}] "
-                     "(the original and VAB evaluators assert a list and cannot score this task as it is)")
-                include = answers["must_include"]
-            if isinstance(include, list) and any(isinstance(v, str) and OR_SEPARATOR in v for v in include):
+                warn(f"reference_answers.must_include is a bare string ({include!r}), not a list: {strict}; "
+                     f"browsergym reads it as [{include!r}]")
+            includes = [include] if isinstance(include, str) else include if isinstance(include, list) else []
+            if any(isinstance(v, str) and OR_SEPARATOR in v for v in includes):
                 warn("string_match must_include has ' |OR| ' alternatives: vab splits them; webarena and "
                      "browsergym match the literal text (lower-cased) and so practically never pass")
             fuzzy = answers.get("fuzzy_match")
@@ -256,22 +255,34 @@ class Task(_Open):
                 warn("fuzzy_match is the list ['N/A'], not the string 'N/A': the unachievable-task rule does not "
                      "apply; the LLM judge grades the answer against the reference 'N/A'")
             elif isinstance(fuzzy, str) and fuzzy != "N/A":
-                answers["fuzzy_match"] = [fuzzy]
-                warn(f"fuzzy_match is the string {fuzzy!r}; read as [{fuzzy!r}] (only 'N/A' may be a string)")
-            if fuzzy == "N/A" and not spec.get("string_note"):
+                warn(f"fuzzy_match is the string {fuzzy!r}, not a list (only 'N/A' may be a string): {strict}; "
+                     f"browsergym reads it as [{fuzzy!r}]")
+            if fuzzy == "N/A" and spec.get("string_note") is None:
+                warn("fuzzy_match 'N/A' without eval.string_note: webarena and vab record an evaluation error "
+                     "when the unachievable-reason judge is reached (an answer other than 'N/A'); browsergym "
+                     "gives that judge an empty reason")
+            elif fuzzy == "N/A" and not spec.get("string_note"):
                 warn("fuzzy_match 'N/A' with an empty eval.string_note: the unachievable-reason judge gets no "
                      "reference reason")
-            if any(isinstance(v, str) and GITLAB_CLONE_HOST.search(v)
-                   for v in [answers.get("exact_match"), *(answers.get("must_include") or [])]):
+            if any(isinstance(v, str) and GITLAB_CLONE_HOST.search(v) for v in [answers.get("exact_match"), *includes]):
                 warn("the reference answer embeds the GitLab clone host (ssh://git@HOST:2222/...): it only "
                      "matches where GitLab reports that same host")
             if "string_match" not in types:
                 warn("reference_answers is set but eval_types has no string_match: it is ignored")
         if "url_match" in types:
-            if not spec.get("url_note"):
+            note = spec.get("url_note")
+            if "url_note" not in spec:
                 warn("url_match without url_note: the webarena and browsergym modes apply GOLD in PRED, "
                      "vab applies EXACT")
-            if spec.get("reference_url") == "":
+            elif note not in URL_NOTES:
+                warn(f"url_note is {note!r}, neither 'GOLD in PRED' nor 'EXACT' (a null note is not a missing one): "
+                     f"{error}")
+            elif note == "EXACT":
+                warn("url_note 'EXACT': only vab knows it; webarena and browsergym record an evaluation error for "
+                     "this task")
+            if spec.get("reference_url") is None:
+                warn(f"eval_types has url_match but reference_url is null: {error}")
+            elif spec.get("reference_url") == "":
                 warn("url_match with an empty reference_url: webarena/browsergym pass any URL, vab none")
         programs = spec.get("program_html")
         if "program_html" in types and not programs:
@@ -283,10 +294,12 @@ class Task(_Open):
                 continue
             contents = target.get("required_contents")
             if isinstance(contents, dict):
-                include = contents.get("must_include")
-                if isinstance(include, str):
-                    contents["must_include"] = [include]
-                    warn(f"program_html[{i}].required_contents.must_include is a bare string; read as a list")
+                if isinstance(contents.get("must_include"), str):
+                    warn(f"program_html[{i}].required_contents.must_include is a bare string, not a list: {strict}; "
+                         "browsergym reads a one-item list")
+                if not any(contents.get(rule) is not None for rule in RULES):
+                    warn(f"program_html[{i}].required_contents has none of {', '.join(RULES)}: {error} (when the "
+                         "evaluator reaches it)")
                 extra = [k for k in ("fuzzy_match", "must_exclude", "required_values") if k in contents]
                 if extra:
                     warn(f"program_html[{i}].required_contents uses {', '.join(extra)} (VAB addition): "
