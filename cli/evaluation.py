@@ -105,6 +105,10 @@ def eval_command(
     table.add_row(*(f"{rates[c]['mean']} ± {rates[c]['std']}" if c in rates else "–"
                     for c in [*SITE_COLUMNS, "Other", "Average"]))
     console.print(table)
+    for error in summary["evaluator_errors"]:  # each task's own line: which field, and how the rate counted it
+        where = f" ({error['field']})" if error["field"] else ""
+        console.print(f"task {error['task_id']}, repeat {error['repeat']}: evaluation error{where}: {error['error']}"
+                      f" (in the {settings.mode} success rate: {error['counts_as']})")
     if "miniwob" in summary:
         console.print(miniwob_console_table(summary["miniwob"]))
     console.print(f"episodes: {summary['episodes']}  ·  report: {settings.out / 'report.html'}")

@@ -14,8 +14,9 @@ import pytest
 
 from webrl.errors import UsageError
 from webrl.policy.factory import make_policy
-from webrl.runs.eval import EvalSettings, run_eval
+from webrl.runs.eval import EvalSettings, run_eval, summarize
 from webrl.tasks.load import load_tasks
+from webrl.tasks.model import Task
 
 SMOKE = Path(__file__).parents[2] / "sites" / "embedded" / "tasks" / "smoke.json"
 
@@ -77,6 +78,37 @@ def test_resume_skips_finished_episodes(store, tmp_path):
                                          r"max_steps: 30 -> 8\)"):
         evaluate(store, tmp_path, "random:1", max_steps=8, resume=True)
     assert len((tmp_path / "episodes.jsonl").read_text().splitlines()) == 5  # nothing was added
+
+
+def test_evaluator_errors_enter_the_rate_as_the_mode_says():
+    rows = [{"task_id": 0, "repeat": 0, "sites": ["shopping"], "status": "done", "score": 1.0},
+            {"task_id": 1, "repeat": 0, "sites": ["shopping"], "status": "error", "score": None,
+             "eval": {"details": [{"type": "warning", "text": "w"}, {"type": "error", "field": "eval.url_note",
+                                                                      "error": "url_note 'X' is not supported"}]}}]
+    for mode, rate, episodes, counts_as in (("webarena", 100.0, 1, "left out"), ("vab", 50.0, 2, "failure"),
+                                            ("browsergym", 100.0, 1, "left out")):
+        summary = summarize(rows, EvalSettings(tasks="x", out=Path(), mode=mode), make_policy("oracle"), 2)
+        assert summary["success_rate"]["OSS"] == {"mean": rate, "std": 0.0, "episodes": episodes}, mode
+        assert summary["evaluator_errors"] == [{"task_id": 1, "repeat": 0, "field": "eval.url_note",
+                                                "error": "url_note 'X' is not supported", "counts_as": counts_as}]
+
+
+@pytest.mark.slow  # two eval runs (~11 s)
+def test_a_task_its_mode_rejects_counts_as_that_harness_counts_it(store, tmp_path):
+    # issue 17 item 7: the oracle answers both tasks right, but the second's must_include is a bare string, which
+    # the webarena and vab evaluators reject: WebArena's run.py leaves it out of the average, VAB's score.py
+    # counts it as a failure; either way it is reported with its field
+    smoke = load_tasks(SMOKE)
+    config = smoke[3].to_config()
+    bad = Task.model_validate({**config, "eval": {**config["eval"], "reference_answers": {"must_include": "19"}}})
+    for mode, rate, episodes in (("webarena", 100.0, 1), ("vab", 50.0, 2)):
+        settings = EvalSettings(tasks=str(SMOKE), policy="oracle", out=tmp_path / mode, mode=mode)
+        summary = asyncio.run(run_eval(settings, [smoke[0], bad], store, make_policy("oracle")))
+        assert summary["success_rate"]["Average"] == {"mean": rate, "std": 0.0, "episodes": episodes}, mode
+        assert summary["episodes"] == {"planned": 2, "done": 1, "error": 1, "missing": 0}
+        [error] = summary["evaluator_errors"]
+        assert (error["task_id"], error["field"]) == (3, "eval.reference_answers.must_include")
+        assert error["counts_as"] == {"webarena": "left out", "vab": "failure"}[mode]
 
 
 def test_parallel_needs_instances(store, tmp_path):

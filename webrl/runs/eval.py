@@ -24,6 +24,7 @@ from importlib import metadata
 from pathlib import Path
 
 from webrl.errors import IncompleteRun, UsageError
+from webrl.evaluators.result import ERROR_COUNTS_AS
 from webrl.files import write_atomically
 from webrl.policy.base import Policy
 from webrl.policy.factory import make_policy, serving
@@ -168,10 +169,14 @@ def site_column(sites: list[str]) -> str:
 
 def summarize(rows: list[dict], settings: EvalSettings, policy: Policy, planned: int) -> dict:
     """Per-site success rates in WebRL's column order, mean ± std over repeats; the episodes planned, by
-    status, and missing (planned but not recorded: the run stopped before them)."""
+    status, and missing (planned but not recorded: the run stopped before them). An episode whose evaluation
+    raised (status 'error', e.g. an eval block the mode's original evaluator rejects) enters the rates as that
+    mode's original run loop counts it (``ERROR_COUNTS_AS``: left out, or a failure) and is listed under
+    ``evaluator_errors`` with its task, the field at fault and how it counted."""
+    counts_as = ERROR_COUNTS_AS[settings.mode]
     by_repeat: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
-        if row["status"] == "done":
+        if row["status"] == "done" or (row["status"] == "error" and counts_as == "failure"):
             column = site_column(row["sites"])
             by_repeat[row["repeat"]][column].append(float(row["score"] == 1.0))
             by_repeat[row["repeat"]]["Average"].append(float(row["score"] == 1.0))
@@ -192,10 +197,18 @@ def summarize(rows: list[dict], settings: EvalSettings, policy: Policy, planned:
         "success_rate": table,
         **({"miniwob": miniwob_table(rows)} if any(row.get("miniwob") for row in rows) else {}),
         "episodes": {"planned": planned, **counts, "missing": planned - len(rows)},
+        "evaluator_errors": [{"task_id": row["task_id"], "repeat": row["repeat"], **evaluator_error(row),
+                              "counts_as": counts_as} for row in rows if row["status"] == "error"],
         "versions": {name: _version(name) for name in ("webrl", "playwright", "torch", "transformers")},
         "python": platform.python_version(),
         "git_commit": _git_commit(),
     }
+
+
+def evaluator_error(row: dict) -> dict:
+    """The error an episode's evaluation ended in, and the task field at fault (None: not the task file)."""
+    error = next(d for d in reversed(row["eval"]["details"]) if d.get("type") == "error")
+    return {"field": error.get("field"), "error": error["error"]}
 
 
 def miniwob_table(rows: list[dict]) -> dict:
