@@ -11,13 +11,14 @@ BrowserGym catches AssertionError.
 
 Modes (``MODES``): ``webarena`` = the original evaluator (§5.1-5.4), ``vab`` = VAB-WebArena-Lite's, used for the
 WebRL numbers (§5.5), ``browsergym`` = BrowserGym's WebArena-Lite hybrid (§5.6). BrowserGym's safeguard is applied
-in that mode: any open tab outside the site URLs (``urls``) scores 0. ``miniwob_reward`` (MiniWoB++ tasks) reads the
-page's own reward, the same in every mode.
+in that mode: any open tab on a host:port that is none of the sites' (``urls``) scores 0. ``miniwob_reward``
+(MiniWoB++ tasks) reads the page's own reward, the same in every mode.
 """
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlparse
 
 import httpx
 from playwright.async_api import Error as PlaywrightError
@@ -37,14 +38,12 @@ def _has_placeholder(task) -> bool:
 
 
 async def _foreign_tabs(page, urls: dict[str, str]) -> list[str]:
-    """BrowserGym (§5.6): open tabs whose URL starts with none of the site URLs (about:blank allowed)."""
-    allowed = [u.rstrip("/") for u in urls.values() if u]
-    foreign = []
+    """BrowserGym (§5.6): open tabs whose host:port is none of the sites'. It compares netlocs only, so a tab
+    without one (about:blank, data:) passes, as does chrome://newtab, and any path on a site's host."""
+    allowed = {"", "newtab"} | {urlparse(u).netloc for u in urls.values() if u}
     context = getattr(page, "context", None)  # a PseudoPage or a stand-in may have none
-    for other in (context.pages if context is not None else [page]):
-        if other.url != "about:blank" and not any(other.url.startswith(a) for a in allowed):
-            foreign.append(other.url)
-    return foreign
+    return [other.url for other in (context.pages if context is not None else [page])
+            if urlparse(other.url).netloc not in allowed]
 
 
 async def evaluate(task, answer: str | None, page, *, mode: str = "webarena", judge: Judge | None = None,

@@ -62,13 +62,17 @@ def test_browsergym_scores_0_with_a_tab_outside_the_sites(async_browser, static_
     async def scenario(page):
         await page.goto(f"{static_site.base}/ok")
         before = {m: (await evaluate(task, "yes", page, mode=m, urls=urls)).score for m in MODES}
+        # BrowserGym compares host:port only: a tab without one (data:, about:blank) passes...
         other = await page.context.new_page()
         await other.goto("data:text/html,<p>elsewhere</p>")
+        blank = {m: (await evaluate(task, "yes", page, mode=m, urls=urls)).score for m in MODES}
+        # ...one on another host does not (the same server, named otherwise)
+        await other.goto(static_site.base.replace("127.0.0.1", "localhost") + "/ok")
         after = {m: (await evaluate(task, "yes", page, mode=m, urls=urls)).score for m in MODES}
-        return before, after
+        return before, blank, after
 
-    before, after = async_browser.run(scenario)
-    assert before == {"webarena": 1.0, "vab": 1.0, "browsergym": 1.0}
+    before, blank, after = async_browser.run(scenario)
+    assert before == blank == {"webarena": 1.0, "vab": 1.0, "browsergym": 1.0}
     assert after == {"webarena": 1.0, "vab": 1.0, "browsergym": 0.0}
 
 
