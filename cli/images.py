@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Annotated, BinaryIO
 
 import typer
-from docker.errors import APIError, ImageNotFound
+from docker.errors import ImageNotFound
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
 from webrl.cli.console import make_console
@@ -15,7 +15,8 @@ from webrl.cli.main import GLOBALS
 from webrl.cli.sites import compact_table
 from webrl.errors import UsageError, WebrlError
 from webrl.sites.docker.backend import LABEL_OWNER, DockerBackend
-from webrl.sites.docker.engine import connect, pull
+from webrl.sites.docker.engine import LONG_TIMEOUT_S, connect, pull
+from webrl.sites.docker.engine import load as load_image
 from webrl.sites.docker.images import EMBEDDED_BUILD, EMBEDDED_IMAGE, WEBARENA, webarena_image
 
 app = typer.Typer(help="The Docker images of the docker backend: list them, pull the real sites, load a WebArena "
@@ -83,20 +84,22 @@ def load(file: Annotated[Path, typer.Argument(help="An image tarball made by `do
     if not tarfile.is_tarfile(file):
         raise UsageError(f"{file}: not a tar archive; expected an image saved with `docker save`, "
                          f"e.g. shopping_final_0712.tar")
-    client = connect()
+    client = connect(LONG_TIMEOUT_S)
     size = file.stat().st_size
-    with file.open("rb") as raw, Progress(TextColumn("loading {task.description}"), BarColumn(), DownloadColumn(),
+    with file.open("rb") as raw, Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
                                           TimeRemainingColumn(), console=console) as progress:
-        bar = progress.add_task(file.name, total=size)
+        sent = progress.add_task(f"sending {file.name}", total=size)
+        unpacked = progress.add_task("unpacking its layers", total=None)
         try:
-            loaded = client.images.load(_Reader(raw, size, lambda n: progress.advance(bar, n)))
-        except APIError as err:
-            raise WebrlError(f"{file}: the engine could not load it: {err.explanation}") from None
+            loaded = load_image(client, _Reader(raw, size, lambda n: progress.advance(sent, n)),
+                                lambda done, total: progress.update(unpacked, completed=done, total=total))
+        except WebrlError as err:
+            raise WebrlError(f"{file}: {err}") from None
+        progress.update(unpacked, total=1, completed=1)
     originals = {image.original: image.site for image in WEBARENA.values() if image.original}
-    for image in loaded:
-        for tag in image.tags or [image.short_id]:
-            site = originals.get(tag.removesuffix(":latest"))
-            console.print(f"loaded {tag}" + (f" (the original {site} image)" if site else ""))
+    for name in loaded:
+        site = originals.get(name.removesuffix(":latest"))
+        console.print(f"loaded {name}" + (f" (the original {site} image)" if site else ""))
 
 
 class _Reader:

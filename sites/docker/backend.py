@@ -62,46 +62,63 @@ class DockerBackend:
             self.config.sites, self.owner)
 
     def running(self) -> DockerPlan | None:
-        """The plan `up` recorded, or None. Containers that died since are recreated when found (urls, reset)."""
+        """The plan `up` brought up, or None (also while an `up` is starting it). Containers that died since are
+        recreated when found (urls, reset)."""
         state = self.files.read()
-        return state.plan if state else None
+        return state.plan if state and state.phase == "up" else None
 
     def _image_set(self, plan: DockerPlan) -> ImageSet:
         return IMAGE_SETS[plan.images](plan, self.files, self.containers)
 
     def _running_image_set(self) -> ImageSet:
-        return self._image_set(self.files.read_or_fail().plan)
+        state = self.files.read_or_fail()
+        if state.phase == "starting":
+            raise UsageError("the docker sites are still starting, or the `webrl up` that started them was killed "
+                             "(then run it again)")
+        return self._image_set(state.plan)
 
     # -- SiteBackend ----------------------------------------------------------------------------
 
     def up(self, on_step=lambda message: None) -> list[SiteStatus]:
         """Start every container, configure and snapshot it (first time only), and wait until all are healthy.
-        Idempotent: if the same sites already run, report them."""
+        Idempotent: if the same sites are up, check them and report them; what a killed `up` left is started over."""
         plan = self.plan()
-        if self._already_running(plan):
-            return self.status()
-        on_step("checking the Docker engine")
-        images = self._image_set(plan)
-        plan.site_images = images.resolve_images()
-        self.containers.remove_all()  # left by an `up` that was killed before it could clean up
-        check_ports(self.client, plan.listeners())
-        self.files.create(plan)
-        try:
-            self._start_all(images, on_step)
-        except BaseException:
-            self.containers.remove_all()
-            self.files.discard()
-            raise
+        with self.files.up_lock():
+            if self._already_up(plan, on_step):
+                return self.status()
+            on_step("checking the Docker engine")
+            images = self._image_set(plan)
+            plan.site_images = images.resolve_images()
+            self.containers.remove_all()  # left by an `up` that was killed before it could clean up
+            check_ports(self.client, plan.listeners())
+            self.files.create(plan)
+            try:
+                self._start_all(images, on_step)
+            except BaseException:
+                self.containers.remove_all()
+                self.files.discard()
+                raise
+            self.files.update(lambda state: setattr(state, "phase", "up"))
         return self.status()
 
-    def _already_running(self, plan: DockerPlan) -> bool:
-        """Whether `plan` runs already; other docker sites running for this state directory are an error."""
-        current = self.running()
-        if current is not None and current.model_dump(exclude={"site_images"}) != plan.model_dump(
-                exclude={"site_images"}):
+    def _already_up(self, plan: DockerPlan, on_step) -> bool:
+        """Whether `plan` is up: recorded as up, with every snapshot there and every container running (a dead one
+        is recreated). Other docker sites up for this state directory are an error. False for what a killed `up`
+        left (recorded as starting) and for sites whose snapshots are gone: those start over."""
+        state = self.files.read()
+        if state is None or state.phase == "starting":
+            return False
+        current = state.plan
+        if current.model_dump(exclude={"site_images"}) != plan.model_dump(exclude={"site_images"}):
             raise UsageError(f"other docker sites are already running ({current.images} images: "
                              f"{', '.join(current.sites)}, {current.instances} instance(s)); run `webrl down` first")
-        return current is not None
+        images = self._image_set(current)
+        if any(self._snapshot(images, unit) is None for unit in images.units()):
+            return False
+        for unit in images.units():
+            if not images.alive(unit):
+                self._recreate(images, unit, on_step=on_step)
+        return True
 
     def down(self) -> bool:
         """Remove the containers (the snapshot images stay); False if none were there."""
@@ -186,7 +203,8 @@ class DockerBackend:
         def start_group(units: list[Unit]) -> None:
             if self._snapshot(images, units[0]) is None:
                 self._make_snapshot(images, units[0], on_step)
-                units = units[1:]
+                if self.containers.running(units[0]):  # committed as it ran: it serves already
+                    units = units[1:]
             with ThreadPoolExecutor(max_workers=8) as pool:
                 list(pool.map(lambda u: self._recreate(images, u, on_step=on_step), units))
 
@@ -194,12 +212,14 @@ class DockerBackend:
             list(pool.map(start_group, groups.values()))
 
     def _make_snapshot(self, images: ImageSet, unit: Unit, on_step) -> None:
-        """Start `unit` from its base image, wait, configure it, and commit it as the snapshot image."""
+        """Start `unit` from its base image, wait, configure it, and commit it as the snapshot image (stopped
+        first where the image set says so, and then left stopped)."""
         base = images.plan.site_images[unit.sites[0]]
         on_step(f"starting {unit.what} from {base}")
         container = images.run(unit, base)
-        images.wait_healthy(unit, container, on_step)
+        images.wait_healthy(unit, container, on_step, configured=False)
         images.configure(unit, container, on_step)
+        images.quiesce(unit, container, on_step)
         on_step(f"committing {unit.label} as its snapshot")
         self.containers.commit(images.plan, container, images.snapshot_key(unit), base)
         self._note_reset(unit, None)
@@ -219,7 +239,7 @@ class DockerBackend:
         start = time.perf_counter()
         old = self.containers.get(unit)
         if old is not None:
-            old.remove(force=True, v=True)  # with its anonymous volumes, or every reset leaves one behind
+            self.containers.remove(old.id)
         on_step = on_step or (lambda message: None)
         on_step(f"starting {unit.what} from its snapshot")
         container = images.run(unit, snapshot)

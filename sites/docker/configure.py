@@ -1,5 +1,6 @@
 """Post-start configuration of the real WebArena images (reference/webarena-env.md §1.4): base URLs, the admin
-password policy, GitLab's external URL and puma workers, Postmill's rate limits, Magento's indexers.
+password policy, GitLab's external URL, nginx port and puma workers, Postmill's rate limits, Magento's indexers;
+and what stops a site's services cleanly before its snapshot, and GitLab's 502 fix.
 
 Every command is an argv list run with `docker exec` in the site's container, once, before the configured
 container is committed as the snapshot image, so resets never run them again."""
@@ -8,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from webrl.sites.docker.images import WEBARENA
+
 MAGENTO = "/var/www/magento2/bin/magento"
 MAGENTO_DB = ("mysql", "-u", "magentouser", "-pMyPassword", "magentodb", "-e")
 POSTMILL = "/var/www/html"
@@ -15,7 +18,14 @@ POSTMILL_RATE_LIMITED = ("CommentData.php", "SubmissionData.php", "UserData.php"
 GITLAB_RB = "/etc/gitlab/gitlab.rb"
 GITLAB_PUMA_WORKERS = 4  # the fix for GitLab's 500s and timeouts (webarena-setup; BrowserGym#285)
 GITLAB_PG_DATA = "/var/opt/gitlab/postgresql/data"
+GITLAB_PG_LOG = "/var/log/gitlab/postgresql/current"
 GITLAB_BIN = "/opt/gitlab/embedded/bin"
+# VAB's refresh script puts these (not all) of the shop's indexers on schedule, "to disable re-indexing of products".
+MAGENTO_SCHEDULED_INDEXERS = (
+    "catalogrule_product", "catalogrule_rule", "catalogsearch_fulltext", "catalog_category_product", "customer_grid",
+    "design_config_grid", "inventory", "catalog_product_category", "catalog_product_attribute",
+    "catalog_product_price", "cataloginventory_stock",
+)
 
 
 @dataclass(frozen=True)
@@ -33,8 +43,8 @@ def configure_commands(site: str, base_url: str) -> list[Command]:
     match site:
         case "shopping":
             return _magento(base_url) + [
-                # VAB: indexers on schedule, so that admin edits do not re-index the whole catalogue.
-                Command("set Magento's indexers to schedule", (MAGENTO, "indexer:set-mode", "schedule")),
+                Command("set Magento's indexers to schedule", (MAGENTO, "indexer:set-mode", "schedule",
+                                                               *MAGENTO_SCHEDULED_INDEXERS)),
                 _flush(),
             ]
         case "shopping_admin":
@@ -71,18 +81,36 @@ def _postmill() -> list[Command]:
         # Agents post and comment faster than people; VAB deletes the rate-limit annotations.
         Command("remove Postmill's rate limits", ("sed", "-i", "/@RateLimit/d", *files)),
         Command("clear Postmill's cache", ("php", f"{POSTMILL}/bin/console", "cache:clear", "--env=prod")),
+        # The cache was rebuilt as root: give it back to the owner of var/ (the web server's user), or PHP cannot
+        # write it.
+        Command("give Postmill's cache back to its user", ("chown", "-R", f"--reference={POSTMILL}/var",
+                                                           f"{POSTMILL}/var/cache")),
     ]
 
 
 def _gitlab(base_url: str) -> list[Command]:
-    puma = f"puma['worker_processes'] = {GITLAB_PUMA_WORKERS}"
-    return [
-        Command("set GitLab's external URL", ("sed", "-i", f"s|^external_url.*|external_url '{base_url}'|",
-                                              GITLAB_RB)),
-        Command("drop a puma worker setting", ("sed", "-i", "/^puma\\['worker_processes'\\]/d", GITLAB_RB)),
-        Command("set GitLab's puma workers", ("sh", "-c", f'echo "{puma}" >> {GITLAB_RB}')),
-        Command("reconfigure GitLab (minutes)", ("gitlab-ctl", "reconfigure")),
-    ]
+    # nginx listens on the port of external_url unless told otherwise: pinned to 8023, the URL can carry the host
+    # port (instance k, a custom port) while the container port stays the one the host port is mapped to.
+    settings = {"nginx['listen_port']": WEBARENA["gitlab"].port, "puma['worker_processes']": GITLAB_PUMA_WORKERS}
+    edits = [Command("set GitLab's external URL", ("sed", "-i", f"s|^external_url.*|external_url '{base_url}'|",
+                                                   GITLAB_RB))]
+    for key, value in settings.items():
+        pattern = key.replace("[", "\\[").replace("]", "\\]")
+        edits += [Command(f"drop a {key} setting", ("sed", "-i", f"/^{pattern}/d", GITLAB_RB)),
+                  Command(f"set {key}", ("sh", "-c", f'echo "{key} = {value}" >> {GITLAB_RB}'))]
+    return edits + [Command("reconfigure GitLab (minutes)", ("gitlab-ctl", "reconfigure"))]
+
+
+def stop_commands(site: str) -> list[Command]:
+    """What stops a site's services cleanly before its container is stopped. The Magento and Postmill images run
+    supervisord, which stops its programs on the container's SIGTERM; GitLab's runsvdir exits on SIGTERM without
+    stopping its services (the original image), so they are stopped first."""
+    return [Command("stop GitLab's services", ("gitlab-ctl", "stop"))] if site == "gitlab" else []
+
+
+def gitlab_stale_lock_check() -> tuple[str, ...]:
+    """Exits 0 if GitLab's PostgreSQL refused to start because of a stale pid file (PostgreSQL's own message)."""
+    return ("grep", "-qF", 'lock file "postmaster.pid" already exists', GITLAB_PG_LOG)
 
 
 def gitlab_recovery_commands() -> list[Command]:

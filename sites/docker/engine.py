@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,13 +16,18 @@ from requests.exceptions import RequestException
 from webrl.errors import UsageError, WebrlError
 from webrl.netutil import port_free, port_owner
 
+# Queries answer in moments; an engine that takes a minute is stuck. Commits, removals, starts and loads of images
+# of many GB take minutes (a 155 GB tarball, a 30 GB writable layer), so those wait hours instead.
+QUERY_TIMEOUT_S = 60
+LONG_TIMEOUT_S = 6 * 3600
 ENGINE_FIX = ("start it (as root: `dockerd &`, or `systemctl start docker`; scripts/install-docker.sh installs "
               "and starts one), or point DOCKER_HOST at a running engine")
 GB = 1e9
 
 
-def connect(timeout: int = 60) -> docker.DockerClient:
-    """A client of a reachable engine, or one line saying where none answered and how to fix it."""
+def connect(timeout: float = QUERY_TIMEOUT_S) -> docker.DockerClient:
+    """A client of a reachable engine whose requests give up after `timeout` s, or one line saying where none
+    answered and how to fix it."""
     where = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
     try:
         client = docker.from_env(timeout=timeout)
@@ -58,6 +64,30 @@ def pull(client: docker.DockerClient, image: str, on_progress: Callable[[int, in
             on_progress(sum(done for done, _ in layers.values()), sum(total for _, total in layers.values()))
     except APIError as err:
         raise WebrlError(f"cannot pull {image}: {err.explanation or err}") from None
+
+
+def load(client: docker.DockerClient, data, on_progress: Callable[[int, int], None] = lambda done, total: None
+         ) -> list[str]:
+    """Load an image tarball (`data`, a file object; `client` should wait hours) and return the names loaded,
+    calling `on_progress(bytes unpacked, bytes known so far)` summed over the layers as the engine unpacks them.
+    Asked with quiet=False: otherwise the engine says nothing for the minutes a 100 GB tarball takes. A failure is
+    one WebrlError."""
+    names: list[str] = []
+    layers: dict[str, tuple[int, int]] = {}
+    try:
+        for event in client.api.load_image(data, quiet=False):
+            if "error" in event or "errorDetail" in event:
+                raise WebrlError(f"the engine could not load it: {event.get('error') or event['errorDetail']}")
+            detail = event.get("progressDetail") or {}
+            if detail.get("total"):
+                layers[event.get("id")] = (detail.get("current", 0), detail["total"])
+                on_progress(sum(done for done, _ in layers.values()), sum(total for _, total in layers.values()))
+            loaded = re.match(r"Loaded image(?: ID)?: (\S+)", event.get("stream", ""))
+            if loaded:
+                names.append(loaded.group(1))
+    except APIError as err:
+        raise WebrlError(f"the engine could not load it: {err.explanation or err}") from None
+    return names
 
 
 @dataclass(frozen=True)

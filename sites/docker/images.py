@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata
 
 from webrl.errors import UsageError
@@ -33,7 +33,7 @@ class WebArenaImage:
     site: str
     verified: str  # on the default registry: `docker pull` it
     original: str | None  # the image name a tarball gives after `docker load`; None: no tarball exists
-    port: int  # the port the site listens on inside the container (0: the host port, as GitLab's external_url)
+    port: int  # the port the site listens on inside the container (the host port is mapped to it)
     health_path: str  # answers 200 only once the site really serves (GitLab: the sign-in page, not a 502)
     memory_gb: float  # the container's memory limit
     disk_gb: float  # the verified image's size
@@ -41,6 +41,7 @@ class WebArenaImage:
     startup_s: int  # how long a fresh container may take to become healthy
     shm_gb: float = 0
     command: tuple[str, ...] | None = None  # overrides the image's command (the original GitLab image needs it)
+    environment: dict[str, str] = field(default_factory=dict)  # for every container of the site
     automated: bool = True  # False: needs data the backend does not provision yet
 
     @property
@@ -69,9 +70,12 @@ WEBARENA: dict[str, WebArenaImage] = {image.site: image for image in (
                   "/admin", memory_gb=4, disk_gb=2.9, original_disk_gb=19.9, startup_s=300),
     WebArenaImage("reddit", "am1n3e/webarena-verified-reddit", "postmill-populated-exposed-withimg", 80, "/",
                   memory_gb=2, disk_gb=8.41, original_disk_gb=107, startup_s=180),
-    WebArenaImage("gitlab", "am1n3e/webarena-verified-gitlab", "gitlab-populated-final-port8023", 0,
+    # The verified image's entrypoint would reconfigure GitLab (minutes) at every start whose external URL is not
+    # its baked-in one, and move nginx to that URL's port: switched off, as the configuration does it once.
+    WebArenaImage("gitlab", "am1n3e/webarena-verified-gitlab", "gitlab-populated-final-port8023", 8023,
                   "/users/sign_in", memory_gb=8, disk_gb=31.6, original_disk_gb=155, startup_s=900, shm_gb=2,
-                  command=(f"{GL_OPT}/embedded/bin/runsvdir-start",)),
+                  command=(f"{GL_OPT}/embedded/bin/runsvdir-start",),
+                  environment={"WA_ENV_CTRL_SKIP_RECONFIGURE": "true"}),
     # One container with Rails, two PostgreSQL servers, tiles and routing, but its ~60 GB of data live in nine
     # volumes that the backend does not provision yet (compose.yaml documents them).
     WebArenaImage("map", "am1n3e/webarena-verified-map", None, 8080, "/", memory_gb=6, disk_gb=63.3,

@@ -20,7 +20,12 @@ from typing import ClassVar
 from webrl.config import SitesConfig
 from webrl.errors import UsageError, WebrlError
 from webrl.sites.base import ResetResult
-from webrl.sites.docker.configure import configure_commands, gitlab_recovery_commands
+from webrl.sites.docker.configure import (
+    configure_commands,
+    gitlab_recovery_commands,
+    gitlab_stale_lock_check,
+    stop_commands,
+)
 from webrl.sites.docker.container import PUBLIC_HOST_ENV, TOKEN_ENV
 from webrl.sites.docker.engine import Need, check_resources
 from webrl.sites.docker.images import (
@@ -31,13 +36,21 @@ from webrl.sites.docker.images import (
     WEBARENA,
     webarena_image,
 )
-from webrl.sites.docker.lifecycle import Containers, answers, exec_command, wait_until_healthy
+from webrl.sites.docker.lifecycle import (
+    Containers,
+    answers,
+    exec_command,
+    serves,
+    stop_cleanly,
+    wait_until_healthy,
+)
 from webrl.sites.docker.state import DockerPlan, DockerState, ImageSetName, StateFile, Unit, short_hash
 from webrl.sites.embedded.backend import check_sites
 from webrl.sites.embedded.registry import WEBARENA_SITES
 from webrl.sites.embedded.server import TOKEN_HEADER
 
 EMBEDDED_START_S = 120  # a first start seeds every database (~10 s on two busy cores)
+STOP_S = 300  # for a real site's services to shut down before its snapshot (supervisord waits 10 s per program)
 WRITES_GB = {"gitlab": 3.0}  # a container's writable layer plus its snapshot's; 1 GB for the other sites
 
 
@@ -93,26 +106,30 @@ class ImageSet(ABC):
         """Start the unit's container from `image` (its base image or its snapshot)."""
 
     @abstractmethod
-    def healthy(self, unit: Unit) -> bool:
-        """Whether every site of the unit answers."""
+    def healthy(self, unit: Unit, configured: bool = True) -> bool:
+        """Whether every site of the unit answers (`configured`: as it will once configured)."""
 
     @abstractmethod
     def start_s(self, unit: Unit) -> int:
         """How long a starting container of the unit may take to become healthy."""
 
-    def recovery(self, unit: Unit, container, on_step) -> Callable[[], None] | None:
-        """What to try once on a container that is not healthy in time; None: nothing."""
+    def recovery(self, unit: Unit, container, on_step) -> Callable[[], bool] | None:
+        """What to try once on a container that is not healthy in time (it says whether it repaired anything);
+        None: nothing."""
         return None
 
-    def wait_healthy(self, unit: Unit, container, on_step) -> None:
-        wait_until_healthy(container, unit.what, lambda: self.healthy(unit), self.start_s(unit), self.poll_s,
-                     self.recovery(unit, container, on_step))
+    def wait_healthy(self, unit: Unit, container, on_step, configured: bool = True) -> None:
+        wait_until_healthy(container, unit.what, lambda: self.healthy(unit, configured), self.start_s(unit),
+                           self.poll_s, self.recovery(unit, container, on_step))
 
     def alive(self, unit: Unit) -> bool:
         return self.containers.running(unit)
 
     def configure(self, unit: Unit, container, on_step) -> None:
         """Make a healthy container fresh from its base image ready for its snapshot; nothing by default."""
+
+    def quiesce(self, unit: Unit, container, on_step) -> None:
+        """Make the configured container safe to commit; nothing by default (it is committed as it runs)."""
 
     def reconfigure(self, unit: Unit, container, on_step) -> None:
         """What a healthy container fresh from its snapshot still needs; nothing by default."""
@@ -177,7 +194,7 @@ class EmbeddedImages(ImageSet):
         return self.containers.run(plan, unit, image, environment=env, ports=ports,
                                    mem_limit=f"{int(EMBEDDED_MEMORY_GB * 1024)}m")
 
-    def healthy(self, unit: Unit) -> bool:
+    def healthy(self, unit: Unit, configured: bool = True) -> bool:
         """The control API as well."""
         k = unit.instance
         try:
@@ -283,28 +300,31 @@ class WebArenaImages(ImageSet):
             options["command"] = list(site.command)
         return self.containers.run(
             plan, unit, image, mem_limit=f"{int(site.memory_gb * 1024)}m",
-            ports={f"{site.port or host_port}/tcp": (plan.host, host_port)},
-            environment={"WA_ENV_CTRL_EXTERNAL_SITE_URL": plan.origin(site.site, unit.instance)},
+            ports={f"{site.port}/tcp": (plan.host, host_port)},
+            environment={"WA_ENV_CTRL_EXTERNAL_SITE_URL": plan.origin(site.site, unit.instance), **site.environment},
             **options,
         )
 
-    def healthy(self, unit: Unit) -> bool:
+    def healthy(self, unit: Unit, configured: bool = True) -> bool:
         site = unit.sites[0]
-        return answers(self.plan.origin(site, unit.instance) + WEBARENA[site].health_path,
-                       ok=lambda code: code == 200)
+        return serves(self.plan.origin(site, unit.instance) + WEBARENA[site].health_path, configured)
 
     def start_s(self, unit: Unit) -> int:
         return WEBARENA[unit.sites[0]].startup_s
 
-    def recovery(self, unit: Unit, container, on_step) -> Callable[[], None] | None:
-        """GitLab gets the 502 fix once before giving up."""
+    def recovery(self, unit: Unit, container, on_step) -> Callable[[], bool] | None:
+        """GitLab's 502 fix, once, and only if its PostgreSQL refused to start for a stale pid file: the fix resets
+        the write-ahead log, which on a database that runs (or merely starts slowly) would lose data."""
         if unit.sites[0] != "gitlab":
             return None
 
-        def recover() -> None:
-            on_step(f"{unit.what}: still not healthy, applying GitLab's 502 fix")
+        def recover() -> bool:
+            if container.exec_run(list(gitlab_stale_lock_check())).exit_code != 0:
+                return False
+            on_step(f"{unit.what}: PostgreSQL found a stale pid file; applying GitLab's 502 fix")
             for command in gitlab_recovery_commands():
                 exec_command(container, command, f"recovering {unit.what}")
+            return True
 
         return recover
 
@@ -315,6 +335,16 @@ class WebArenaImages(ImageSet):
             on_step(f"{site} (instance {k}): {command.why}")
             exec_command(container, command, f"configuring {site} (instance {k})")
         self.wait_healthy(unit, container, on_step)
+
+    def quiesce(self, unit: Unit, container, on_step) -> None:
+        """Stop the services and the container cleanly: committed as they ran, the databases would be
+        crash-consistent and every copy would start with a stale pid file (GitLab's 502s)."""
+        site, k = unit.sites[0], unit.instance
+        for command in stop_commands(site):
+            on_step(f"{site} (instance {k}): {command.why}")
+            exec_command(container, command, f"stopping {site} (instance {k})")
+        on_step(f"{site} (instance {k}): stopping the container")
+        stop_cleanly(container, unit.what, STOP_S)
 
     def reconfigure(self, unit: Unit, container, on_step) -> None:
         if any(m.get("Type") == "volume" for m in container.attrs.get("Mounts", [])):

@@ -8,6 +8,7 @@ import fcntl
 import hashlib
 import os
 import secrets
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -70,6 +71,9 @@ class Unit:
 
 class DockerState(BaseModel):
     plan: DockerPlan
+    # "starting" until `up` has every container configured, snapshotted and healthy: a record left "starting" is
+    # that of an `up` that was killed (the up lock is free), and the next `up` starts over.
+    phase: Literal["starting", "up"] = "up"
     touched: list[str] = Field(default_factory=list)  # containers an episode was given (real images)
     last_reset: dict[str, datetime] = Field(default_factory=dict)  # unit key -> when it was last recreated
     reset_ms: dict[str, float] = Field(default_factory=dict)  # unit key -> how long its last recreation took
@@ -82,6 +86,19 @@ class StateFile:
     def __init__(self, root: Path):
         self.root = root
         self.path, self.token_path = root / "state.json", root / "control.token"
+
+    @contextmanager
+    def up_lock(self):
+        """Held while `up` runs: a second `up` is refused instead of starting the same containers, and the lock
+        is free again when its holder dies, however it dies."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / "up.lock", "w") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise UsageError(f"another `webrl up` is starting the docker sites of {self.root.parent}; wait for "
+                                 f"it to finish (or stop it)") from None
+            yield
 
     def exists(self) -> bool:
         return self.path.exists()
@@ -112,12 +129,12 @@ class StateFile:
             return state
 
     def create(self, plan: DockerPlan) -> None:
-        """A new control token and the record of `plan`, with nothing happened yet."""
+        """A new control token and the record of `plan`, starting, with nothing happened yet."""
         self.root.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.token_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(secrets.token_urlsafe(32))
-        self._write(DockerState(plan=plan))
+        self._write(DockerState(plan=plan, phase="starting"))
 
     def discard(self) -> None:
         """Forget the record (an `up` that failed)."""

@@ -1,24 +1,31 @@
 """The docker backend on a real Docker engine with the embedded-sites image: up, writes through the browser and
 over HTTP, reset by recreation and by database restore, isolated instance sets, a container killed under an
 episode, eval with per-episode resets, the CLI; and what it refuses (no engine, missing images, taken ports,
-too little memory). The real WebArena images are not here: their configuration commands, the compose file and
-the messages that name the missing images are checked instead.
+too little memory).
 
-Needs an engine and the image (`sudo scripts/install-docker.sh` installs, starts and builds both); the tests
+The real WebArena images cannot be pulled here (no registry): stand-in images under their names (standins/
+standin.py) imitate what the backend depends on: a Magento that redirects to WebArena's original host until
+configured, GitLab's nginx port and reconfigure (both images' entrypoints), databases that leave a pid file when
+killed, Postmill's files; plus the compose file and the messages that name missing images.
+
+Needs an engine and the images (`sudo scripts/install-docker.sh` installs, starts and builds them); the tests
 that need them skip with that reason otherwise."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import io
 import os
 import shutil
 import subprocess
 import sys
 import tarfile
+import time
 import urllib.request
 from pathlib import Path
 
+import docker
 import pytest
 import yaml
 from docker.errors import ImageNotFound, NotFound
@@ -30,7 +37,7 @@ from webrl.policy.factory import make_policy
 from webrl.runs.eval import EvalSettings
 from webrl.sites.docker.backend import DockerBackend
 from webrl.sites.docker.configure import configure_commands
-from webrl.sites.docker.engine import Need, check_resources, pull
+from webrl.sites.docker.engine import Need, check_resources, load, pull
 from webrl.sites.docker.images import EMBEDDED_BUILD, EMBEDDED_IMAGE, WEBARENA
 from webrl.sites.docker.lifecycle import LABEL_OWNER, LABEL_UNIT
 from webrl.sites.embedded.registry import WEBARENA_SITES
@@ -40,6 +47,7 @@ pytestmark = pytest.mark.slow  # a real Docker engine: images, containers, recre
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ROOT / "sites" / "embedded" / "tasks" / "smoke.json"
+STAND_INS = "tests/sites/standins/standin.py"
 BASE_IMAGE = "local/debian-py:bookworm"
 NO_ENGINE = "unix:///nonexistent/docker.sock"
 
@@ -255,6 +263,13 @@ def test_images_load_and_list(engine, cli_env, tmp_path):
         loaded = webrl(cli_env, "images", "load", str(saved))
         assert loaded.returncode == 0 and f"loaded {name}" in loaded.stdout, loaded.stderr
         engine.images.get(name)
+        engine.images.remove(name)
+        # The engine's own progress as it unpacks the layers, which it sends only when asked (quiet=False): a
+        # 100 GB tarball is minutes of silence otherwise.
+        progress = []
+        with saved.open("rb") as data:
+            assert load(engine, data, lambda done, total: progress.append((done, total))) == [name]
+        assert progress and progress[-1][0] == progress[-1][1] > 0
     finally:
         engine.images.remove(name, force=True)
     listed = webrl(cli_env, "images", "list")
@@ -322,6 +337,8 @@ def test_configuration_commands_carry_the_base_url():
     assert ("/var/www/magento2/bin/magento", "setup:store-config:set", f"--base-url={url}") in shopping
     assert any(f'value="{url}/" WHERE path = "web/secure/base_url"' in a[-1] for a in shopping)  # VAB wrote :7775
     assert shopping[-1][-1] == "cache:flush"
+    [indexers] = [a for a in shopping if "indexer:set-mode" in a]
+    assert indexers[2] == "schedule" and len(indexers[3:]) == 11 and "catalogsearch_fulltext" in indexers  # VAB's
     admin = [" ".join(c.argv) for c in configure_commands("shopping_admin", url + "/")]
     assert any("admin/security/password_is_forced 0" in a for a in admin)
     assert any("admin/security/password_lifetime 0" in a for a in admin) and admin[-1].endswith("cache:flush")
@@ -336,7 +353,7 @@ def test_text_edits_of_the_configuration_work_in_a_container(engine, base_image)
                 if c.argv[0] in ("sed", "sh")]
     setup = ("mkdir -p /etc/gitlab /var/www/html/src/DataObject && "
              "printf \"external_url 'http://localhost:8023'\\n# puma['worker_processes'] = 2\\n"
-             "puma['worker_processes'] = 1\\n\" > /etc/gitlab/gitlab.rb && "
+             "puma['worker_processes'] = 1\\nnginx['listen_port'] = 9023\\n\" > /etc/gitlab/gitlab.rb && "
              "for f in CommentData SubmissionData UserData; do printf '/**\\n * @RateLimit(period=\"1 hour\", "
              "max=3)\\n */\\nclass X {}\\n' > /var/www/html/src/DataObject/$f.php; done")
     box = engine.containers.run(base_image, ["sleep", "120"], detach=True, remove=True)
@@ -347,24 +364,41 @@ def test_text_edits_of_the_configuration_work_in_a_container(engine, base_image)
             assert code == 0, (command, output)
         gitlab_rb = box.exec_run(["cat", "/etc/gitlab/gitlab.rb"]).output.decode()
         assert gitlab_rb.splitlines() == [f"external_url '{url}'", "# puma['worker_processes'] = 2",
-                                          "puma['worker_processes'] = 4"]
+                                          "nginx['listen_port'] = 8023", "puma['worker_processes'] = 4"]
         comment = box.exec_run(["cat", "/var/www/html/src/DataObject/CommentData.php"]).output.decode()
         assert "RateLimit" not in comment and "class X" in comment
     finally:
         box.kill()
 
 
-STAND_IN = """FROM local/debian-py:bookworm
-RUN mkdir -p /var/www/html/src/DataObject /srv /data \\
- && for f in CommentData SubmissionData UserData; do \\
-      printf '/**\\n * @RateLimit(period="1 hour", max=3)\\n */\\nclass X {}\\n' \\
-        > /var/www/html/src/DataObject/$f.php; \\
-    done \\
- && printf '#!/bin/sh\\necho "$*" >> /data/php-calls\\n' > /usr/local/bin/php && chmod +x /usr/local/bin/php \\
- && echo forum > /srv/index.html
-VOLUME /data
-CMD ["python3", "-m", "http.server", "80", "--directory", "/srv"]
+# The stand-ins (standins/standin.py) in one image per site, under the real image's name. Every stub and file is in
+# every image; the last lines pick the site's first process.
+STAND_IN = r"""FROM local/debian-py:bookworm
+COPY standin.py /usr/local/bin/standin.py
+RUN set -e; \
+    stub() { printf '#!/bin/sh\nexec python3 /usr/local/bin/standin.py %s "$@"\n' "$2" > "$1"; chmod +x "$1"; }; \
+    mkdir -p /var/www/magento2/bin /opt/gitlab/embedded/bin /etc/gitlab /var/www/html/src/DataObject \
+      /var/www/html/var /srv /data /var/log/standin; \
+    chmod 1777 /var/log/standin; \
+    stub /var/www/magento2/bin/magento magento; stub /usr/local/bin/mysql "log mysql"; \
+    stub /usr/local/bin/gitlab-ctl gitlab-ctl; stub /opt/gitlab/embedded/bin/pg_resetwal "log pg_resetwal"; \
+    stub /opt/gitlab/embedded/bin/runsvdir-start runsvdir-start; \
+    printf "external_url 'http://localhost:8023'\nnginx['listen_port'] = 8023\n" > /etc/gitlab/gitlab.rb; \
+    useradd -r gitlab-psql; \
+    for f in CommentData SubmissionData UserData; do \
+      printf '/**\n * @RateLimit(period="1 hour", max=3)\n */\nclass X {}\n' > /var/www/html/src/DataObject/$f.php; \
+    done; \
+    chown www-data /var/www/html/var; \
+    printf '#!/bin/sh\necho "$*" >> /data/php-calls\nmkdir -p /var/www/html/var/cache/prod\n' > /usr/local/bin/php; \
+    chmod +x /usr/local/bin/php
 """
+STAND_IN_FIRST_PROCESS = {
+    "shopping": 'CMD ["python3", "/usr/local/bin/standin.py", "shop"]',
+    "gitlab": 'CMD ["python3", "/usr/local/bin/standin.py", "gitlab-entrypoint"]',
+    "reddit": 'VOLUME /data\nCMD ["python3", "/usr/local/bin/standin.py", "forum"]',
+}
+SHOP_DB_PID = "/var/run/mysqld/mysqld.pid"
+GITLAB_DB_PID = "/var/opt/gitlab/postgresql/data/postmaster.pid"
 
 
 @pytest.fixture
@@ -377,31 +411,58 @@ def base_image(engine) -> str:
 
 
 @pytest.fixture
-def stand_in_reddit(engine, base_image):
-    """A stand-in for the real Postmill image under its registry name: a web server on port 80, the files the
-    configuration edits, a `php` that logs its calls into a volume. Never replaces a real image."""
-    name = WEBARENA["reddit"].verified
-    try:
-        engine.images.get(name)
-        pytest.skip(f"{name} is here: the stand-in must not replace it")
-    except ImageNotFound:
-        pass
-    engine.images.build(fileobj=io.BytesIO(STAND_IN.encode()), tag=name, rm=True)
-    yield name
-    engine.images.remove(name, force=True)
+def stand_in(engine, base_image, monkeypatch):
+    """`stand_in(site, source, extra="")`: build the site's stand-in under the name of its WebArena-Verified
+    ("verified") or original ("original") image, plus `extra` Dockerfile lines; removed at the end. Its start-up
+    limit is cut to 30 s, so that code which cannot bring it up fails in seconds, not in the real image's
+    minutes. Never replaces a real image."""
+    built = []
+
+    def build(site: str, source: str, extra: str = "") -> str:
+        name = getattr(WEBARENA[site], source)
+        try:
+            engine.images.get(name)
+            pytest.skip(f"{name} is here: the stand-in must not replace it")
+        except ImageNotFound:
+            pass
+        context = io.BytesIO()
+        with tarfile.open(fileobj=context, mode="w") as tar:
+            dockerfile = f"{STAND_IN}{STAND_IN_FIRST_PROCESS[site]}\n{extra}".encode()
+            for file, data in (("Dockerfile", dockerfile), ("standin.py", (ROOT / STAND_INS).read_bytes())):
+                info = tarfile.TarInfo(file)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+        context.seek(0)
+        engine.images.build(fileobj=context, custom_context=True, tag=name, rm=True)
+        built.append(name)
+        monkeypatch.setitem(WEBARENA, site, dataclasses.replace(WEBARENA[site], startup_s=30))
+        return name
+
+    yield build
+    for name in built:
+        engine.images.remove(name, force=True)
 
 
-def test_the_real_image_path_with_a_stand_in_image(stand_in_reddit, engine, tmp_path):
+def run_in(engine, image: str, script: str) -> str:
+    """The output of `script` in a throwaway container of `image` (a snapshot, say)."""
+    return engine.containers.run(image, ["sh", "-c", script], remove=True).decode()
+
+
+def test_the_real_image_path_with_a_stand_in_image(stand_in, engine, tmp_path):
+    name = stand_in("reddit", "verified")
     backend = DockerBackend(docker_config(tmp_path, sites=["reddit"]), "webarena")
     try:
         [status] = backend.up()
         assert status.healthy and status.writes_since_reset is None
-        assert backend.running().site_images == {"reddit": stand_in_reddit}
+        assert backend.running().site_images == {"reddit": name}
         first = container(engine, backend, "0-reddit")
         edited = first.exec_run(["cat", "/var/www/html/src/DataObject/UserData.php"]).output.decode()
         assert "RateLimit" not in edited  # configured before the snapshot was committed
         assert first.exec_run(["cat", "/data/php-calls"]).output.decode().split() == [
             "/var/www/html/bin/console", "cache:clear", "--env=prod"]
+        # The cache that the clearing (as root) rebuilt belongs to the web server's user again.
+        assert first.exec_run(["stat", "-c", "%U", "/var/www/html/var/cache/prod"]).output.decode().strip() == \
+            "www-data"
         assert not backend.is_dirty("reddit", 0) and backend.is_dirty("reddit", 0)  # asking hands it out
         backend.reset(["reddit"], 0)
         second = container(engine, backend, "0-reddit")
@@ -415,6 +476,95 @@ def test_the_real_image_path_with_a_stand_in_image(stand_in_reddit, engine, tmp_
     finally:
         backend.down()
         assert backend.purge() == 1
+
+
+def test_an_unconfigured_shop_that_redirects_to_its_old_host_comes_up(stand_in, engine, tmp_path):
+    """The original Magento image answers 302 to WebArena's original host (metis.lti.cs.cmu.edu, which does not
+    resolve here) until its base URL is set. Two instances on their own ports, each configured with its own base
+    URL, from snapshots committed after the shop's database shut down cleanly (no pid file left in them)."""
+    stand_in("shopping", "original")
+    backend = DockerBackend(docker_config(tmp_path, sites=["shopping"], instances=2), "webarena")
+    try:
+        assert [s.healthy for s in backend.up()] == [True, True]
+        for k in (0, 1):
+            box = container(engine, backend, f"{k}-shopping")
+            assert box.exec_run(["cat", "/etc/standin/base_url"]).output.decode() == backend.plan().origin(
+                "shopping", k)
+            assert box.image.tags[0].startswith("webrl-snapshot/")
+            assert run_in(engine, box.image.id, f"test -e {SHOP_DB_PID} && echo stale || echo clean") == "clean\n"
+    finally:
+        backend.down()
+        backend.purge()
+
+
+@pytest.mark.parametrize("source", ["original", "verified"])
+def test_gitlab_on_other_ports_from_clean_snapshots_without_reconfiguring(source, stand_in, engine, tmp_path):
+    """Both GitLab images' nginx listens on 8023 until a `gitlab-ctl reconfigure` moves it to the port of its
+    external URL; the verified image's entrypoint reconfigures at every start whose URL is not its default. Two
+    instances (so one on a port other than 8023): each is reconfigured exactly once, before its snapshot, and not
+    again when it is reset; the snapshots hold no PostgreSQL pid file, so the 502 fix (pg_resetwal) never runs."""
+    stand_in("gitlab", source)
+    backend = DockerBackend(docker_config(tmp_path, sites=["gitlab"], instances=2), "webarena")
+
+    def reconfigures(k: int) -> int:
+        calls = container(engine, backend, f"{k}-gitlab").exec_run(["cat", "/var/log/standin/gitlab-ctl"])
+        return calls.output.decode().split().count("reconfigure")
+
+    try:
+        assert [s.healthy for s in backend.up()] == [True, True]
+        assert backend.plan().ports["gitlab"][1] != 8023
+        for k in (0, 1):
+            box = container(engine, backend, f"{k}-gitlab")
+            assert reconfigures(k) == 1
+            assert run_in(engine, box.image.id, f"test -e {GITLAB_DB_PID} && echo stale || echo clean") == "clean\n"
+            assert box.exec_run(["test", "-e", "/var/log/standin/pg_resetwal"]).exit_code == 1
+        backend.reset(["gitlab"], 1)
+        assert reconfigures(1) == 1 and all(s.healthy for s in backend.status())
+    finally:
+        backend.down()
+        backend.purge()
+
+
+def test_a_killed_up_is_started_over_by_the_next(stand_in, engine, cli_env):
+    """`webrl up` is SIGKILLed while it brings the shop up; the next `up` must not trust what it left."""
+    stand_in("shopping", "original")
+    up = subprocess.Popen([sys.executable, "-m", "webrl", "up", "--backend", "docker", "--sites", "shopping"],
+                          env=cli_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    config = load_config(flags={"sites.sites": ["shopping"]}, environ=cli_env)
+    backend = DockerBackend(config)
+    try:
+        for _ in range(600):
+            if engine.containers.list(filters={"label": f"{LABEL_OWNER}={backend.owner}"}) or up.poll() is not None:
+                break
+            time.sleep(0.1)
+        up.kill()
+        up.wait()
+        assert backend.files.exists()  # the record it left
+        [status] = DockerBackend(config, "webarena").up()
+        assert status.healthy and backend.running() is not None
+        box = container(engine, backend, "0-shopping")
+        assert box.image.tags[0].startswith("webrl-snapshot/")
+        assert box.exec_run(["cat", "/etc/standin/base_url"]).output.decode() == backend.plan().origin("shopping", 0)
+    finally:
+        backend.down()
+        backend.purge()
+
+
+def test_slow_engine_operations_do_not_time_out(stand_in, engine, tmp_path, monkeypatch):
+    """Committing a forum whose writable layer holds 600 MB takes seconds here, and a real site's minutes. Every
+    client timeout is cut twentyfold (a minute becomes 3 s), which the commit outlasts: only the queries may give
+    up that soon."""
+    stand_in("reddit", "verified", 'CMD ["sh", "-c", "head -c 600000000 /dev/urandom > /ballast && '
+                                   'exec python3 /usr/local/bin/standin.py forum"]')
+    from_env = docker.from_env
+    monkeypatch.setattr(docker, "from_env", lambda timeout, **kw: from_env(timeout=timeout / 20, **kw))
+    backend = DockerBackend(docker_config(tmp_path, sites=["reddit"]), "webarena")
+    try:
+        [status] = backend.up()
+        assert status.healthy
+    finally:
+        backend.down()
+        backend.purge()
 
 
 def test_compose_file_matches_the_backend():
