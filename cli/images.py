@@ -55,7 +55,7 @@ def pull_images(sites: Annotated[list[str] | None, typer.Argument(
         help="Sites whose WebArena-Verified image to pull [default: every site `webrl up --backend docker` runs].",
         show_default=False)] = None) -> None:
     """Pull the real sites' images from the registry, with progress (13-32 GB each; the map needs its volumes)."""
-    images = [webarena_image(site) for site in sites] if sites else [i for i in WEBARENA.values() if i.automated]
+    images = [webarena_image(site) for site in sites] if sites else [i for i in WEBARENA.values() if not i.volumes]
     client = connect()
     failed = []
     with Progress(TextColumn("pulling {task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),

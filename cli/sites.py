@@ -36,6 +36,10 @@ def up(
                                                        "[default: 1].")] = None,
     host: Annotated[str | None, typer.Option(help="Address the sites bind to [default: 127.0.0.1]; any other than "
                                                   "a loopback one needs --allow-remote.")] = None,
+    public_host: Annotated[str | None, typer.Option(help="With --backend docker: the host name in the sites' URLs, "
+                                                         "for a browser on another machine (WebArena's "
+                                                         "<your-server-hostname>) [default: the --host address].")]
+    = None,
     allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Let the sites listen beyond this machine "
                                                                       "(their accounts' passwords are public).")]
     = False,
@@ -48,7 +52,7 @@ def up(
 ) -> None:
     """Start the sites and wait until every one is healthy. Running it again reports what is up."""
     config = GLOBALS.config(**{"sites.backend": backend, "sites.sites": sites, "sites.instances": instances,
-                               "sites.host": host, "sites.seed": seed})
+                               "sites.host": host, "sites.public_host": public_host, "sites.seed": seed})
     if not allow_remote and not is_loopback(config.sites.host):
         raise UsageError(f"--host {config.sites.host} would let other machines reach the sites, whose accounts' "
                          "passwords are public; add --allow-remote if that is what you want")
@@ -57,6 +61,8 @@ def up(
     site_backend = make_backend(config, images)
     if images and not isinstance(site_backend, DockerBackend):
         raise UsageError("--images applies to the docker backend; add --backend docker")
+    if config.sites.public_host and not isinstance(site_backend, DockerBackend):
+        raise UsageError("--public-host applies to the docker backend; add --backend docker")
     if foreground and isinstance(site_backend, DockerBackend):
         raise UsageError("--foreground applies to the embedded backend; docker sites always run in the background")
     if foreground:

@@ -75,6 +75,9 @@ class SitesConfig(_Model):
         "snapshot (any image) or by restoring its database in place (the embedded image: milliseconds).")
     sites: list[str] | None = Field(None, description="Sites to start; default: all the backend has.")
     host: str = Field("127.0.0.1", description="Address the sites bind to.")
+    public_host: str | None = Field(
+        None, description="Docker backend: the host name in the sites' URLs and configured base URLs, for a browser "
+        "on another machine (WebArena's <your-server-hostname>) [default: the bind address; 127.0.0.1 for 0.0.0.0].")
     seed: int = Field(0, ge=0, description="Seed of the embedded sites' data.")
     ports: SitePorts = Field(default_factory=SitePorts, description="Ports of instance 0.")
     control_port: int = Field(7700, ge=1, le=65535, description="Loopback control API of instance 0.")

@@ -42,7 +42,9 @@ class WebArenaImage:
     shm_gb: float = 0
     command: tuple[str, ...] | None = None  # overrides the image's command (the original GitLab image needs it)
     environment: dict[str, str] = field(default_factory=dict)  # for every container of the site
-    automated: bool = True  # False: needs data the backend does not provision yet
+    # Named volumes (name -> mount path) that hold the site's data, made beforehand; the site is then left out of
+    # `up`'s default sites, and its one container is shared by no other instance (its databases live there).
+    volumes: dict[str, str] = field(default_factory=dict)
 
     @property
     def tarball(self) -> str | None:
@@ -76,21 +78,27 @@ WEBARENA: dict[str, WebArenaImage] = {image.site: image for image in (
                   "/users/sign_in", memory_gb=8, disk_gb=31.6, original_disk_gb=155, startup_s=900, shm_gb=2,
                   command=(f"{GL_OPT}/embedded/bin/runsvdir-start",),
                   environment={"WA_ENV_CTRL_SKIP_RECONFIGURE": "true"}),
-    # One container with Rails, two PostgreSQL servers, tiles and routing, but its ~60 GB of data live in nine
-    # volumes that the backend does not provision yet (compose.yaml documents them).
-    WebArenaImage("map", "am1n3e/webarena-verified-map", None, 8080, "/", memory_gb=6, disk_gb=63.3,
-                  original_disk_gb=None, startup_s=600, automated=False),
+    # One container with Rails, PostgreSQL, tiles, geocoding and routing (Apache on 8080 fronts them); its ~60 GB
+    # of data live in the nine volumes that WebArena-Verified's setup makes, under the names it gives them
+    # (src/webarena_verified/environments/container/config.py).
+    WebArenaImage("map", "am1n3e/webarena-verified-map", None, 8080, "/", memory_gb=6, disk_gb=3.3,
+                  original_disk_gb=None, startup_s=600, volumes={
+                      f"webarena_verified_map_{name}": path for name, path in (
+                          ("tile_db", "/data/database"), ("routing_car", "/data/routing/car"),
+                          ("routing_bike", "/data/routing/bike"), ("routing_foot", "/data/routing/foot"),
+                          ("nominatim_db", "/data/nominatim/postgres"),
+                          ("nominatim_flatnode", "/data/nominatim/flatnode"),
+                          ("website_db", "/var/lib/postgresql/14/main"), ("tiles", "/data/tiles"),
+                          ("style", "/data/style"))}),
 )}
+MAP_DATA_SETUP = ("WebArena-Verified's setup makes them: `inv envs.docker.data-download --site map` and `inv "
+                  "envs.docker.setup --site map --data-dir DIR` (~60 GB; its docs/environments/map.md)")
 
 
 def webarena_image(site: str) -> WebArenaImage:
     if site not in WEBARENA:
         raise UsageError(f"--sites: there is no WebArena image for '{site}' (available: {', '.join(WEBARENA)})")
-    image = WEBARENA[site]
-    if not image.automated:
-        raise UsageError(f"--sites: the real {site} site needs its data volumes, which `webrl up` does not set up "
-                         f"yet; start it with `docker compose --profile {site} up -d {site}` or leave it out")
-    return image
+    return WEBARENA[site]
 
 
 def sites_requirements() -> list[str]:

@@ -33,7 +33,9 @@ from webrl.sites.docker.images import (
     EMBEDDED_DISK_GB,
     EMBEDDED_IMAGE,
     EMBEDDED_MEMORY_GB,
+    MAP_DATA_SETUP,
     WEBARENA,
+    WebArenaImage,
     webarena_image,
 )
 from webrl.sites.docker.lifecycle import (
@@ -70,7 +72,8 @@ class ImageSet(ABC):
     def make_plan(cls, cfg: SitesConfig, owner: str) -> DockerPlan:
         sites = cls.choose_sites(cfg.sites)
         return DockerPlan(
-            images=cls.name, owner=owner, host=cfg.host, seed=cfg.seed, sites=sites, instances=cfg.instances,
+            images=cls.name, owner=owner, host=cfg.host, public_name=cfg.public_host, seed=cfg.seed, sites=sites,
+            instances=cfg.instances,
             ports={s: [cfg.port(s, k) for k in range(cfg.instances)] for s in sites},
             control_ports=cls.control_ports(cfg),
         )
@@ -265,7 +268,7 @@ class WebArenaImages(ImageSet):
     def choose_sites(requested: list[str] | None) -> list[str]:
         if requested:
             return [s for s in WEBARENA if s in {webarena_image(name).site for name in requested}]
-        return [s for s, image in WEBARENA.items() if image.automated]
+        return [s for s, image in WEBARENA.items() if not image.volumes]
 
     def units(self) -> list[Unit]:
         return [Unit(f"i{k}-{site}", k, (site,)) for k in range(self.plan.instances) for site in self.plan.sites]
@@ -285,7 +288,21 @@ class WebArenaImages(ImageSet):
         missing = [f"{site}: {WEBARENA[site].how_to_get()}" for site in plan.sites if not found[site]]
         if missing:
             raise UsageError(f"WebArena image(s) missing. {'; '.join(missing)}")
+        for site in plan.sites:
+            self._check_volumes(WEBARENA[site])
         return found
+
+    def _check_volumes(self, image: WebArenaImage) -> None:
+        if not image.volumes:
+            return
+        if self.plan.instances > 1:
+            raise UsageError(f"--sites {image.site}: its databases live in its data volumes, which one container "
+                             f"uses at a time; run it with --instances 1")
+        names = {v.name for v in self.containers.client.volumes.list()}
+        missing = [name for name in image.volumes if name not in names]
+        if missing:
+            raise UsageError(f"--sites {image.site}: its data volumes are missing ({', '.join(missing)}); "
+                             f"{MAP_DATA_SETUP}")
 
     def _local_image(self, site: str) -> str | None:
         image = WEBARENA[site]
@@ -298,6 +315,8 @@ class WebArenaImages(ImageSet):
         options = {"shm_size": f"{int(site.shm_gb * 1024)}m"} if site.shm_gb else {}
         if site.command and plan.site_images[site.site] == site.original:
             options["command"] = list(site.command)
+        if site.volumes:
+            options["volumes"] = {name: {"bind": path, "mode": "rw"} for name, path in site.volumes.items()}
         return self.containers.run(
             plan, unit, image, mem_limit=f"{int(site.memory_gb * 1024)}m",
             ports={f"{site.port}/tcp": (plan.host, host_port)},

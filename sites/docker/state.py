@@ -28,6 +28,7 @@ class DockerPlan(BaseModel):
     images: ImageSetName
     owner: str  # names and labels every container and snapshot of this state directory
     host: str
+    public_name: str | None = None  # sites.public_host
     seed: int
     sites: list[str]
     instances: int
@@ -37,8 +38,8 @@ class DockerPlan(BaseModel):
 
     @property
     def public_host(self) -> str:
-        """The host name in the sites' URLs: where the ports are published."""
-        return "127.0.0.1" if self.host in ("0.0.0.0", "::") else self.host
+        """The host name in the sites' URLs (where the ports are published): the one set, else the bind address."""
+        return self.public_name or ("127.0.0.1" if self.host in ("0.0.0.0", "::") else self.host)
 
     def origin(self, site: str, instance: int) -> str:
         return f"http://{self.public_host}:{self.ports[site][instance]}"

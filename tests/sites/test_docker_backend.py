@@ -17,6 +17,7 @@ import asyncio
 import dataclasses
 import io
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -325,10 +326,39 @@ def test_unreachable_engine_is_one_clear_line(tmp_path):
 def test_webarena_site_choices(tmp_path):
     backend = DockerBackend(load_config(flags={"state_dir": tmp_path}, environ={}), "webarena")
     assert backend.plan().sites == ["shopping", "shopping_admin", "reddit", "gitlab"]  # map needs its data
-    for sites, message in ((["map"], "data volumes"), (["homepage"], "no WebArena image for 'homepage'")):
-        config = load_config(flags={"state_dir": tmp_path, "sites.sites": sites}, environ={})
-        with pytest.raises(UsageError, match=message):
-            DockerBackend(config, "webarena").plan()
+    config = load_config(flags={"state_dir": tmp_path, "sites.sites": ["homepage"]}, environ={})
+    with pytest.raises(UsageError, match="no WebArena image for 'homepage'"):
+        DockerBackend(config, "webarena").plan()
+    public = load_config(flags={"state_dir": tmp_path, "sites.host": "0.0.0.0", "sites.public_host": "wa.example"},
+                         environ={})
+    plan = DockerBackend(public, "webarena").plan()
+    assert plan.site_url("shopping", 0) == "http://wa.example:7770" and plan.host == "0.0.0.0"
+    assert configure_commands("shopping", plan.origin("shopping", 0))[0].argv[-1] == "--base-url=http://wa.example:7770"
+
+
+def test_the_map_runs_on_its_data_volumes(stand_in, engine, tmp_path):
+    """The map's data (~60 GB) lives in the nine volumes WebArena-Verified's setup makes: missing ones are named,
+    and the container mounts them (empty ones here)."""
+    stand_in("map", "verified")
+    backend = DockerBackend(docker_config(tmp_path, sites=["map"]), "webarena")
+    names = list(WEBARENA["map"].volumes)
+    made = [name for name in names if name not in {v.name for v in engine.volumes.list()}]
+    with pytest.raises(UsageError, match=re.escape(f"data volumes are missing ({', '.join(made)}); WebArena-Verified")):
+        backend.up()
+    try:
+        for name in made:
+            engine.volumes.create(name)
+        with pytest.raises(UsageError, match="run it with --instances 1"):
+            DockerBackend(docker_config(tmp_path, sites=["map"], instances=2), "webarena").up()
+        [status] = backend.up()
+        assert status.healthy
+        mounts = {m["Name"]: m["Destination"] for m in container(engine, backend, "0-map").attrs["Mounts"]}
+        assert mounts == WEBARENA["map"].volumes
+    finally:
+        backend.down()
+        backend.purge()
+        for name in made:
+            engine.volumes.get(name).remove()
 
 
 def test_configuration_commands_carry_the_base_url():
@@ -396,6 +426,7 @@ STAND_IN_FIRST_PROCESS = {
     "shopping": 'CMD ["python3", "/usr/local/bin/standin.py", "shop"]',
     "gitlab": 'CMD ["python3", "/usr/local/bin/standin.py", "gitlab-entrypoint"]',
     "reddit": 'VOLUME /data\nCMD ["python3", "/usr/local/bin/standin.py", "forum"]',
+    "map": 'CMD ["python3", "/usr/local/bin/standin.py", "forum", "8080"]',
 }
 SHOP_DB_PID = "/var/run/mysqld/mysqld.pid"
 GITLAB_DB_PID = "/var/opt/gitlab/postgresql/data/postmaster.pid"
@@ -481,9 +512,11 @@ def test_the_real_image_path_with_a_stand_in_image(stand_in, engine, tmp_path):
 def test_an_unconfigured_shop_that_redirects_to_its_old_host_comes_up(stand_in, engine, tmp_path):
     """The original Magento image answers 302 to WebArena's original host (metis.lti.cs.cmu.edu, which does not
     resolve here) until its base URL is set. Two instances on their own ports, each configured with its own base
-    URL, from snapshots committed after the shop's database shut down cleanly (no pid file left in them)."""
+    URL (on the public host name), from snapshots committed after the shop's database shut down cleanly (no pid
+    file left in them)."""
     stand_in("shopping", "original")
-    backend = DockerBackend(docker_config(tmp_path, sites=["shopping"], instances=2), "webarena")
+    backend = DockerBackend(docker_config(tmp_path, sites=["shopping"], instances=2, public_host="localhost"),
+                            "webarena")
     try:
         assert [s.healthy for s in backend.up()] == [True, True]
         for k in (0, 1):
@@ -579,6 +612,8 @@ def test_compose_file_matches_the_backend():
             assert f":-{DEFAULT_PORTS[name]}}}:" in service["ports"][0]
             assert service["mem_limit"] == f"{WEBARENA[name].memory_gb:g}g"
     assert services["gitlab"]["shm_size"] == "2gb"
+    assert services["map"]["volumes"] == [f"{name}:{path}" for name, path in WEBARENA["map"].volumes.items()]
+    assert compose["volumes"] == {name: {"external": True} for name in WEBARENA["map"].volumes}
     assert "/users/sign_in" in " ".join(services["gitlab"]["healthcheck"]["test"])
     homepage = services["homepage"]["environment"]
     assert {k: v for k, v in homepage.items() if k.startswith("WEBRL_SITES__PORTS__")} == {

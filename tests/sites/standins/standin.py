@@ -11,7 +11,8 @@ that the docker backend depends on, and nothing else (stdlib only, for the deboo
 - `gitlab-ctl start|stop|restart|reconfigure|status`: nginx listens on 8023 until a reconfigure moves it to
   nginx['listen_port'], else to the port of external_url; every reconfigure is logged. PostgreSQL refuses to
   start while its pid file exists, with PostgreSQL's own message in its log (a stale lock).
-- `forum`: Postmill's supervisord, as far as a web server on port 80 that stops on SIGTERM.
+- `forum [PORT]`: Postmill's supervisord, as far as a web server (on port 80) that stops on SIGTERM; the map's
+  Apache on 8080 likewise.
 - `pg_resetwal`, `magento`, `mysql`: stubs that log their calls.
 """
 
@@ -122,9 +123,9 @@ def magento(args: list[str]) -> None:
             (STATE / "base_url").write_text(arg.split("=", 1)[1])
 
 
-def forum() -> None:
+def forum(port: int) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    serve(80, lambda path: (200, {}))
+    serve(port, lambda path: (200, {}))
 
 
 # -- GitLab ------------------------------------------------------------------------------------------------
@@ -217,7 +218,7 @@ if __name__ == "__main__":
     role, rest = sys.argv[1], sys.argv[2:]
     {
         "shop": lambda: shop(),
-        "forum": lambda: forum(),
+        "forum": lambda: forum(int(rest[0]) if rest else 80),
         "magento": lambda: magento(rest),
         "database": lambda: database(Path(rest[0]), Path(rest[1])),
         "gitlab-web": lambda: gitlab_web(),
