@@ -35,7 +35,12 @@ class SiteBackend(Protocol):
 
     def reset(self, sites: list[str] | None = None, instance: int | None = None) -> list[ResetResult]: ...
 
-    def is_dirty(self, site: str, instance: int) -> bool: ...
+    def is_dirty(self, site: str, instance: int, writes: bool = True) -> bool:
+        """Whether the site must be reset before an episode of a task that `writes` (or only reads)."""
+
+    @property
+    def reset_policy(self) -> str:
+        """When sites are reset before an episode, for the run's summary."""
 
     def last_resets(self, instance: int) -> dict[str, datetime | None]: ...
 

@@ -73,6 +73,10 @@ class SitesConfig(_Model):
     reset: Literal["recreate", "restore"] = Field(
         "recreate", description="Docker backend: how a dirty site is reset, by recreating its container from the "
         "snapshot (any image) or by restoring its database in place (the embedded image: milliseconds).")
+    reset_when: Literal["writes", "episode"] = Field(
+        "writes", description="Docker backend, real images (the embedded sites reset when their database changed): "
+        "writes: before a task that writes (program_html, require_reset) on a site that such a task used since its "
+        "reset; tasks that only read share it, as in WebArena's runs. episode: before every episode after the first.")
     sites: list[str] | None = Field(None, description="Sites to start; default: all the backend has.")
     host: str = Field("127.0.0.1", description="Address the sites bind to.")
     public_host: str | None = Field(

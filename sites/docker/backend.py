@@ -179,10 +179,19 @@ class DockerBackend:
         units = [u for u in images.units() if u.instance in instances and set(u.sites) & set(sites)]
         return [result for unit in units for result in self._recreate(images, unit, handed_out=True)]
 
-    def is_dirty(self, site: str, instance: int) -> bool:
-        """Whether the site needs a reset before the next episode (see the image sets' `is_dirty`)."""
+    def is_dirty(self, site: str, instance: int, writes: bool = True) -> bool:
+        """Whether the site needs a reset before an episode of a task that `writes` (see the image sets'
+        `is_dirty`); with `sites.reset_when: episode` every task counts as one that writes."""
         images = self._running_image_set()
-        return images.is_dirty(images.unit_of(site, _check_instance(images.plan, instance)), site)
+        writes = writes or self.config.sites.reset_when == "episode"
+        return images.is_dirty(images.unit_of(site, _check_instance(images.plan, instance)), site, writes)
+
+    @property
+    def reset_policy(self) -> str:
+        """database-changed (the embedded image), else when the real sites reset: writing-task or every-episode."""
+        if self._running_image_set().name == "embedded":
+            return "database-changed"
+        return {"writes": "writing-task", "episode": "every-episode"}[self.config.sites.reset_when]
 
     def last_resets(self, instance: int) -> dict[str, datetime | None]:
         """When each site of the instance was last reset (restored or recreated)."""

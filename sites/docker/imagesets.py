@@ -5,7 +5,8 @@ and "restore" mean for it.
 - `EmbeddedImages`: our image (Dockerfile) serving the embedded sites, one container per instance. Its control
   API (published to the host's loopback only) reports writes per site and restores a database in milliseconds.
 - `WebArenaImages`: the real WebArena images, one container per site and instance, configured after their first
-  start (configure.py). Dirty means "an episode was given the site since it was recreated".
+  start (configure.py). Dirty means "a task that writes was given the site since it was recreated"
+  (`sites.reset_when`).
 """
 
 from __future__ import annotations
@@ -140,8 +141,8 @@ class ImageSet(ABC):
     # -- episodes ---------------------------------------------------------------------------------
 
     @abstractmethod
-    def is_dirty(self, unit: Unit, site: str) -> bool:
-        """Whether `site` (served by `unit`) needs a reset before the next episode."""
+    def is_dirty(self, unit: Unit, site: str, writes: bool) -> bool:
+        """Whether `site` (served by `unit`) needs a reset before an episode of a task that `writes`."""
 
     def status_rows(self, unit: Unit) -> dict[str, dict]:
         """site -> what the unit reports about it (writes and restores since its start); none by default."""
@@ -216,8 +217,8 @@ class EmbeddedImages(ImageSet):
         except WebrlError:
             return super().alive(unit)  # slow or gone: the engine knows
 
-    def is_dirty(self, unit: Unit, site: str) -> bool:
-        """The site's database changed since its reset."""
+    def is_dirty(self, unit: Unit, site: str, writes: bool) -> bool:
+        """The site's database changed since its reset (whatever the task: a restore takes milliseconds)."""
         try:
             rows = self._control(unit.instance, "GET", "/status")["sites"]
         except WebrlError:
@@ -370,12 +371,17 @@ class WebArenaImages(ImageSet):
             # A commit does not hold what the image keeps in volumes (a database, say): configure again.
             self.configure(unit, container, on_step)
 
-    def is_dirty(self, unit: Unit, site: str) -> bool:
-        """An episode was given the site since its container was recreated; asking marks it given, because the
-        caller is about to use it. A container that is not running is dirty, so the caller's reset recreates it."""
+    def is_dirty(self, unit: Unit, site: str, writes: bool) -> bool:
+        """For a task that writes: an episode of one was given the site since its container was recreated; asking
+        marks it given, because the caller is about to use it (and a reset it asks for gives it a fresh one). A
+        task that only reads shares the site as it is: nothing on a real site says which visits wrote (Magento
+        writes sessions and carts on almost every one), and recreating it takes minutes. A container that is not
+        running is dirty, so the caller's reset recreates it."""
         container = self.containers.get(unit)
         if container is None or container.status != "running":
             return True
+        if not writes:
+            return False
         given: list[bool] = []
 
         def mark(state: DockerState) -> None:

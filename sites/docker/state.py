@@ -75,7 +75,7 @@ class DockerState(BaseModel):
     # "starting" until `up` has every container configured, snapshotted and healthy: a record left "starting" is
     # that of an `up` that was killed (the up lock is free), and the next `up` starts over.
     phase: Literal["starting", "up"] = "up"
-    touched: list[str] = Field(default_factory=list)  # containers an episode was given (real images)
+    touched: list[str] = Field(default_factory=list)  # containers given to a task that writes (real images)
     last_reset: dict[str, datetime] = Field(default_factory=dict)  # unit key -> when it was last recreated
     reset_ms: dict[str, float] = Field(default_factory=dict)  # unit key -> how long its last recreation took
 

@@ -151,8 +151,11 @@ class EmbeddedBackend:
             results += [ResetResult(**row) for row in reply["reset"]]
         return results
 
-    def is_dirty(self, site: str, instance: int) -> bool:
-        """One call to the instance's control API (not `status()`, which also probes every site of every instance:
+    reset_policy = "database-changed"
+
+    def is_dirty(self, site: str, instance: int, writes: bool = True) -> bool:
+        """Whether the site's database changed since its reset, whatever the task (a restore takes milliseconds).
+        One call to the instance's control API (not `status()`, which also probes every site of every instance:
         ~35 ms per episode with 2 instances, growing with their number)."""
         plan = self._running_or_fail()
         return self._site_rows(plan, self._check_instance(plan, instance))[site]["writes_since_reset"] > 0

@@ -40,6 +40,7 @@ def test_oracle_solves_every_smoke_task(store, tmp_path):
     assert summary["success_rate"]["Average"]["mean"] == 100.0
     assert summary["success_rate"]["OSS"]["episodes"] == 4 and summary["success_rate"]["CMS"]["episodes"] == 1
     assert summary["settings"]["mode"] == "webarena" and summary["policy"] == "oracle"
+    assert summary["settings"]["site_resets"] == "database-changed"  # the embedded sites reset on any write
     assert summary["settings"]["click_at"] == "box" and summary["settings"]["escape_text"] is False  # VAB's
     report = (tmp_path / "report.html").read_text()
     assert "What is the price of the Spokewise Gel Bike Saddle?" in report and "success" in report

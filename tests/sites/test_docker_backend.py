@@ -43,6 +43,7 @@ from webrl.sites.docker.images import EMBEDDED_BUILD, EMBEDDED_IMAGE, WEBARENA
 from webrl.sites.docker.lifecycle import LABEL_OWNER, LABEL_UNIT
 from webrl.sites.embedded.registry import WEBARENA_SITES
 from webrl.tasks.load import load_tasks
+from webrl.tasks.model import Task
 
 pytestmark = pytest.mark.slow  # a real Docker engine: images, containers, recreations
 
@@ -507,6 +508,44 @@ def test_the_real_image_path_with_a_stand_in_image(stand_in, engine, tmp_path):
     finally:
         backend.down()
         assert backend.purge() == 1
+
+
+def forum_task(task_id: int, eval_types: list[str]) -> Task:
+    check = {"url": "last", "locator": "", "required_contents": {"must_include": ["x"]}}
+    checks = {"string_match": {"reference_answers": {"exact_match": "x"}}, "program_html": {"program_html": [check]}}
+    spec = {"eval_types": eval_types, "reference_answers": None, "reference_url": "", "program_html": []}
+    for kind in eval_types:
+        spec |= checks[kind]
+    return Task.model_validate({"task_id": task_id, "sites": ["reddit"], "start_url": "__REDDIT__", "intent": "x",
+                                "require_login": False, "storage_state": None, "eval": spec})
+
+
+def test_tasks_that_only_read_share_a_real_site(stand_in, engine, tmp_path):
+    """Recreating a real site takes minutes, and on Magento almost every visit writes: tasks answered by a string
+    only read, so they share the site; a task checked on the site's state (program_html) gets one that no such
+    task used since its reset. `sites.reset_when: episode` resets before every episode after the first."""
+    from webrl.env.browser_env import BrowserEnv
+
+    stand_in("reddit", "verified")
+    read, write = forum_task(1, ["string_match"]), forum_task(2, ["program_html"])
+    assert not read.writes and write.writes
+    backend = DockerBackend(docker_config(tmp_path, sites=["reddit"]), "webarena")
+    env = BrowserEnv(None, backend, 0)
+
+    def resets(task) -> list[str]:
+        return env._reset_sites(task)[1]
+
+    try:
+        backend.up()
+        first = container(engine, backend, "0-reddit").id
+        assert [resets(t) for t in (read, read, write, read, read)] == [[], [], [], [], []]
+        assert container(engine, backend, "0-reddit").id == first and backend.reset_policy == "writing-task"
+        assert resets(write) == ["reddit"] and resets(read) == [] and resets(write) == ["reddit"]
+        every = DockerBackend(docker_config(tmp_path, sites=["reddit"], reset_when="episode"))
+        assert BrowserEnv(None, every, 0)._reset_sites(read)[1] == ["reddit"] and every.reset_policy == "every-episode"
+    finally:
+        backend.down()
+        backend.purge()
 
 
 def test_an_unconfigured_shop_that_redirects_to_its_old_host_comes_up(stand_in, engine, tmp_path):

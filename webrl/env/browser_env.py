@@ -211,7 +211,7 @@ class BrowserEnv:
         that went with them (a site sharing their database or their container), which lost their sessions too."""
         urls = self.backend.urls(self.instance)
         start = time.perf_counter()
-        dirty = [s for s in task.sites if s in urls and self.backend.is_dirty(s, self.instance)]
+        dirty = [s for s in task.sites if s in urls and self.backend.is_dirty(s, self.instance, task.writes)]
         reset = sorted({r.site for r in self.backend.reset(dirty, self.instance)}) if dirty else []
         return urls, reset, (time.perf_counter() - start) * 1000
 

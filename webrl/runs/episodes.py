@@ -53,6 +53,7 @@ class EvalSettings(BaseModel):
     seed: int | None = None  # with temperature > 0: every answer's sampling seed derives from it (exact resume)
     miniwob_time_limit_s: float = Field(DEFAULT_TIME_LIMIT_S, gt=0)  # a MiniWoB++ page's episode timer
     limit: int | None = Field(None, ge=1)  # only the first N tasks of the set
+    site_resets: str | None = None  # when the backend resets a site before an episode (run_eval asks it)
     out: Path
     resume: bool = False
     screenshots: bool = True

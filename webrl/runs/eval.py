@@ -83,6 +83,7 @@ async def run_eval(settings: EvalSettings, tasks: list[Task], backend, policy: P
     plan = backend.running()
     if plan is None:
         raise UsageError("the sites are not running; start them with `webrl up`")
+    settings = settings.model_copy(update={"site_resets": backend.reset_policy})
     if settings.parallel > plan.instances:
         raise UsageError(f"--parallel {settings.parallel} needs {settings.parallel} site instances; "
                          f"start them with `webrl up --instances {settings.parallel}`")

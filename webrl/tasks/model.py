@@ -189,6 +189,12 @@ class Task(_Open):
     def reference_urls(self) -> list[str]:
         return self.eval.reference_urls
 
+    @property
+    def writes(self) -> bool:
+        """Whether the task changes its sites: it is checked on their state (program_html), or asks for a reset.
+        Tasks answered by a string or a URL only read."""
+        return self.require_reset or "program_html" in self.eval.eval_types
+
     @field_validator("sites")
     @classmethod
     def _known_sites(cls, sites: list[str]) -> list[str]:
