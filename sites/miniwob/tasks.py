@@ -248,8 +248,8 @@ async def _read_problems(pairs: list[tuple[str, int]]) -> dict[str, dict]:
                 # One load per environment: a started episode generates the same problem for a seed whatever came
                 # before on the page (checked in tests/tasks/test_miniwob.py against fresh loads).
                 await page.goto(f"{BUILD_ORIGIN}/miniwob/{env}.html")
-                for seed in [s for e, s in pairs if e == env]:
-                    utterance = await start_episode(page, seed)
+                for k, seed in enumerate(s for e, s in pairs if e == env):
+                    utterance = await start_episode(page, seed, restart=k > 0)
                     problem = problems[task_id(env, seed)] = {"intent": utterance, "steps": None}
                     if env in scripted:
                         try:

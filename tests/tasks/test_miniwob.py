@@ -171,3 +171,44 @@ def test_bad_input_is_one_line(cli_env, tmp_path):
     result = webrl(cli_env, "eval", "--tasks", str(bad), "--out", str(tmp_path / "out2"))
     assert result.returncode == 2 and "task x.1: field 'miniwob.seed'" in result.stderr, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_an_episode_on_the_page_the_last_one_left_is_a_fresh_one(sites, state):
+    """Episodes of one environment start on the page the previous one ran on, as MiniWoB's own driver runs them
+    (no reload): the next seed's first observation must be the one a fresh load gives, whatever the last episode
+    did there, with no storage left; a page whose history the agent changed is loaded afresh."""
+    from playwright.async_api import async_playwright
+
+    from webrl.browser import launch_chromium
+    from webrl.env.browser_env import BrowserEnv
+
+    envs = ["click-checkboxes", "enter-text", "click-tab-2-easy"]
+    tasks = {t.task_id: t for t in resolve_task_set(f"miniwob:{','.join(envs)}:test", state)}
+    mess = """() => { window.leftOver = 1; localStorage.setItem('trace', '1');
+                      for (const el of document.querySelectorAll('#area input')) el.click(); }"""
+
+    async def main():
+        async with async_playwright() as p:
+            browser = await launch_chromium(p)
+            try:
+                fresh, reused = BrowserEnv(browser, sites, 0), BrowserEnv(browser, sites, 1)
+                seen = []
+                for env_name in envs:
+                    first, second = tasks[f"{env_name}.0"], tasks[f"{env_name}.1"]
+                    expected, _ = await fresh.reset(second)
+                    await reused.reset(first)
+                    await reused.page.evaluate(mess)
+                    observed, info = await reused.reset(second)
+                    left = await reused.page.evaluate("() => [window.leftOver, localStorage.getItem('trace')]")
+                    seen.append((env_name, observed.text == expected.text, left))
+                await reused.page.evaluate("() => history.pushState({}, '', '#moved')")
+                await reused.reset(tasks[f"{envs[-1]}.2"])
+                seen.append(await reused.page.evaluate("() => [window.leftOver ?? null, history.length]"))
+                await fresh.shutdown()
+                await reused.shutdown()
+                return seen
+            finally:
+                await browser.close()
+
+    # the same page (window.leftOver survives), the fresh load's observation, no storage; history: a new load
+    assert asyncio.run(main()) == [(env, True, [1, None]) for env in envs] + [[None, 2]]

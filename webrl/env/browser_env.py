@@ -113,7 +113,8 @@ class BrowserEnv:
         storage = await self.auth.storage_state(login)
         timings["sign_in"] = _ms(mark)
         mark = time.perf_counter()
-        await self._clean_tab(storage["cookies"])
+        restart = await self._shows_start_page()
+        await self._clean_tab(storage["cookies"], keep_page=restart)
         self.blocked: list[str] = []
         allowed = {_origin(u) for site, u in urls.items() if site in self.task.sites or site == "homepage"}
         self._visited |= allowed  # the agent reaches no other origin (the evaluator may, but writes nothing)
@@ -121,16 +122,17 @@ class BrowserEnv:
         await self.context.route(self._guarded, self._block)
         timings["context"] = _ms(mark)
         mark = time.perf_counter()
-        for i, url in enumerate(self.task.start_urls):
+        for i, url in enumerate([] if restart else self.task.start_urls):
             page = self.tab if i == 0 else await self.context.new_page()
             self.page = self.page or page
             await page.goto(url)
             if i == 0:
                 await self._settle(page)
+        self.page = self.page or self.tab
         timings["start_page"] = _ms(mark)
         if self.task.miniwob is not None:
             mark = time.perf_counter()
-            await self._start_miniwob()
+            await self._start_miniwob(restart)
             timings["miniwob_start"] = _ms(mark)
         self.steps: list[Step] = []
         self.history: list[str] = []
@@ -199,8 +201,20 @@ class BrowserEnv:
         return await evaluate(self.task, answer, self.page, mode=self.mode, judge=self.judge,
                               urls=self.backend.urls(self.instance))
 
-    async def _start_miniwob(self) -> None:
-        utterance = await start_episode(self.page, self.task.miniwob.seed, self.miniwob_time_limit_s)
+    async def _shows_start_page(self) -> bool:
+        """Whether this MiniWoB episode can start on the page the tab shows: the previous episode's, of the same
+        environment, with a new tab's history (about:blank, then the page). MiniWoB's own driver starts episode after
+        episode on one load (it ends the last one, seeds and calls `core.startEpisodeReal`), which gives the same
+        problem as a fresh load (checked by the utterance, and in tests/env by the observation) without the load."""
+        if self.task.miniwob is None or len(self.task.start_urls) != 1 or not self._tab_alive() \
+                or self.tab.url != self.task.start_urls[0] or len(self.context.pages) != 1:
+            return False
+        history = await self._cdp.send("Page.getNavigationHistory")
+        return [e["url"] for e in history["entries"]] == ["about:blank", self.tab.url] \
+            and history["currentIndex"] == 1
+
+    async def _start_miniwob(self, restart: bool) -> None:
+        utterance = await start_episode(self.page, self.task.miniwob.seed, self.miniwob_time_limit_s, restart)
         if utterance != self.task.intent:  # the task set was built by another package version or browser
             raise WebrlError(f"MiniWoB task {self.task.task_id}: the page's utterance {utterance!r} is not the "
                              f"task's intent {self.task.intent!r}")
@@ -231,23 +245,28 @@ class BrowserEnv:
         if context is not None:
             await context.close()
 
-    async def _clean_tab(self, cookies: list[dict]) -> None:
+    def _tab_alive(self) -> bool:
+        return self.tab is not None and not self.tab.is_closed() and self.context.browser is self.browser \
+            and self.browser.is_connected()
+
+    async def _clean_tab(self, cookies: list[dict], keep_page: bool = False) -> None:
         """Give the episode a tab with nothing of any earlier episode: no other tabs, no cookies but the sign-in's,
         no local or session storage, IndexedDB or caches on the origins the agent could reach, and no history. One
         tab serves episode after episode because a new one costs 150-300 ms of CPU on 2 cores (a renderer starts)
-        against ~130 ms for a navigation in a live one; the HTTP cache is kept."""
-        if self.tab is None or self.tab.is_closed() or self.context.browser is not self.browser \
-                or not self.browser.is_connected():
+        against ~130 ms for a navigation in a live one; the HTTP cache is kept. `keep_page`: the page stays (a
+        MiniWoB page the next episode starts on, see _shows_start_page)."""
+        if not self._tab_alive():
             await self._open_tab()
         else:
             for other in self.context.pages:
                 if other is not self.tab:
                     await other.close()
             await self._unguard()
-            # History as a new tab's: about:blank, then the start page (Go Backward leads to about:blank, not to an
-            # earlier episode); leaving the last page also stops its scripts before its storage is cleared.
-            await self.tab.goto("about:blank")
-            await self._cdp.send("Page.resetNavigationHistory")
+            if not keep_page:
+                # History as a new tab's: about:blank, then the start page (Go Backward leads to about:blank, not to
+                # an earlier episode); leaving the last page also stops its scripts before its storage is cleared.
+                await self.tab.goto("about:blank")
+                await self._cdp.send("Page.resetNavigationHistory")
             await asyncio.gather(self.context.clear_cookies(), *(
                 self._cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": CLEARED_STORAGE})
                 for origin in self._visited))

@@ -41,10 +41,14 @@ START_JS = """async ([seed, limitMs, readyTimeoutMs]) => {
 }"""
 
 
-async def start_episode(page, seed: int, time_limit_s: float = DEFAULT_TIME_LIMIT_S) -> str:
-    """Start the episode of `seed` on a loaded environment page; return its utterance. (Episodes load the page
-    afresh; the task builder starts one seed after another on one load, which gives the same problems.)"""
-    await page.add_style_tag(content=HIDDEN_CSS)
+async def start_episode(page, seed: int, time_limit_s: float = DEFAULT_TIME_LIMIT_S, restart: bool = False) -> str:
+    """Start the episode of `seed` on a loaded environment page; return its utterance. `restart`: the page ran an
+    earlier episode, which is ended first (`core.endEpisode` does nothing if the page ended it), as MiniWoB's own
+    driver does between episodes on one load; the task builder does the same, and gets the same problems."""
+    if restart:
+        await page.evaluate("() => core.endEpisode(0, false, 'the harness started another episode')")
+    else:
+        await page.add_style_tag(content=HIDDEN_CSS)
     return await page.evaluate(START_JS, [seed, int(time_limit_s * 1000), READY_TIMEOUT_MS])
 
 
