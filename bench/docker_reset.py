@@ -29,7 +29,7 @@ from rich.table import Table
 
 from webrl.config import load_config, on_free_ports
 from webrl.sites.docker.backend import LABEL_OWNER, DockerBackend
-from webrl.sites.embedded.registry import SITE_NAMES, site_spec
+from webrl.sites.embedded.registry import WEBARENA_SITES, site_spec
 
 OFFICIAL_FULL_RESET_S = (120, 300)  # WebArena docs: a full container reset takes 2-5 minutes
 LIVE_DB = "/var/lib/webrl/embedded/instances/0/{name}.db"
@@ -104,7 +104,7 @@ def main() -> None:
     args = parser.parse_args()
     console = Console(width=max(Console().width, 130))
     # shopping_admin shares the store with shopping, so the shopping row covers both.
-    cases = [[site] for site in SITE_NAMES if site != "shopping_admin"] + [list(SITE_NAMES)]
+    cases = [[site] for site in WEBARENA_SITES if site != "shopping_admin"] + [list(WEBARENA_SITES)]
     rows = [bench_case(sites, args, console) for sites in cases]
 
     table = Table(title=f"docker backend (embedded image) reset: {args.recreate_rounds} recreations and "
