@@ -122,13 +122,12 @@ class BrowserEnv:
         await self.context.route(self._guarded, self._block)
         timings["context"] = _ms(mark)
         mark = time.perf_counter()
+        self.page = self.tab  # the agent starts on the first start URL's page
         for i, url in enumerate([] if restart else self.task.start_urls):
             page = self.tab if i == 0 else await self.context.new_page()
-            self.page = self.page or page
             await page.goto(url)
             if i == 0:
                 await self._settle(page)
-        self.page = self.page or self.tab
         timings["start_page"] = _ms(mark)
         if self.task.miniwob is not None:
             mark = time.perf_counter()
