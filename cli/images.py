@@ -38,8 +38,9 @@ def list_images() -> None:
         if image.original:
             rows.append((image.site, "original", image.original))
     for site, source, name in rows:
-        size = _size_gb(client, name)
-        table.add_row(site, source, f"{size:.1f} GB" if size is not None else "[dim]missing[/dim]", name)
+        local = _local(client, name)
+        size = f"{local.attrs['Size'] / 1e9:.1f} GB" if local else "[dim]missing[/dim]"
+        table.add_row(site, source, size, name + (_digest(local, name) if local else ""))
     owner = DockerBackend(GLOBALS.config()).owner
     for snapshot in client.images.list(filters={"label": f"{LABEL_OWNER}={owner}"}):
         for tag in snapshot.tags or [snapshot.short_id]:
@@ -118,11 +119,22 @@ class _Reader:
         return chunk
 
 
-def _size_gb(client, name: str) -> float | None:
+def _local(client, name: str):
     try:
-        return client.images.get(name).attrs["Size"] / 1e9
+        return client.images.get(name)
     except ImageNotFound:
         return None
+
+
+def _digest(image, name: str) -> str:
+    """`@sha256:…` (12 hex digits) of the registry manifest a pulled image came from; "" for one built or loaded
+    here (which has none), so a run can say which published image it used."""
+    repository = name.rsplit(":", 1)[0] if ":" in name.rsplit("/", 1)[-1] else name
+    for entry in image.attrs.get("RepoDigests") or []:
+        repo, _, digest = entry.partition("@")
+        if repo.removeprefix("docker.io/") == repository and digest:
+            return f"@{digest[:19]}…"
+    return ""
 
 
 def register(root: typer.Typer) -> None:

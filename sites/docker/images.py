@@ -25,6 +25,19 @@ EMBEDDED_DISK_GB = 0.5
 
 ORIGINALS_URL = "http://metis.lti.cs.cmu.edu/webarena-images"
 
+# The WebArena-Verified images, by tag, named here only (compose.yaml repeats them; a test holds the two equal).
+# `latest` is the one tag its sources name: its README's `docker run` lines, docs/environments/docker_images.md,
+# docker-compose.yml (`:latest`) and src/webarena_verified/environments/container/config.py. Its publish task
+# (dev/environments/docker/tasks.py `publish`) pushes a semver tag with each `latest`, but no source says which
+# semver each image has, so none is pinned; `webrl images list` shows the digest each local image came with.
+VERIFIED_REPOSITORY = "am1n3e/webarena-verified-"
+VERIFIED_TAG = "latest"
+
+
+def verified_image(site: str) -> str:
+    """The WebArena-Verified image of `site` (also wikipedia, which only compose.yaml runs), with its tag."""
+    return f"{VERIFIED_REPOSITORY}{site}:{VERIFIED_TAG}"
+
 
 @dataclass(frozen=True)
 class WebArenaImage:
@@ -66,22 +79,22 @@ class WebArenaImage:
 
 GL_OPT = "/opt/gitlab"
 WEBARENA: dict[str, WebArenaImage] = {image.site: image for image in (
-    WebArenaImage("shopping", "am1n3e/webarena-verified-shopping", "shopping_final_0712", 80, "/",
+    WebArenaImage("shopping", verified_image("shopping"), "shopping_final_0712", 80, "/",
                   memory_gb=6, disk_gb=13.3, original_disk_gb=117, startup_s=300),
-    WebArenaImage("shopping_admin", "am1n3e/webarena-verified-shopping_admin", "shopping_admin_final_0719", 80,
+    WebArenaImage("shopping_admin", verified_image("shopping_admin"), "shopping_admin_final_0719", 80,
                   "/admin", memory_gb=4, disk_gb=2.9, original_disk_gb=19.9, startup_s=300),
-    WebArenaImage("reddit", "am1n3e/webarena-verified-reddit", "postmill-populated-exposed-withimg", 80, "/",
+    WebArenaImage("reddit", verified_image("reddit"), "postmill-populated-exposed-withimg", 80, "/",
                   memory_gb=2, disk_gb=8.41, original_disk_gb=107, startup_s=180),
     # The verified image's entrypoint would reconfigure GitLab (minutes) at every start whose external URL is not
     # its baked-in one, and move nginx to that URL's port: switched off, as the configuration does it once.
-    WebArenaImage("gitlab", "am1n3e/webarena-verified-gitlab", "gitlab-populated-final-port8023", 8023,
+    WebArenaImage("gitlab", verified_image("gitlab"), "gitlab-populated-final-port8023", 8023,
                   "/users/sign_in", memory_gb=8, disk_gb=31.6, original_disk_gb=155, startup_s=900, shm_gb=2,
                   command=(f"{GL_OPT}/embedded/bin/runsvdir-start",),
                   environment={"WA_ENV_CTRL_SKIP_RECONFIGURE": "true"}),
     # One container with Rails, PostgreSQL, tiles, geocoding and routing (Apache on 8080 fronts them); its ~60 GB
     # of data live in the nine volumes that WebArena-Verified's setup makes, under the names it gives them
     # (src/webarena_verified/environments/container/config.py).
-    WebArenaImage("map", "am1n3e/webarena-verified-map", None, 8080, "/", memory_gb=6, disk_gb=3.3,
+    WebArenaImage("map", verified_image("map"), None, 8080, "/", memory_gb=6, disk_gb=3.3,
                   original_disk_gb=None, startup_s=600, volumes={
                       f"webarena_verified_map_{name}": path for name, path in (
                           ("tile_db", "/data/database"), ("routing_car", "/data/routing/car"),

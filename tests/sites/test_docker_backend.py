@@ -295,7 +295,7 @@ def test_missing_webarena_images_name_the_commands(engine, cli_env):
     # The two smallest sites: the disk and memory check comes first and must pass here (about 13 GB of disk).
     result = webrl(cli_env, "up", "--backend", "docker", "--sites", "shopping_admin,reddit")
     assert result.returncode == 2
-    assert "`docker pull am1n3e/webarena-verified-shopping_admin`" in result.stderr
+    assert "`docker pull am1n3e/webarena-verified-shopping_admin:latest`" in result.stderr  # the pinned tag
     assert "`webrl images load postmill-populated-exposed-withimg.tar`" in result.stderr
     assert "metis.lti.cs.cmu.edu/webarena-images/shopping_admin_final_0719.tar" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
