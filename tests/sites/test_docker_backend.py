@@ -37,7 +37,7 @@ from webrl.errors import UsageError, WebrlError
 from webrl.policy.factory import make_policy
 from webrl.runs.eval import EvalSettings
 from webrl.sites.docker.backend import DockerBackend
-from webrl.sites.docker.configure import configure_commands
+from webrl.sites.docker.configure import MAGENTO_SCHEDULED_INDEXERS, configure_commands
 from webrl.sites.docker.engine import Need, check_resources, load, pull
 from webrl.sites.docker.images import EMBEDDED_BUILD, EMBEDDED_IMAGE, WEBARENA
 from webrl.sites.docker.lifecycle import LABEL_OWNER, LABEL_UNIT
@@ -551,8 +551,8 @@ def test_tasks_that_only_read_share_a_real_site(stand_in, engine, tmp_path):
 def test_an_unconfigured_shop_that_redirects_to_its_old_host_comes_up(stand_in, engine, tmp_path):
     """The original Magento image answers 302 to WebArena's original host (metis.lti.cs.cmu.edu, which does not
     resolve here) until its base URL is set. Two instances on their own ports, each configured with its own base
-    URL (on the public host name), from snapshots committed after the shop's database shut down cleanly (no pid
-    file left in them)."""
+    URL (on the public host name) and VAB's eleven named indexers on schedule, from snapshots committed after the
+    shop's database shut down cleanly (no pid file left in them)."""
     stand_in("shopping", "original")
     backend = DockerBackend(docker_config(tmp_path, sites=["shopping"], instances=2, public_host="localhost"),
                             "webarena")
@@ -564,6 +564,11 @@ def test_an_unconfigured_shop_that_redirects_to_its_old_host_comes_up(stand_in, 
                 "shopping", k)
             assert box.image.tags[0].startswith("webrl-snapshot/")
             assert run_in(engine, box.image.id, f"test -e {SHOP_DB_PID} && echo stale || echo clean") == "clean\n"
+            # VAB's named indexers (not all of them) are on schedule in the snapshot, set once before it.
+            modes = run_in(engine, box.image.id, "cd /etc/standin/indexers && grep -H . *").split()
+            assert modes == [f"{name}:schedule" for name in sorted(MAGENTO_SCHEDULED_INDEXERS)]
+            log = box.exec_run(["cat", "/var/log/standin/magento"]).output.decode().splitlines()
+            assert [line.split()[:2] for line in log].count(["indexer:set-mode", "schedule"]) == 1
     finally:
         backend.down()
         backend.purge()
@@ -592,6 +597,58 @@ def test_gitlab_on_other_ports_from_clean_snapshots_without_reconfiguring(source
             assert box.exec_run(["test", "-e", "/var/log/standin/pg_resetwal"]).exit_code == 1
         backend.reset(["gitlab"], 1)
         assert reconfigures(1) == 1 and all(s.healthy for s in backend.status())
+    finally:
+        backend.down()
+        backend.purge()
+
+
+def test_gitlabs_502_fix_runs_when_postgresql_reports_a_stale_pid_file(stand_in, engine, tmp_path, monkeypatch):
+    """An image that ships PostgreSQL's pid file (the original may: the README's 502 fix): PostgreSQL refuses to
+    start, saying so in its log, and GitLab answers 502. The fix runs once, when the start-up time is up: the pid
+    file removed, pg_resetwal as the database's owner (webarena PR #233), a restart; the snapshot is clean, so a
+    reset needs no fix."""
+    stand_in("gitlab", "original", f"RUN mkdir -p {os.path.dirname(GITLAB_DB_PID)} && echo 4242 > {GITLAB_DB_PID}")
+    monkeypatch.setitem(WEBARENA, "gitlab", dataclasses.replace(WEBARENA["gitlab"], startup_s=5))
+    backend = DockerBackend(docker_config(tmp_path, sites=["gitlab"]), "webarena")
+
+    def resetwal_calls() -> list[str]:
+        box = container(engine, backend, "0-gitlab")
+        owner = box.exec_run(["stat", "-c", "%U", "/var/log/standin/pg_resetwal"]).output.decode().strip()
+        calls = box.exec_run(["cat", "/var/log/standin/pg_resetwal"]).output.decode().splitlines()
+        return [f"{owner}: {call}" for call in calls]
+
+    try:
+        [status] = backend.up()
+        assert status.healthy
+        assert resetwal_calls() == [f"gitlab-psql: -f {os.path.dirname(GITLAB_DB_PID)}"]
+        snapshot = container(engine, backend, "0-gitlab").image.id
+        assert run_in(engine, snapshot, f"test -e {GITLAB_DB_PID} && echo stale || echo clean") == "clean\n"
+        backend.reset(["gitlab"], 0)
+        assert resetwal_calls() == [f"gitlab-psql: -f {os.path.dirname(GITLAB_DB_PID)}"]  # the snapshot's one
+        assert all(s.healthy for s in backend.status())
+    finally:
+        backend.down()
+        backend.purge()
+
+
+def test_up_on_sites_that_are_up_checks_containers_and_snapshots(stand_in, engine, tmp_path):
+    """`up` again: a container that died is recreated from its snapshot, and sites whose snapshot is gone start
+    over (configured and committed again) instead of being reported up."""
+    stand_in("reddit", "verified")
+    backend = DockerBackend(docker_config(tmp_path, sites=["reddit"]), "webarena")
+    try:
+        backend.up()
+        first = container(engine, backend, "0-reddit")
+        snapshot = first.image.id
+        first.kill()
+        [status] = backend.up()
+        assert status.healthy and container(engine, backend, "0-reddit").image.id == snapshot
+        container(engine, backend, "0-reddit").remove(force=True, v=True)  # as a reset does
+        engine.images.remove(snapshot, force=True)
+        [status] = backend.up()
+        again = container(engine, backend, "0-reddit")
+        assert status.healthy and again.image.id != snapshot and again.image.tags[0].startswith("webrl-snapshot/")
+        assert "RateLimit" not in again.exec_run(["cat", "/var/www/html/src/DataObject/UserData.php"]).output.decode()
     finally:
         backend.down()
         backend.purge()

@@ -13,7 +13,8 @@ that the docker backend depends on, and nothing else (stdlib only, for the deboo
   start while its pid file exists, with PostgreSQL's own message in its log (a stale lock).
 - `forum [PORT]`: Postmill's supervisord, as far as a web server (on port 80) that stops on SIGTERM; the map's
   Apache on 8080 likewise.
-- `pg_resetwal`, `magento`, `mysql`: stubs that log their calls.
+- `pg_resetwal`, `magento`, `mysql`: stubs that log their calls; `magento` also keeps the base URL and each
+  indexer's mode that it was given.
 """
 
 from __future__ import annotations
@@ -121,6 +122,10 @@ def magento(args: list[str]) -> None:
         if arg.startswith("--base-url="):
             STATE.mkdir(parents=True, exist_ok=True)
             (STATE / "base_url").write_text(arg.split("=", 1)[1])
+    if args[:1] == ["indexer:set-mode"]:  # MODE [INDEXER...]: one file per indexer holds its mode
+        (STATE / "indexers").mkdir(parents=True, exist_ok=True)
+        for indexer in args[2:]:
+            (STATE / "indexers" / indexer).write_text(args[1])
 
 
 def forum(port: int) -> None:
