@@ -128,12 +128,12 @@ suite_context() {
   fi
   rm -rf "$SUITE_CONTEXT"
   mkdir -p "$SUITE_CONTEXT/debs/partial" "$SUITE_CONTEXT/wheelhouse" "$SUITE_CONTEXT/webrl"
-  # Chromium, what it needs beyond the base image (apt resolves against the base image's package database), and
+  # Chromium and its headless shell, what they need beyond the base image (apt resolves against the base image's package database), and
   # libatomic1 for the node runtime inside Playwright.
   apt_state=$(mktemp -d)
   docker run --rm "$BASE_IMAGE" cat /var/lib/dpkg/status >"$apt_state/status"
   local download=(-o "Dir::State::status=$apt_state/status" -o "Dir::Cache::archives=$PWD/$SUITE_CONTEXT/debs"
-                  -o Debug::NoLocking=1 --download-only --no-install-recommends install chromium libatomic1)
+                  -o Debug::NoLocking=1 --download-only --no-install-recommends install chromium chromium-headless-shell libatomic1)
   apt_get "${download[@]}" >/dev/null 2>&1 || { apt_get update && apt_get "${download[@]}" >/dev/null; }
   rm -rf "$apt_state" "$SUITE_CONTEXT/debs/partial" "$SUITE_CONTEXT/debs/lock"
   # Every package of .venv at its installed version: the image runs what the tests ran here.

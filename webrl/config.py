@@ -46,7 +46,7 @@ def instance_port(base: int, instance: int) -> int:
 
 
 # WEBRL_* variables that steer the process rather than hold settings.
-PROCESS_VARIABLES = ("WEBRL_DEBUG", "WEBRL_VLLM_PYTHON")
+PROCESS_VARIABLES = ("WEBRL_DEBUG", "WEBRL_VLLM_PYTHON", "WEBRL_CHROMIUM")
 
 
 class _Model(BaseModel):

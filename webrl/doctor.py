@@ -26,15 +26,16 @@ def check_chromium() -> Check:
     try:
         from playwright.sync_api import sync_playwright
 
-        from webrl.browser import launch_chromium
+        from webrl.browser import chromium_executable, launch_chromium
 
         with sync_playwright() as playwright:
+            executable = chromium_executable(playwright) or "Playwright's own"
             browser = launch_chromium(playwright)
             version = browser.version
             page = browser.new_page()
             page.set_content("<p>ok</p>")
             browser.close()
-        return Check("Chromium (Playwright)", True, f"Chromium {version} launches headless")
+        return Check("Chromium (Playwright)", True, f"Chromium {version} launches headless ({executable})")
     except Exception as err:  # any failure here means the same fix
         return Check("Chromium (Playwright)", False, _first_line(err),
                      "apt-get install chromium  (or: playwright install --with-deps chromium)")

@@ -4,6 +4,7 @@ on a local page of edge cases, the serialiser on its own, and WebArena's accessi
 from __future__ import annotations
 
 import re
+import shutil
 
 import pytest
 from env_support import with_page  # tests/env is on sys.path (no __init__.py)
@@ -72,6 +73,38 @@ def test_offscreen_elements_are_not_labelled_until_scrolled_into_view(shop):
     assert "Sign In" in top.text and "Sign In" not in bottom.text  # the header is out of view at the bottom
     assert bottom.ids == list(range(len(bottom.ids)))  # ids restart: they number what is visible now
     assert bottom.text != top.text
+
+
+SYMBOLS = "<p style='font: 14px sans-serif'><span>★★★★★</span> <b>☆ ✓ ✗ → € — … 中文</b> <i>Rating: 100%</i></p>"
+
+
+def test_the_headless_shell_observes_as_the_full_browser(shop, monkeypatch):
+    """webrl.browser prefers the headless shell; with its hinting of fallback fonts set to the full browser's, the
+    shop's star ratings (which moved text 1.2 px without it) and other symbols are laid out alike, so the observation
+    is byte-identical."""
+    from webrl.browser import SYSTEM_CHROMIUM, SYSTEM_HEADLESS_SHELL
+
+    executables = [next(filter(None, map(shutil.which, names)), None) for names in (SYSTEM_HEADLESS_SHELL,
+                                                                                    SYSTEM_CHROMIUM)]
+    if None in executables:
+        pytest.skip("needs both the headless shell and the full Chromium (Debian's chromium-headless-shell, chromium)")
+
+    async def body(page):
+        seen = [await observe(page)]
+        for path in ("/office-products.html", "/electronics.html?p=2"):
+            await page.goto(shop.rstrip("/") + path)
+            seen.append(await observe(page))
+        await page.set_content(SYMBOLS)
+        seen.append(await observe(page))
+        seen.append(await page.evaluate("() => [...document.querySelectorAll('span, b, i')].map(e => "
+                                        "JSON.stringify(e.getBoundingClientRect()))"))
+        return [(o.text, o.boxes) if isinstance(o, Observation) else o for o in seen]
+
+    observed = []
+    for executable in executables:
+        monkeypatch.setenv("WEBRL_CHROMIUM", executable)
+        observed.append(with_page(body, url=shop))
+    assert observed[0] == observed[1]
 
 
 # -- a local page of edge cases ------------------------------------------------------------------------
