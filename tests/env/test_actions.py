@@ -231,6 +231,39 @@ def test_scroll_hover_and_unknown_element(shop):
     assert down1 == pytest.approx(480, abs=2) and down2 == pytest.approx(960, abs=2) and up == pytest.approx(480, abs=2)
 
 
+def test_click_point_is_the_centre_of_playwrights_bounding_box(shop, site_servers):
+    """Click and Select land at the centre of the element's box measured in one evaluate; Playwright's
+    ElementHandle.bounding_box (DOM.getBoxModel's border quad), which the click used before, has the same centre for
+    every labelled element: links (some wrapped over two lines), inputs, a select, and the map's SVG shapes, whose
+    quad adds the stroke on every side (their centres agree to float32 rounding, ~3e-5 px)."""
+    from webrl.env.actions import _click_point
+
+    map_url = site_servers("map").urls(0)["map"]
+
+    async def body(page):
+        compared, svg, differing, exact = 0, 0, 0, 0
+        for url in (shop, shop.rstrip("/") + "/electronics.html", map_url.rstrip("/") + "/directions"):
+            await page.goto(url)
+            obs = await observe(page)
+            for element in obs.ids:
+                handle = await page.query_selector(f'[data-label-id="{element}"]')
+                box = await handle.bounding_box()
+                svg += await handle.evaluate("e => e instanceof SVGElement")
+                await handle.dispose()
+                point = await _click_point(Action("click", element=element), page, obs, "box")
+                assert point == pytest.approx((box["x"] + box["width"] / 2, box["y"] + box["height"] / 2), abs=1e-3), \
+                    (url, element)
+                exact += point == (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+                compared += 1
+                rect = obs.boxes[element]
+                differing += (round(box["width"]), round(box["height"])) != (rect[2], rect[3])
+        return compared, svg, differing, exact
+
+    compared, svg, differing, exact = with_page(body, url=shop)
+    assert compared > 200 and svg > 20 and differing > 0, (compared, svg, differing)
+    assert exact >= compared - svg  # the HTML elements' to the bit; an SVG shape's within float32 rounding
+
+
 def test_webarena_actions(shop):
     async def body(page):
         obs = await observe(page, "axtree")
