@@ -26,6 +26,7 @@ ENGINES = {"fossgis_osrm_car": "car", "fossgis_osrm_bike": "bicycle", "fossgis_o
 ENGINE_LABELS = {"fossgis_osrm_car": "Car (OSRM)", "fossgis_osrm_bike": "Bicycle (OSRM)",
                  "fossgis_osrm_foot": "Foot (OSRM)"}  # fmt: skip
 MAX_SNAP_M = 3000  # a point further than this from any usable road is off the map
+SNAP_MEMORY = 100_000  # snapped points remembered per road network
 
 
 def haversine(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
@@ -126,11 +127,31 @@ class RoadNetwork:
                 if backwards:
                     g.add_edge(v, u, **attrs)
         self.mode_nodes = {mode: sorted(g.nodes) for mode, g in self.graphs.items()}
+        # per mode, each node's latitude in radians and its cosine, and its longitude: haversine's per-node terms
+        self._snap_table = {mode: [(n, math.radians(self.coords[n][0]), math.cos(math.radians(self.coords[n][0])),
+                                    self.coords[n][1]) for n in nodes] for mode, nodes in self.mode_nodes.items()}
+        self._snapped: dict[tuple[str, float, float], tuple[int, float]] = {}
 
     def snap(self, mode: str, lat: float, lon: float) -> tuple[int, float]:
-        """The nearest node usable by `mode` and its distance in metres."""
-        best = min(self.mode_nodes[mode], key=lambda n: haversine(lat, lon, *self.coords[n]))
-        return best, haversine(lat, lon, *self.coords[best])
+        """The nearest node usable by `mode` and its distance in metres: the first of the sorted nodes at the least
+        haversine distance, computed as haversine() does (the same float operations, so the same node), and
+        remembered (the task templates snap the same places again and again)."""
+        key = (mode, lat, lon)
+        found = self._snapped.get(key)
+        if found is not None:
+            return found
+        p1 = math.radians(lat)
+        c1, best, best_m = math.cos(p1), -1, math.inf
+        sin, asin, sqrt, radians = math.sin, math.asin, math.sqrt, math.radians
+        for node, p2, c2, node_lon in self._snap_table[mode]:
+            a = sin((p2 - p1) / 2) ** 2 + c1 * c2 * sin(radians(node_lon - lon) / 2) ** 2
+            metres = 2 * EARTH_RADIUS_M * asin(sqrt(a))
+            if metres < best_m:
+                best, best_m = node, metres
+        if len(self._snapped) >= SNAP_MEMORY:  # the directions page snaps what users type: keep it bounded
+            self._snapped.clear()
+        self._snapped[key] = found = best, best_m
+        return found
 
     def route(self, mode: str, start: tuple[float, float], end: tuple[float, float]) -> Route | None:
         """The fastest route between two points, or None when either is too far from a road or no path exists."""

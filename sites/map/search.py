@@ -16,12 +16,19 @@ REGION_WORDS = {"pa", "pennsylvania", "united", "states", "usa", "us", "monora",
 COORDS = re.compile(r"^\s*\(?\s*([-+]?\d+(?:\.\d+)?)\s*[,;\s]\s*([-+]?\d+(?:\.\d+)?)\s*\)?\s*$")
 NEAR = re.compile(r"^(.+?)\s+(?:near|nearby|close to|around)\s+(.+)$", re.IGNORECASE)
 LIMIT = 20
+MIN_PREFIX = 4  # a token this long or longer also matches the words it begins
 
 
 def words(text: str) -> list[str]:
     text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
     text = text.replace("'", "")
     return re.findall(r"[a-z0-9]+", text)
+
+
+def _prefixes(pool: set[str]) -> set[str]:
+    """Every prefix of MIN_PREFIX or more letters of the pool's words: `token in _prefixes(pool)` is
+    `any(w.startswith(token) for w in pool)` for tokens that long, without a pass over the pool."""
+    return {w[:k] for w in pool for k in range(MIN_PREFIX, len(w) + 1)}
 
 
 @dataclass
@@ -44,6 +51,10 @@ class Place:
     name_words: set[str] = field(default_factory=set)
     cat_words: set[str] = field(default_factory=set)
     addr_words: set[str] = field(default_factory=set)
+    # each set's prefixes of MIN_PREFIX or more letters (a word's own included): what a search token may begin
+    name_prefixes: set[str] = field(default_factory=set)
+    cat_prefixes: set[str] = field(default_factory=set)
+    addr_prefixes: set[str] = field(default_factory=set)
 
     @property
     def url(self) -> str:
@@ -91,29 +102,32 @@ class Gazetteer:
                                               *(extra.get(p.osm_id, []) if p.osm_type == "node" else [])])))
             p.addr_words = set(words(" ".join(filter(None, [p.housenumber, p.street, p.neighbourhood, p.city,
                                                              p.postcode])))) | REGION_WORDS
+            p.name_prefixes, p.cat_prefixes, p.addr_prefixes = map(_prefixes, (p.name_words, p.cat_words,
+                                                                               p.addr_words))
             self.places.append(p)
         self.by_osm = {(p.osm_type, p.osm_id): p for p in self.places}
 
     # -- matching ------------------------------------------------------------------------------
 
     @staticmethod
-    def _match(token: str, pool: set[str]) -> bool:
+    def _match(token: str, pool: set[str], prefixes: set[str]) -> bool:
+        """The token is a word of the pool, its plural, or (MIN_PREFIX letters or more) the beginning of one."""
         if token in pool:
             return True
         if token.endswith("s") and token[:-1] in pool:
             return True
         if token.endswith("es") and token[:-2] in pool:
             return True
-        return len(token) >= 4 and any(w.startswith(token) for w in pool)
+        return len(token) >= MIN_PREFIX and token in prefixes
 
     def _score(self, p: Place, tokens: list[str], phrase: str, address: bool = True) -> float | None:
         score = 0.0
         for t in tokens:
-            if self._match(t, p.name_words):
+            if self._match(t, p.name_words, p.name_prefixes):
                 score += 3
-            elif self._match(t, p.cat_words):
+            elif self._match(t, p.cat_words, p.cat_prefixes):
                 score += 2
-            elif address and self._match(t, p.addr_words):
+            elif address and self._match(t, p.addr_words, p.addr_prefixes):
                 score += 1
             else:
                 return None

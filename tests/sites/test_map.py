@@ -268,3 +268,32 @@ def test_leaving_a_ramp_is_never_a_u_turn(osm):
     steps = [[s.kind for s in r.steps] for r in routes if r is not None]
     assert sum("ramp" in kinds for kinds in steps) > 20  # the sample does leave the motorway
     assert not any("uturn" in kinds for kinds in steps)
+
+
+def test_snapping_and_matching_equal_their_plain_definitions(osm):
+    """The road graph's snap (a loop over precomputed terms, remembered) is the first sorted node at the least
+    haversine distance, and the search's prefix match (precomputed prefixes) is `any(w.startswith(token))`:
+    both must pick exactly what the plain forms pick, or the suite's tasks would change."""
+    import random
+
+    from webrl.sites.map.geo import RoadNetwork
+    from webrl.sites.map.geo import haversine as site_haversine
+    from webrl.sites.map.search import MIN_PREFIX, Gazetteer, words
+
+    with closing(db(osm)) as conn:
+        network, gazetteer = RoadNetwork(conn), Gazetteer(conn)
+    rng = random.Random(0)
+    points = [(p.lat, p.lon) for p in gazetteer.places[:40]]
+    points += [(lat + rng.uniform(-0.01, 0.01), lon + rng.uniform(-0.01, 0.01)) for lat, lon in points]
+    for mode, nodes in network.mode_nodes.items():
+        for lat, lon in points:
+            best = min(nodes, key=lambda n: site_haversine(lat, lon, *network.coords[n]))
+            expected = best, site_haversine(lat, lon, *network.coords[best])
+            assert network.snap(mode, lat, lon) == expected == network.snap(mode, lat, lon), (mode, lat, lon)
+    tokens = {w[:k] for p in gazetteer.places[:60] for w in words(p.display_name) for k in (3, 4, 5, len(w))}
+    for p in gazetteer.places[:60]:
+        for pool, prefixes in ((p.name_words, p.name_prefixes), (p.cat_words, p.cat_prefixes),
+                               (p.addr_words, p.addr_prefixes)):
+            for token in tokens:
+                plain = len(token) >= MIN_PREFIX and any(w.startswith(token) for w in pool)
+                assert (len(token) >= MIN_PREFIX and token in prefixes) == plain, (token, pool)
