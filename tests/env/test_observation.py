@@ -218,6 +218,17 @@ def test_simplify_html(marked, expected):
     assert simplify_html(marked, (1280, 720)) == expected
 
 
+def test_whitespace_runs_collapse_as_vabs_pattern_does():
+    """simplify_html collapses whitespace with str.split (fast) where VAB uses re.sub(r"\\s+", " ", ...).strip(): the
+    same characters count as whitespace for both, every code point."""
+    import sys
+
+    pattern = re.compile(r"\s+")
+    assert [c for c in range(sys.maxunicode + 1) if bool(pattern.fullmatch(chr(c))) != chr(c).isspace()] == []
+    text = " \t<p>a\u00a0\u00a0b\u2003\n c\x1c\x85d</p>\r\n "
+    assert " ".join(text.split()) == pattern.sub(" ", text).strip() == "<p>a b c d</p>"
+
+
 def test_simplify_html_escapes_on_request():
     marked = ('<html><body><p data-bbox="0,0,5,5" title="a &quot;b&quot; &lt;c&gt; &amp;">x &lt;y&gt; "z" &amp;</p>'
               '</body></html>')
