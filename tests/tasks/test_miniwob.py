@@ -34,6 +34,16 @@ def state(tmp_path_factory):
     return tmp_path_factory.mktemp("state")
 
 
+@pytest.fixture(scope="module")
+def oracle_run(sites, state, tmp_path_factory):
+    """The oracle over the first CI_SEEDS test seeds of every scripted environment (the README gives the whole
+    test split), two at a time: (its tasks, {task_id: episode row}, the summary). Run once for the tests that
+    read what the oracle did."""
+    tasks = [t for t in resolve_task_set("miniwob:test", state) if t.miniwob.seed < CI_SEEDS]
+    rows, summary = evaluate(sites, tasks, tmp_path_factory.mktemp("oracle"), parallel=2)
+    return tasks, rows, summary
+
+
 def evaluate(backend, tasks, out, policy="oracle", **settings):
     """`webrl eval`'s runner: the episode rows and the summary."""
     config = EvalSettings(tasks="in-memory", policy=policy, out=out, screenshots=False, **settings)
@@ -88,10 +98,11 @@ def load_tasks_from(folder, tasks):
     return load_tasks(path)
 
 
-@pytest.mark.slow  # many MiniWoB episodes (~20 s)
-def test_the_page_rewards_right_answers_and_punishes_wrong_ones(sites, state, tmp_path):
+@pytest.mark.slow  # many MiniWoB episodes (~10 s beside the oracle's run)
+def test_the_page_rewards_right_answers_and_punishes_wrong_ones(sites, state, oracle_run, tmp_path):
     tasks = resolve_task_set(f"miniwob:{','.join(FORMS)}:test", state)[:10]
-    right, _ = evaluate(sites, tasks, tmp_path / "right")
+    assert all(t.miniwob.seed < CI_SEEDS for t in tasks)  # in the oracle's run: its episodes are the right answers
+    right = oracle_run[1]
     # the same tasks, submitted without doing the work first: the last scripted step alone
     wrong = [t.model_copy(update={"cheat": t.cheat[-1:]}) for t in tasks if len(t.cheat) > 1]
     wrong_rows, _ = evaluate(sites, wrong, tmp_path / "wrong")
@@ -109,12 +120,11 @@ def reward_of(row: dict) -> dict:
 
 
 @pytest.mark.slow  # the oracle over ~240 episodes
-def test_oracle_solves_every_scripted_environment_and_hides_the_score_panel(sites, state, tmp_path):
+def test_oracle_solves_every_scripted_environment_and_hides_the_score_panel(oracle_run):
     """The first CI_SEEDS test seeds of every scripted environment (the README gives the whole test split)."""
     scripted = miniwob.scripted_names()
-    tasks = [t for t in resolve_task_set("miniwob:test", state) if t.miniwob.seed < CI_SEEDS]
-    assert {t.miniwob.env for t in tasks} == set(scripted)
-    rows, summary = evaluate(sites, tasks, tmp_path / "oracle", parallel=2)
+    tasks, rows, summary = oracle_run
+    assert {t.miniwob.env for t in tasks} == set(scripted) and set(rows) == {t.task_id for t in tasks}
     failures = [f"{row['task_id']}: {row['intent']}\n  {row['status']} {row.get('error')} "
                 f"{json.dumps(row.get('eval'))[:400]}\n" + "\n".join(f"  {s['response']!r} {s['error']}"
                                                                     for s in row["steps"])
