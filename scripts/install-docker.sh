@@ -9,9 +9,7 @@
 # Run scripts/install.sh first (it makes .venv). `scripts/install-docker.sh --stop` stops a dockerd it started.
 #
 # `--suite` also builds webrl/suite:latest (Dockerfile.suite): webrl itself with Chromium and the training stack,
-# from this machine's .venv (a GPU machine's .venv gives the GPU image) and Chromium's Debian packages. Those two
-# make webrl/suite-system:<key> (Dockerfile.suite-system), built only when the key (what goes in: the base image,
-# the Debian packages apt resolves, the .venv's package list) has no image yet; webrl/suite is built on it.
+# from this machine's .venv (a GPU machine's .venv gives the GPU image) and Chromium's Debian packages.
 #
 # Settings (environment): BASE_IMAGE (default local/debian-py:bookworm; a registry image such as python:3.11-slim
 # is pulled instead), DOCKERD_LOG. The sites image is webrl/sites:latest (webrl.sites.docker.images.EMBEDDED_IMAGE).
@@ -21,7 +19,6 @@ cd "$(dirname "$0")/.."
 BASE_IMAGE=${BASE_IMAGE:-local/debian-py:bookworm}
 SITES_IMAGE=webrl/sites:latest
 SUITE_IMAGE=webrl/suite:latest
-SUITE_SYSTEM=webrl/suite-system  # tagged with the key of what went into it (suite_system)
 DOCKERD_LOG=${DOCKERD_LOG:-/var/log/webrl-dockerd.log}
 DOCKERD_PID=/run/webrl-dockerd.pid  # written only when this script started dockerd
 CONTEXT=build/docker/context
@@ -108,11 +105,11 @@ wheelhouse() {
   pip_quiet wheel -q -w "$CONTEXT/wheelhouse" -r "$CONTEXT/wheelhouse/sites-requirements.txt"
 }
 
-build_image() {  # build_image DOCKERFILE CONTEXT IMAGE [DOCKER-BUILD-OPTION...]
+build_image() {  # build_image DOCKERFILE CONTEXT IMAGE
   local old
   old=$(docker image inspect -f '{{.Id}}' "$3" 2>/dev/null || true)
   # Its output only on a failure (the legacy builder warns of its deprecation on every build).
-  docker build -q -f "$1" --build-arg "BASE=$BASE_IMAGE" "${@:4}" -t "$3" "$2" >"$2.log" 2>&1 || { cat "$2.log" >&2; exit 1; }
+  docker build -q -f "$1" --build-arg "BASE=$BASE_IMAGE" -t "$3" "$2" >"$2.log" 2>&1 || { cat "$2.log" >&2; exit 1; }
   # The image this build replaced, unless containers still use it (their snapshots record which one they need).
   if [[ -n $old && $old != $(docker image inspect -f '{{.Id}}' "$3") ]]; then
     docker rmi "$old" >/dev/null 2>&1 || true
@@ -120,8 +117,8 @@ build_image() {  # build_image DOCKERFILE CONTEXT IMAGE [DOCKER-BUILD-OPTION...]
   say "$3: $(docker image inspect -f '{{.Size}}' "$3" | awk '{ printf "%.0f MB", $1 / 1e6 }')"
 }
 
-suite_system() {  # the system image (Dockerfile.suite-system) for this machine's .venv and apt, built when missing
-  local codename base_codename apt_state key
+suite_context() {
+  local codename base_codename apt_state
   codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
   base_codename=$(docker run --rm "$BASE_IMAGE" sh -c '. /etc/os-release && echo "$VERSION_CODENAME"')
   if [[ $codename != "$base_codename" ]]; then
@@ -130,44 +127,21 @@ suite_system() {  # the system image (Dockerfile.suite-system) for this machine'
     exit 1
   fi
   rm -rf "$SUITE_CONTEXT"
-  mkdir -p "$SUITE_CONTEXT/system/debs/partial" "$SUITE_CONTEXT/system/wheelhouse" "$SUITE_CONTEXT/suite/webrl"
-  # Chromium and its headless shell, what they need beyond the base image (apt resolves against the base image's
-  # package database), and libatomic1 for the node runtime inside Playwright.
+  mkdir -p "$SUITE_CONTEXT/debs/partial" "$SUITE_CONTEXT/wheelhouse" "$SUITE_CONTEXT/webrl"
+  # Chromium and its headless shell, what they need beyond the base image (apt resolves against the base image's package database), and
+  # libatomic1 for the node runtime inside Playwright.
   apt_state=$(mktemp -d)
   docker run --rm "$BASE_IMAGE" cat /var/lib/dpkg/status >"$apt_state/status"
-  local apt=(-o "Dir::State::status=$apt_state/status" -o "Dir::Cache::archives=$PWD/$SUITE_CONTEXT/system/debs"
-             -o Debug::NoLocking=1 --no-install-recommends install chromium chromium-headless-shell libatomic1)
-  # What goes in, without fetching it: the packages apt would download (file, size, checksum) and every package
-  # of .venv at its installed version (the image runs what the tests ran here). With the base image and
-  # Dockerfile.suite-system they are the system image's key.
-  pip_quiet list --format=freeze --exclude-editable --exclude pip >"$SUITE_CONTEXT/system/requirements.txt"
-  system_key() {  # sets SUITE_SYSTEM_IMAGE from what apt resolves now (fails when apt cannot resolve it)
-    apt_get --print-uris "${apt[@]}" >"$SUITE_CONTEXT/debs.txt" || return 1
-    key=$(cat <(docker image inspect -f '{{.Id}}' "$BASE_IMAGE") Dockerfile.suite-system "$SUITE_CONTEXT/debs.txt" \
-              "$SUITE_CONTEXT/system/requirements.txt" | sha256sum | cut -c1-16)
-    SUITE_SYSTEM_IMAGE=$SUITE_SYSTEM:$key
-  }
-  system_key 2>/dev/null || { apt_get update && system_key; }
-  if docker image inspect "$SUITE_SYSTEM_IMAGE" >/dev/null 2>&1; then
-    say "$SUITE_SYSTEM_IMAGE: up to date ($(grep -c . "$SUITE_CONTEXT/debs.txt") Debian packages," \
-        "$(grep -c . "$SUITE_CONTEXT/system/requirements.txt") Python packages)"
-  else
-    # package lists too old for the mirror: refreshed, and the key follows what apt resolves then
-    apt_get --download-only "${apt[@]}" >/dev/null 2>&1 ||
-      { apt_get update && system_key && apt_get --download-only "${apt[@]}" >/dev/null; }
-    rm -rf "$SUITE_CONTEXT/system/debs/partial" "$SUITE_CONTEXT/system/debs/lock"
-    pip_quiet wheel -q --no-deps -w "$SUITE_CONTEXT/system/wheelhouse" -r "$SUITE_CONTEXT/system/requirements.txt"
-    say "suite system context: $(ls "$SUITE_CONTEXT/system/debs" | wc -l) Debian packages," \
-        "$(ls "$SUITE_CONTEXT/system/wheelhouse" | wc -l) wheels, $(du -sh "$SUITE_CONTEXT/system" | cut -f1)"
-    build_image Dockerfile.suite-system "$SUITE_CONTEXT/system" "$SUITE_SYSTEM_IMAGE"
-  fi
-  rm -rf "$apt_state"
-  cp "$CONTEXT"/webrl/*.whl "$SUITE_CONTEXT/suite/webrl/"  # the wheel the sites image got from this checkout
-}
-
-old_suite_systems() {  # the system images the suite image no longer builds on (removed unless still in use)
-  docker images --format '{{.Repository}}:{{.Tag}}' "$SUITE_SYSTEM" | grep -vxF "$SUITE_SYSTEM_IMAGE" |
-    xargs -r docker rmi >/dev/null 2>&1 || true
+  local download=(-o "Dir::State::status=$apt_state/status" -o "Dir::Cache::archives=$PWD/$SUITE_CONTEXT/debs"
+                  -o Debug::NoLocking=1 --download-only --no-install-recommends install chromium chromium-headless-shell libatomic1)
+  apt_get "${download[@]}" >/dev/null 2>&1 || { apt_get update && apt_get "${download[@]}" >/dev/null; }
+  rm -rf "$apt_state" "$SUITE_CONTEXT/debs/partial" "$SUITE_CONTEXT/debs/lock"
+  # Every package of .venv at its installed version: the image runs what the tests ran here.
+  pip_quiet list --format=freeze --exclude-editable --exclude pip >"$SUITE_CONTEXT/requirements.txt"
+  pip_quiet wheel -q --no-deps -w "$SUITE_CONTEXT/wheelhouse" -r "$SUITE_CONTEXT/requirements.txt"
+  pip_quiet wheel -q --no-deps -w "$SUITE_CONTEXT/webrl" .
+  say "suite context: $(ls "$SUITE_CONTEXT/debs" | wc -l) Debian packages, $(ls "$SUITE_CONTEXT/wheelhouse" | wc -l)" \
+      "wheels, $(du -sh "$SUITE_CONTEXT" | cut -f1)"
 }
 
 stop() {
@@ -191,9 +165,7 @@ step "base image ($BASE_IMAGE)" base_image
 step "wheelhouse" wheelhouse
 step "sites image ($SITES_IMAGE)" build_image Dockerfile "$CONTEXT" "$SITES_IMAGE"
 if [[ ${1:-} == --suite ]]; then
-  step "suite system image ($SUITE_SYSTEM)" suite_system
-  step "suite image ($SUITE_IMAGE)" build_image Dockerfile.suite "$SUITE_CONTEXT/suite" "$SUITE_IMAGE" \
-    --build-arg "SYSTEM=$SUITE_SYSTEM_IMAGE"
-  old_suite_systems
+  step "suite context" suite_context
+  step "suite image ($SUITE_IMAGE)" build_image Dockerfile.suite "$SUITE_CONTEXT" "$SUITE_IMAGE"
 fi
 say "done: run \`webrl up --backend docker --images embedded\`"
