@@ -20,7 +20,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from webrl.errors import UsageError
 from webrl.rl.checkpoint import Checkpoints, read_state
-from webrl.rl.engine import TrainSettings, launch_command, rank_micro_batches, sample_order
+from webrl.rl.engine import TrainSettings, launch_command, own_extensions_dir, rank_micro_batches, sample_order
 
 SCRIPT = Path(__file__).with_name("engine_script.py")
 FAST = {"lr": 1e-3, "precision": "fp32"}
@@ -182,3 +182,18 @@ def test_a_master_port_taken_before_use_is_replaced_and_children_do_not_inherit_
     result = subprocess.run([sys.executable, str(script)], env=child_env(), capture_output=True, text=True, timeout=240,
                             check=False)
     assert "joined True both offered []" in result.stdout, result.stdout[-2000:] + result.stderr[-2000:]
+
+
+def test_deepspeeds_compiled_ops_stay_in_this_environment(monkeypatch, tmp_path):
+    """DeepSpeed's shared-memory op, built by every process group, is built again (~40 s) when the shared
+    ~/.cache/torch_extensions holds another environment's build: each virtual environment keeps its own (the
+    tests run in one), and a TORCH_EXTENSIONS_DIR that is set stays."""
+    import os
+
+    assert sys.prefix != sys.base_prefix, "the tests run in the project's virtual environment"
+    monkeypatch.setattr(os, "environ", {})
+    own_extensions_dir()
+    assert os.environ == {"TORCH_EXTENSIONS_DIR": str(Path(sys.prefix) / "torch_extensions")}
+    os.environ["TORCH_EXTENSIONS_DIR"] = str(tmp_path)
+    own_extensions_dir()
+    assert os.environ == {"TORCH_EXTENSIONS_DIR": str(tmp_path)}

@@ -80,11 +80,23 @@ def quiet_deepspeed() -> None:
     logger.setLevel(logging.WARNING)
 
 
+def own_extensions_dir() -> None:
+    """DeepSpeed compiles its CPU ops (the shared-memory allreduce, loaded by every process group) on first use,
+    into TORCH_EXTENSIONS_DIR: by default ~/.cache/torch_extensions, one folder per op for every Python
+    environment. A build made from another environment's paths is built again (~40 s), so two environments
+    taking turns (a CI checkout's .venv and the main one, beside a training run) rebuilt it each time. Unless
+    TORCH_EXTENSIONS_DIR is set, a virtual environment keeps its own builds in <venv>/torch_extensions."""
+    if "TORCH_EXTENSIONS_DIR" not in os.environ and sys.prefix != sys.base_prefix and os.access(sys.prefix, os.W_OK):
+        os.environ["TORCH_EXTENSIONS_DIR"] = str(Path(sys.prefix) / "torch_extensions")
+
+
 def init_distributed() -> None:
     """Join the process group: the launcher's when launched, else a one-process group on a free port. A free
     port can be taken between choosing it and listening on it (an outgoing connection's ephemeral port, on a
     busy machine): then another one is tried. The one-process group's address and rank stay out of os.environ: a
-    child process (a `webrl` command a test or a run starts) would read it as a launcher's and join this group."""
+    child process (a `webrl` command a test or a run starts) would read it as a launcher's and join this group.
+    DeepSpeed's compiled ops go to this environment's own folder (own_extensions_dir)."""
+    own_extensions_dir()
     if dist.is_initialized():
         return
     import deepspeed
