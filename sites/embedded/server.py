@@ -176,7 +176,9 @@ def build_routes(plan: ServerPlan, token: str) -> dict[int, ASGIApp]:
 
 
 def _bind(host: str, port: int, what: str) -> socket.socket:
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP named, not 0: asyncio sets TCP_NODELAY only on connections whose socket says TCP, and without it a
+    # response's body waits for the client's delayed ACK of its headers (~40 ms on every keep-alive request).
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
