@@ -147,17 +147,25 @@ def test_calls_waiting_together_share_one_batch_and_a_seeded_answer_does_not_dep
         assert batched.token_logprobs == pytest.approx(single.token_logprobs, abs=1e-4)
 
 
-def test_a_prompt_longer_than_the_context_loses_its_left_part_but_keeps_bos(policy, tmp_path):
+def test_a_prompt_longer_than_the_context_loses_the_end_of_its_page_not_its_instruction(policy, tmp_path):
     small = tmp_path / "tiny-64"
     shutil.copytree(policy.model.name_or_path, small)
     config = json.loads((small / "config.json").read_text())
     (small / "config.json").write_text(json.dumps({**config, "max_position_embeddings": 64}))
     short = HFPolicy(str(small))
     x = INPUTS[0]
+    prompt = webrl_prompt(x.task.intent, x.history, x.observation.text)
     ids = prompt_ids(short, x)
     response = short.act([x], Sampling(max_tokens=8, stop=()))[0]
-    kept = [ids[0], *ids[-55:]]  # 64 - 8 new tokens
-    assert ids[0] == short.tokenizer.bos_token_id and len(ids) > 64
+    head, page = prompt.split("<|start_header_id|>user<|end_header_id|>\n")
+    head_ids = short.tokenizer(head + "<|start_header_id|>user<|end_header_id|>\n").input_ids
+    tail_ids = short.tokenizer("\n\n<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n",
+                               add_special_tokens=False).input_ids
+    page_ids = short.tokenizer(page.removesuffix("\n\n<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n"),
+                               add_special_tokens=False).input_ids
+    kept = head_ids + page_ids[:56 - len(head_ids) - len(tail_ids)] + tail_ids  # 64 - 8 new tokens
+    assert len(ids) > 64 and kept[0] == short.tokenizer.bos_token_id and len(kept) == 56
+    assert "Buy socks." in short.tokenizer.decode(kept)  # the instruction survives the cut
     assert response.meta["prompt_tokens"] == 56 and response.meta["truncated_prompt_tokens"] == len(ids) - 56
     assert response.token_logprobs == pytest.approx(teacher_forced(short, kept, response.meta["token_ids"]),
                                                     abs=1e-4)

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from webrl.errors import UsageError
-from webrl.policy.prompt import END_OF_TURN
+from webrl.policy.prompt import END_OF_TURN, webrl_prompt
 from webrl.rl.data import ResponseTooLong, action_logprobs, collate, encode, load_steps, pad_token_id
 
 
@@ -82,7 +82,7 @@ def test_action_tokens_are_the_separately_tokenized_response(tokenizer):
     assert encoded.input_ids[0] == tokenizer.bos_token_id
 
 
-def test_too_long_cuts_the_prompt_from_the_left_keeping_bos_and_response(tokenizer):
+def test_a_too_long_prompt_of_another_layout_is_cut_from_the_left_keeping_bos_and_response(tokenizer):
     prompt = " ".join(f"word{i}" for i in range(200))
     response = 'do(action="Click", element="7")'
     action = ids(tokenizer, response + END_OF_TURN)
@@ -95,6 +95,31 @@ def test_too_long_cuts_the_prompt_from_the_left_keeping_bos_and_response(tokeniz
     assert encode(tokenizer, prompt, response, len(action) + 1).input_ids == [tokenizer.bos_token_id] + action
     with pytest.raises(ResponseTooLong):
         encode(tokenizer, prompt, response, len(action))
+
+
+def test_a_too_long_webrl_prompt_loses_the_end_of_its_page_never_the_instruction(tokenizer):
+    page = "<html> " + " ".join(f'<a id="{i}"> word{i} </a>' for i in range(300)) + " </html>"
+    history = ['do(action="Click", element="3")']
+    prompt = webrl_prompt("Open the third tab.", history, page)
+    response = 'do(action="Click", element="7")'
+    action = ids(tokenizer, response + END_OF_TURN)
+    budget = 200
+    assert len(ids(tokenizer, prompt, special=True)) + len(action) > budget
+    encoded = encode(tokenizer, prompt, response, max_tokens=budget)
+    assert len(encoded.input_ids) == budget and encoded.input_ids[-encoded.n_action:] == action
+    head, page_and_tail = prompt.rsplit("<|start_header_id|>user<|end_header_id|>\n", 1)
+    head_ids = ids(tokenizer, head + "<|start_header_id|>user<|end_header_id|>\n", special=True)
+    tail = "\n\n<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n"
+    tail_ids = ids(tokenizer, tail)
+    page_ids = ids(tokenizer, page_and_tail.removesuffix(tail))
+    room = budget - len(action) - len(head_ids) - len(tail_ids)
+    assert encoded.input_ids[:-encoded.n_action] == head_ids + page_ids[:room] + tail_ids
+    text = tokenizer.decode(encoded.input_ids[:-encoded.n_action])
+    assert "Task Instruction: Open the third tab." in text and history[0] in text and "word0" in text
+    assert "word299" not in text
+    # a prompt that fits is tokenized whole, as before
+    short = webrl_prompt("Open the third tab.", history, "<html> </html>")
+    assert encode(tokenizer, short, response, budget).input_ids == ids(tokenizer, short, special=True) + action
 
 
 def test_collate_pads_right_and_marks_actions(tokenizer):

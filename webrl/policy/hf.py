@@ -34,7 +34,7 @@ from transformers import (
 
 from webrl.policy.base import PolicyInput, Response, Sampling
 from webrl.policy.models import load_causal_lm, load_tokenizer, model_cache, resolve_model
-from webrl.policy.prompt import webrl_prompt
+from webrl.policy.prompt import prompt_token_ids, webrl_prompt
 
 
 class HFPolicy:
@@ -107,13 +107,14 @@ class HFPolicy:
     def _generate(self, rows: list[tuple[str, int | None]], sampling: Sampling) -> list[Response]:
         """Continue each prompt, as one batch; a row's seed (None: drawn from torch's global generator) seeds
         its sampling. Prompt + answer must fit the context, so the answer gets at most half of it, and a prompt
-        longer than the rest loses tokens from its left (BOS kept). `sampling.seed` is not read."""
+        longer than the rest loses the end of its page (prompt_token_ids, as in training). `sampling.seed` is
+        not read."""
         if not rows:
             return []
         start = time.perf_counter()
         max_new = max(1, min(sampling.max_tokens, self.context // 2))
-        ids = [self.tokenizer(prompt).input_ids for prompt, _ in rows]
-        kept = [_cut_left(row, self.context - max_new, self.tokenizer.bos_token_id) for row in ids]
+        fitted = [prompt_token_ids(self.tokenizer, prompt, self.context - max_new) for prompt, _ in rows]
+        kept = [row for row, _ in fitted]
         batch = self.tokenizer.pad({"input_ids": kept}, return_tensors="pt").to(self.device)
         width = batch["input_ids"].shape[1]
         raw = _RawLogprobs()
@@ -135,8 +136,8 @@ class HFPolicy:
             # the sampled ids themselves: re-tokenizing the text need not give them back
             meta = {"prompt_tokens": len(row), "completion_tokens": n, "token_ids": generated[:n],
                     "finish_reason": reason, "latency_s": latency, "batch_size": len(rows)}
-            if len(row) < len(ids[i]):
-                meta["truncated_prompt_tokens"] = len(ids[i]) - len(row)
+            if fitted[i][1]:
+                meta["truncated_prompt_tokens"] = fitted[i][1]
             responses.append(Response(text, token_logprobs=logprobs[i, :n].tolist(), meta=meta))
         return responses
 
@@ -188,15 +189,6 @@ def _shortest_prefix(n: int, holds: Callable[[int], bool]) -> int:
         mid = (low + high) // 2
         low, high = (low, mid) if holds(mid) else (mid + 1, high)
     return low
-
-
-def _cut_left(ids: list[int], keep: int, bos: int | None) -> list[int]:
-    """The last `keep` tokens, with a leading BOS kept in front (models are trained to see one first)."""
-    if len(ids) <= keep:
-        return ids
-    if bos is not None and ids[0] == bos:
-        return [bos, *ids[len(ids) - keep + 1:]]
-    return ids[len(ids) - keep:]
 
 
 def _context_length(model: PreTrainedModel) -> int:

@@ -12,6 +12,7 @@ the current round's own framing are not counted). When len(history) + len(html) 
 becomes html[:15872 - len(history)]. This is Python slicing, as in VAB: if the history alone is longer
 than 15872 characters the bound is negative and the slice drops that many characters from the end of
 the HTML rather than emptying it (kept for fidelity; it needs a ~60-round history of long responses).
+A model's token budget cuts the same way, the page's end (`prompt_token_ids`: training and local inference).
 
 `chat_messages` is the same content for chat/instruct models (API models): a system prompt describing
 the action functions, then user/assistant turns.
@@ -36,6 +37,32 @@ def webrl_history(intent: str, history: list[str]) -> str:
     return "".join(
         _past_round(i, intent if i == 0 else HTML_PLACEHOLDER, response) for i, response in enumerate(history)
     )
+
+
+def prompt_token_ids(tokenizer, prompt: str, max_tokens: int) -> tuple[list[int], int]:
+    """The prompt's token ids (special tokens added: BOS), at most `max_tokens`, and how many were cut.
+
+    A prompt that fits is tokenized whole. One that does not loses the end of its current page, as the
+    character limit above cuts it, so the task instruction, the history and the open assistant header always
+    survive (cutting from the left would drop the instruction first, and a model trained on such prompts never
+    sees its task). Head, page and tail are then tokenized apart, so the cut is exact in tokens. A prompt not in
+    `webrl_prompt`'s layout, or whose head and tail alone do not fit, loses tokens from its left (BOS kept)."""
+    ids = tokenizer(prompt).input_ids
+    if len(ids) <= max_tokens:
+        return ids, 0
+    head, user, rest = prompt.rpartition(_USER)
+    page, assistant, after = rest.rpartition("\n\n" + _ASSISTANT)
+    if user and assistant and not after:
+        head_ids = tokenizer(head + user).input_ids
+        tail_ids = tokenizer(assistant, add_special_tokens=False).input_ids
+        room = max_tokens - len(head_ids) - len(tail_ids)
+        if room >= 0:
+            kept = head_ids + tokenizer(page, add_special_tokens=False).input_ids[:room] + tail_ids
+            return kept, len(ids) - len(kept)
+    bos = ids[:1] if tokenizer.bos_token_id is not None and ids[0] == tokenizer.bos_token_id else []
+    keep = max_tokens - len(bos)
+    kept = bos + (ids[len(ids) - keep:] if keep > 0 else [])
+    return kept, len(ids) - len(kept)
 
 
 def webrl_prompt(intent: str, history: list[str], html: str) -> str:

@@ -5,7 +5,7 @@ next prompt, the trajectory outcome copied onto every step and its discounted Mo
 the official code. Tokens: the prompt is tokenized with the tokenizer's special tokens (BOS) and the
 response (+ END_OF_TURN) separately without them, then concatenated, so the action tokens are exactly the
 response's own tokens whatever BPE would have merged across the boundary (trap 10). Too-long inputs lose
-prompt tokens from the left (the BOS stays), never response tokens.
+the end of the prompt's page (the instruction and the headers stay), never response tokens.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from webrl.errors import UsageError
-from webrl.policy.prompt import END_OF_TURN
+from webrl.policy.prompt import END_OF_TURN, prompt_token_ids
 
 MAX_TOKENS = 16384  # the official cutoff for SFT, critic and actor (§13)
 GAMMA = 0.9  # official default.yaml gamma; process_data.py hard-codes it too
@@ -166,13 +166,9 @@ class Encoded:
 
 
 def encode_prompt(tokenizer, prompt: str, max_tokens: int) -> list[int]:
-    """The prompt's ids with special tokens, cut from the left to `max_tokens` keeping a leading BOS."""
-    ids = tokenizer(prompt).input_ids
-    if len(ids) <= max_tokens:
-        return ids
-    head = ids[:1] if tokenizer.bos_token_id is not None and ids[0] == tokenizer.bos_token_id else []
-    keep = max_tokens - len(head)
-    return head + (ids[-keep:] if keep > 0 else [])
+    """The prompt's ids with special tokens, at most `max_tokens`: a long page loses its end, never the task
+    instruction or the assistant header (webrl.policy.prompt.prompt_token_ids, as at inference)."""
+    return prompt_token_ids(tokenizer, prompt, max_tokens)[0]
 
 
 def encode(tokenizer, prompt: str, response: str, max_tokens: int) -> Encoded:

@@ -11,7 +11,7 @@ Output layout of `run_sft(..., out)`, the same as an RL update's so the next com
 The learning rate schedule is the engine's constant one, not the cosine schedule with 10% warmup that the
 official SFT used: with one epoch over a few thousand demonstrations the difference is small, and a
 constant rate keeps SFT and RL on one engine. Steps whose response does not fit `max_tokens` are skipped
-and counted (the prompt is cut from the left first; the response never is).
+and counted (the prompt's page is cut first; the response never is).
 """
 
 from __future__ import annotations

@@ -204,7 +204,7 @@ class CriticInput:
 
 
 def critic_inputs(items: Sequence[Item], tokenizer, max_tokens: int) -> list[CriticInput]:
-    """Observations only (V(s), trap 4), cut from the left like the actor's prompts."""
+    """Observations only (V(s), trap 4), cut as the actor's prompts are (the page's end)."""
     return [CriticInput(Encoded(encode_prompt(tokenizer, item.step.prompt, max_tokens), 0),
                         Encoded(encode_prompt(tokenizer, item.step.next_observation, max_tokens), 0),
                         item.step.reward, item.step.mc_return) for item in items]
