@@ -339,8 +339,10 @@ def advantage_stats(items: Sequence[Item], values: dict[str, Any]) -> dict[str, 
 
 def run_update(rollouts: Path, actor_spec: str, critic_dir: Path | None, replay_files: Sequence[Path], out: Path,
                settings: TrainSettings, objective: Objective, max_tokens: int | None = None,
-               cache_dir: Path | None = None) -> dict[str, Any]:
-    """One phase's critic and actor update (module docstring); returns the summary in out/metrics.json."""
+               cache_dir: Path | None = None, critic_lr: float | None = None) -> dict[str, Any]:
+    """One phase's critic and actor update (module docstring); returns the summary in out/metrics.json. The
+    critic trains with `critic_lr` where given, else with the actor's `settings.lr` (the official default.yaml
+    sets both to 1e-6)."""
     out, seconds = Path(out), {}
     began = time.perf_counter()
     inputs = read_inputs(Path(rollouts), actor_spec, replay_files, max_tokens, cache_dir)  # bad input: refused first
@@ -349,7 +351,9 @@ def run_update(rollouts: Path, actor_spec: str, critic_dir: Path | None, replay_
     prepared = cached(out / PREPARE_FILE, key, lambda: reference_pass(inputs, settings))
     items = phase_items(inputs, prepared)
     seconds["prepare"] = time.perf_counter() - began
-    values = cached(out / VALUES_FILE, key, lambda: critic_stage(inputs, items, critic_dir, out, settings, objective))
+    critic_settings = settings if critic_lr is None else settings.model_copy(update={"lr": critic_lr})
+    values = cached(out / VALUES_FILE, key,
+                    lambda: critic_stage(inputs, items, critic_dir, out, critic_settings, objective))
     items = [dataclasses.replace(item, advantage=a) for item, a in zip(items, values["advantage"], strict=True)]
     seconds["critic"] = time.perf_counter() - began - seconds["prepare"]
     actor = actor_stage(inputs, items, out, settings, objective)
@@ -359,6 +363,7 @@ def run_update(rollouts: Path, actor_spec: str, critic_dir: Path | None, replay_
                                                                   "resumed_from": actor["resumed_from"]},
                "seconds": {k: round(v, 2) for k, v in seconds.items()},
                "actor_in": str(inputs.actor_dir), "actor_out": str(out / ACTOR_DIR), "critic_out": str(out / CRITIC_DIR),
-               "objective": dataclasses.asdict(objective), "settings": settings.model_dump(mode="json")}
+               "objective": dataclasses.asdict(objective), "settings": settings.model_dump(mode="json"),
+               "critic_lr": critic_settings.lr}
     write_metrics(out, summary)
     return summary

@@ -40,6 +40,7 @@ class TrainJob(BaseModel):
     objective: Literal["official", "paper", "awr"] = "official"
     beta: float = 1.0
     critic: Path | None = None
+    critic_lr: float | None = None  # None: settings.lr
     replay: list[Path] = []
 
 
@@ -53,7 +54,7 @@ def run_job(job: TrainJob) -> dict:
     from webrl.rl.update import run_update
 
     return run_update(job.data, job.model, job.critic, job.replay, job.out, job.settings,
-                      Objective(job.objective, beta=job.beta), job.max_tokens, job.models_dir)
+                      Objective(job.objective, beta=job.beta), job.max_tokens, job.models_dir, job.critic_lr)
 
 
 def spawn(job: TrainJob, procs: int, log: Path) -> None:

@@ -228,7 +228,7 @@ class TrainRun:
             replay = [self.phase_dir(0) / "demos.jsonl", *(self.phase_dir(j) / "steps.jsonl" for j in range(1, k))]
             job.replay = [p for p in replay if p.exists() and p.read_text().strip()] if settings.replay else []
             job.objective = "awr" if settings.algorithm == "awr" else settings.objective
-            job.beta, job.critic = settings.beta, self.critic(k - 1)
+            job.beta, job.critic, job.critic_lr = settings.beta, self.critic(k - 1), settings.critic_lr
         if job.data.read_text().strip():  # the phase's steps, or Filtered BC's selection of them
             spawn(job, settings.procs, phase / "update.log")
 

@@ -80,6 +80,8 @@ class RunSettings(BaseModel):
     sft: TrainSettings = Field(default_factory=lambda: TrainSettings(lr=1e-5, **COSINE_WARMUP), description="Phase 0's SFT.")
     update: TrainSettings = Field(default_factory=TrainSettings, description="Every phase's critic and actor "
                                   "update.")
+    critic_lr: float | None = Field(None, gt=0, description="Learning rate of every phase's critic [default: the "
+                                    "update's, as in the official code].")
     max_tokens: int | None = Field(None, ge=2, description="Token limit of prompt + response in training.")
     procs: int = Field(1, ge=1, description="Training processes per machine (DeepSpeed launcher).")
     seed: int = Field(0, description="Seeds task sampling, generation, rollouts and the trainings (their data order "
