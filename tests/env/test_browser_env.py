@@ -7,8 +7,9 @@ import asyncio
 
 import httpx
 import pytest
+from env_support import with_page  # tests/env is on sys.path (no __init__.py)
 
-from webrl.env.browser_env import BrowserEnv, EnvOptions, Limits
+from webrl.env.browser_env import DOM_QUIET_JS, DOM_WATCH_JS, BrowserEnv, EnvOptions, Limits
 from webrl.env.observation import observe
 from webrl.tasks.model import Task
 
@@ -149,8 +150,52 @@ def test_limits_and_timings(site_servers):
     assert results[0][4]["error"].startswith("unparseable response")
     *_, (_, _, _, truncated, info) = repeats
     assert truncated and info["truncated_by"] == "3 identical actions"
-    assert {"act", "settle", "observe", "total"} <= set(info["timings_ms"])
+    assert {"act", "settle", "wait_dom", "observe", "total"} <= set(info["timings_ms"])
     assert blocked == []
+
+
+def test_an_action_that_fails_before_any_input_skips_the_settle(site_servers):
+    backend = site_servers("shopping", "shopping_admin")
+
+    async def body(env):
+        await env.reset(task())
+        return await env.step('do(action="Click", element="99999")')
+
+    obs, _, _, _, info = run(backend, body)
+    assert info["error"].startswith("element 99999 is not on the page")
+    assert not any(key.startswith("wait_") for key in info["timings_ms"])  # the page is as it was: no wait
+    assert obs.text
+
+
+# The DOM-quiet wait of _settle, timed in the page (free of round trips): `ago` ms after the action began.
+QUIET_IN_PAGE = f"""async ([ago, change]) => {{
+  if (change !== null) setTimeout(() => document.body.append("changed"), change);
+  const start = performance.now();
+  await ({DOM_QUIET_JS})([30, 1000, ago]);
+  return performance.now() - start;
+}}"""
+
+
+def test_the_dom_quiet_window_counts_from_the_last_change_or_the_action():
+    async def body(page):
+        await page.add_init_script(DOM_WATCH_JS)
+        await page.goto("data:text/html,<p>a page</p>")
+        await page.wait_for_timeout(100)  # parsed 100 ms ago: quiet since
+        waits = {"quiet since the action began 50 ms ago": await page.evaluate(QUIET_IN_PAGE, [50, None]),
+                 "the action began 10 ms ago": await page.evaluate(QUIET_IN_PAGE, [10, None]),
+                 "a change 15 ms into the wait": await page.evaluate(QUIET_IN_PAGE, [0, 15])}
+        await observe(page)  # its data-label-id marks are not changes of the page
+        waits["after an observation"] = await page.evaluate(QUIET_IN_PAGE, [50, None])
+        await page.evaluate("() => { delete window.__webrl_dom_changed; }")
+        waits["an unwatched document"] = await page.evaluate(QUIET_IN_PAGE, [50, None])
+        return waits
+
+    waits = with_page(body)
+    assert waits["quiet since the action began 50 ms ago"] < 5
+    assert 15 <= waits["the action began 10 ms ago"] < 200  # the window's rest: ~20 ms
+    assert 40 <= waits["a change 15 ms into the wait"] < 300  # ~15 + 30 ms
+    assert waits["after an observation"] < 5
+    assert 25 <= waits["an unwatched document"] < 300  # a whole window from the call, as before
 
 
 def test_the_env_observes_with_its_options(site_servers):

@@ -74,7 +74,12 @@ class Action:
 
 
 class ActionError(Exception):
-    """A parsed action that cannot be carried out on this page (a failed step, not a crash)."""
+    """A parsed action that cannot be carried out on this page (a failed step, not a crash). `untouched`: it failed
+    before any input reached the page (an unknown element id, no such option or tab), so the page is as it was."""
+
+    def __init__(self, message: str, untouched: bool = False):
+        super().__init__(message)
+        self.untouched = untouched
 
 
 def parse_action(text: str, space: str = "webrl") -> Action:
@@ -279,8 +284,8 @@ async def execute(action: Action, page, obs, click_at: str = "box"):
     webarena = action.space == "webarena"
 
     if kind == "click":
-        x, y = await _click_point(action, page, obs, click_at)
-        await _navigating(page, lambda: page.mouse.click(x, y))
+        x, y = await _click_point(action, page, obs, click_at, arm=True)
+        await _navigating(page, lambda: page.mouse.click(x, y), armed=True)
     elif kind == "hover":
         x, y = _centre(action, obs)
         await page.mouse.move(x, y)
@@ -303,16 +308,17 @@ async def execute(action: Action, page, obs, click_at: str = "box"):
             await _quiet(page)
             await _navigating(page, lambda: page.keyboard.press("Enter"))
     elif kind == "select":
-        x, y = await _click_point(action, page, obs, click_at)
+        x, y = await _click_point(action, page, obs, click_at, arm=True)
         try:
-            result = await _navigating(page, lambda: page.evaluate(_SELECT_JS, [action.element, x, y, action.argument]))
+            result = await _navigating(page, lambda: page.evaluate(_SELECT_JS, [action.element, x, y, action.argument]),
+                                       armed=True)
         except PlaywrightError as err:  # the change handler navigated away while the call returned: done
             if "context was destroyed" not in str(err) and "navigat" not in str(err):
                 raise
             result = None
         if result and result.get("error"):
             options = result.get("options")
-            raise ActionError(result["error"] + (f" (options: {options})" if options else ""))
+            raise ActionError(result["error"] + (f" (options: {options})" if options else ""), untouched=True)
     elif kind in ("scroll_up", "scroll_down"):
         sign = -1 if kind == "scroll_up" else 1
         if webarena:  # one window height, by setting scrollTop
@@ -343,7 +349,7 @@ async def execute(action: Action, page, obs, click_at: str = "box"):
         pages = page.context.pages
         index = int(action.argument or 0)
         if not 0 <= index < len(pages):
-            raise ActionError(f"no tab {index} (there are {len(pages)})")
+            raise ActionError(f"no tab {index} (there are {len(pages)})", untouched=True)
         await pages[index].bring_to_front()
         return pages[index]
     elif kind == "close_tab":
@@ -354,7 +360,7 @@ async def execute(action: Action, page, obs, click_at: str = "box"):
         await current.bring_to_front()
         return current
     else:
-        raise ActionError(f"action {kind!r} cannot be executed")
+        raise ActionError(f"action {kind!r} cannot be executed", untouched=True)
     return None
 
 
@@ -363,19 +369,22 @@ def _centre(action: Action, obs) -> tuple[float, float]:
     if box is None:
         known = sorted(obs.boxes)
         hint = f"ids on this page: {known[0]}-{known[-1]}" if known else "this page has no element ids"
-        raise ActionError(f"element {action.element} is not on the page ({hint})")
+        raise ActionError(f"element {action.element} is not on the page ({hint})", untouched=True)
     x, y, w, h = box
     return x + w / 2, y + h / 2
 
 
-async def _click_point(action: Action, page, obs, click_at: str) -> tuple[float, float]:
-    """Where Click and Select Dropdown Option land (see the module's docstring)."""
+async def _click_point(action: Action, page, obs, click_at: str, arm: bool = False) -> tuple[float, float]:
+    """Where Click and Select Dropdown Option land (see the module's docstring). `arm`: also arm the page for
+    `_navigating` (in the same round trip when the box is measured)."""
     x, y = _centre(action, obs)
     if click_at == "line" or obs.kind != "webrl":
+        if arm:
+            await _arm(page)
         return x, y
-    box = await page.evaluate(_BOX_JS, str(action.element))
+    box = await page.evaluate(_ARM_AND_BOX_JS if arm else _BOX_JS, str(action.element))
     if box is None:
-        raise ActionError(f"element {action.element} is no longer on the page")
+        raise ActionError(f"element {action.element} is no longer on the page", untouched=True)
     bx, by, bw, bh = box
     return bx + bw / 2, by + bh / 2
 
@@ -414,14 +423,21 @@ _ARM_JS = """() => {
   if (window.navigation) window.navigation.addEventListener("navigate", raise);
   window.addEventListener("beforeunload", raise);
 }"""
+# Click and Select arm the page and measure their element in one round trip.
+_ARM_AND_BOX_JS = f"(id) => {{ ({_ARM_JS})(); return ({_BOX_JS})(id); }}"
 # After the input: one task later (a scheduled form submission has run by then), is a navigation pending?
 _PENDING_JS = "() => new Promise((resolve) => setTimeout(() => resolve(window.__webrl_navigating === true), 0))"
 
 
-async def _navigating(page, trigger):
+async def _arm(page) -> None:
+    with contextlib.suppress(PlaywrightError):
+        await page.evaluate(_ARM_JS)
+
+
+async def _navigating(page, trigger, armed: bool = False):
     """Run `trigger`; if it navigates the page, wait until the new document has loaded its DOM, so the next
     observation sees the new page rather than a dying one. Whether a navigation began is asked of the page
-    (one round trip), not guessed from a fixed delay."""
+    (one round trip), not guessed from a fixed delay. `armed`: the caller has just run _ARM_JS in the page."""
     started, committed, failed = asyncio.Event(), asyncio.Event(), asyncio.Event()
 
     def on_request(request) -> None:
@@ -440,8 +456,8 @@ async def _navigating(page, trigger):
     page.on("requestfailed", on_failed)
     page.on("framenavigated", on_navigated)
     try:
-        with contextlib.suppress(PlaywrightError):
-            await page.evaluate(_ARM_JS)
+        if not armed:
+            await _arm(page)
         result = await trigger()
         pending = started.is_set() or committed.is_set()
         if not pending:

@@ -8,7 +8,8 @@
 
 Limits follow WebRL's evaluation scripts: 30 steps, 5 consecutive unparseable responses, 5 identical
 actions in a row. There are no fixed sleeps: after each action the env waits until the page is
-stable (load, network quiet, DOM quiet, each capped) and records how long each part took.
+stable (load, then network quiet and DOM quiet, each a window from the last request / DOM change, each
+capped) and records how long each part took.
 The context reaches only the task's sites and the homepage; other requests are blocked and recorded.
 Every episode starts in the same tab, cleaned of everything earlier episodes left (see `_clean_tab`).
 """
@@ -40,13 +41,29 @@ DOM_QUIET_MS, DOM_QUIET_CAP_MS = 30, 1000
 # Chromium's local_storage covers the tab's session storage too (tests/env/test_browser_env.py checks it).
 CLEARED_STORAGE = "local_storage,indexeddb,websql,cache_storage,service_workers,file_systems,shared_storage"
 
-# Resolves once the DOM has had no mutation for `quiet` ms, or after `cap` ms.
-DOM_QUIET_JS = """([quiet, cap]) => new Promise(resolve => {
-  let timer = setTimeout(done, quiet);
-  const observer = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(done, quiet); });
-  const hardStop = setTimeout(done, cap);
-  function done() { observer.disconnect(); clearTimeout(hardStop); resolve(); }
-  observer.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+# Every document of the tab records when its DOM last changed (an init script, so a new document is watched from its
+# first node on); the marking's own `data-label-id` writes do not count. Nothing is written into the DOM.
+DOM_WATCH_JS = """(() => {
+  const clock = () => performance.timeOrigin + performance.now();
+  const own = (r) => r.type === "attributes" && r.attributeName === "data-label-id";
+  window.__webrl_dom_changed = clock();
+  new MutationObserver((records) => { if (!records.every(own)) window.__webrl_dom_changed = clock(); })
+    .observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+})();"""
+# Resolves once the DOM has had no change for `quiet` ms, counted from the later of its last change and the action's
+# start (`ago` ms before this call), or after `cap` ms. A document that is not watched (its init script did not run)
+# counts from this call, as a MutationObserver started here would.
+DOM_QUIET_JS = """([quiet, cap, ago]) => new Promise((resolve) => {
+  const clock = () => performance.timeOrigin + performance.now();
+  const start = clock();
+  const watched = typeof window.__webrl_dom_changed === "number";
+  const check = () => {
+    const since = watched ? Math.max(window.__webrl_dom_changed, start - ago) : start;
+    const left = since + quiet - clock();
+    if (left <= 0 || clock() - start >= cap) resolve();
+    else setTimeout(check, Math.min(left, cap - (clock() - start)));
+  };
+  check();
 })"""
 
 
@@ -125,9 +142,10 @@ class BrowserEnv:
         self.page = self.tab  # the agent starts on the first start URL's page
         for i, url in enumerate([] if restart else self.task.start_urls):
             page = self.tab if i == 0 else await self.context.new_page()
+            loading = time.perf_counter()
             await page.goto(url)
             if i == 0:
-                await self._settle(page)
+                await self._settle(page, loading)
         timings["start_page"] = _ms(mark)
         if self.task.miniwob is not None:
             mark = time.perf_counter()
@@ -149,7 +167,7 @@ class BrowserEnv:
         timings: dict[str, float] = {}
         start = time.perf_counter()
         action = parse_action(text, self.action_space)
-        error = None
+        error, untouched = None, action.kind in ("exit", "stop", "none")
         if action.kind == "none":
             self._parse_failures += 1
             error = f"unparseable response: {action.error}"
@@ -162,11 +180,11 @@ class BrowserEnv:
                     # Tab actions (webarena space) return the page that is now current.
                     self.page = await execute(action, self.page, self.obs, self.options.click_at) or self.page
                 except ActionError as err:
-                    error = str(err)
+                    error, untouched = str(err), err.untouched
         timings["act"] = _ms(start)
         mark = time.perf_counter()
-        if action.kind not in ("exit", "stop", "none"):
-            await self._settle(self.page, timings)
+        if not untouched:  # an answer, an unparseable response or an action that failed before any input: no wait
+            await self._settle(self.page, start, timings)
         timings["settle"] = _ms(mark)
         self.steps.append(Step(len(self.steps), self.page.url, text, _action_dict(action), error, timings))
         self.history.append(text)
@@ -213,11 +231,12 @@ class BrowserEnv:
             and history["currentIndex"] == 1
 
     async def _start_miniwob(self, restart: bool) -> None:
+        starting = time.perf_counter()
         utterance = await start_episode(self.page, self.task.miniwob.seed, self.miniwob_time_limit_s, restart)
         if utterance != self.task.intent:  # the task set was built by another package version or browser
             raise WebrlError(f"MiniWoB task {self.task.task_id}: the page's utterance {utterance!r} is not the "
                              f"task's intent {self.task.intent!r}")
-        await self._settle(self.page)
+        await self._settle(self.page, starting)
 
     def _reset_sites(self, task: Task) -> tuple[dict[str, str], list[str], float]:
         """The site URLs of this instance, and the sites reset: the task's dirty ones (clean ones are not) and any
@@ -277,6 +296,7 @@ class BrowserEnv:
     async def _open_tab(self) -> None:
         await self.shutdown()
         self.context = await self.browser.new_context(viewport=VIEWPORT)
+        await self.context.add_init_script(DOM_WATCH_JS)
         self.context.on("request", lambda _: self._count_request(+1))
         self.context.on("requestfinished", lambda _: self._count_request(-1))
         self.context.on("requestfailed", lambda _: self._count_request(-1))
@@ -305,10 +325,11 @@ class BrowserEnv:
             return f"{self.limits.max_repeats} identical actions"
         return None
 
-    async def _settle(self, page, timings: dict[str, float] | None = None) -> None:
-        """Wait until the page is stable: loaded, then network quiet and DOM quiet (watched together,
-        each capped). A cap that is hit, or a navigation meanwhile, ends that wait: the page is then as
-        stable as it gets."""
+    async def _settle(self, page, since: float, timings: dict[str, float] | None = None) -> None:
+        """Wait until the page is stable after what began at `since` (perf_counter: the action, the start page's
+        load): loaded, then network quiet and DOM quiet (watched together, each capped), each quiet window counted
+        from the last request or DOM change, and the DOM's from `since` at the earliest. A cap that is hit, or a
+        navigation meanwhile, ends that wait: the page is then as stable as it gets."""
         timings = {} if timings is None else timings
 
         async def timed(name: str, wait) -> None:
@@ -320,20 +341,23 @@ class BrowserEnv:
             timings[f"wait_{name}"] = _ms(mark)
 
         await timed("load", page.wait_for_load_state("load", timeout=LOAD_CAP_MS))
+        ago = (time.perf_counter() - since) * 1000
         await asyncio.gather(timed("network", self._network_quiet()),
-                             timed("dom", page.evaluate(DOM_QUIET_JS, [DOM_QUIET_MS, DOM_QUIET_CAP_MS])))
+                             timed("dom", page.evaluate(DOM_QUIET_JS, [DOM_QUIET_MS, DOM_QUIET_CAP_MS, ago])))
 
     def _count_request(self, change: int) -> None:
         self._inflight += change
         self._last_network = time.perf_counter()
 
     async def _network_quiet(self) -> None:
-        """No request in flight for NETWORK_QUIET_MS (capped at NETWORK_QUIET_CAP_MS)."""
+        """No request in flight for NETWORK_QUIET_MS (capped at NETWORK_QUIET_CAP_MS): checked every 5 ms while one
+        is, else once the window since the last request event would end."""
         deadline = time.perf_counter() + NETWORK_QUIET_CAP_MS / 1000
-        while time.perf_counter() < deadline:
-            if self._inflight <= 0 and time.perf_counter() - self._last_network >= NETWORK_QUIET_MS / 1000:
+        while (now := time.perf_counter()) < deadline:
+            left = self._last_network + NETWORK_QUIET_MS / 1000 - now
+            if self._inflight <= 0 and left <= 0:
                 return
-            await asyncio.sleep(0.005)
+            await asyncio.sleep(min(0.005 if self._inflight > 0 else left, deadline - now))
 
     async def _block(self, route) -> None:
         self.blocked.append(route.request.url)
