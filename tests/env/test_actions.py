@@ -295,3 +295,37 @@ def test_action_is_frozen():
     action = Action("click", element=1, text="x")
     with pytest.raises(AttributeError):
         action.kind = "type"  # type: ignore[misc]
+
+
+def test_typing_is_one_insert_only_where_nothing_listens_to_keys():
+    """Type and Search insert their text in one go where no key, input or composition listener is on the events'
+    path (field, ancestors, document, window) of a plain text field, and type key by key everywhere else."""
+    from webrl.env.actions import _listens_to_typing, _type
+
+    fields = """<div id="wrap"><input id="plain"><input id="onkey" onkeyup="1"><textarea id="area"></textarea>
+        <input id="delegated"><input id="number" type="number"><div id="editable" contenteditable></div></div>"""
+
+    async def body(page):
+        cdp = await page.context.new_cdp_session(page)
+        asked = {}
+        for field, setup in [("plain", None), ("area", None), ("onkey", None), ("number", None), ("editable", None),
+                             ("plain", "document.addEventListener('keydown', () => {})"),
+                             ("area", "document.getElementById('wrap').addEventListener('input', () => {})"),
+                             ("delegated", "window.addEventListener('compositionstart', () => {})")]:
+            await page.set_content(fields)  # a new document: no listener of an earlier case
+            if setup:
+                await page.evaluate(f"() => {{ {setup}; }}")
+            await page.focus(f"#{field}")
+            asked[(field, setup is not None)] = await _listens_to_typing(cdp)
+        await page.set_content(fields)
+        values = []
+        for field in ("plain", "onkey"):
+            await page.focus(f"#{field}")
+            await _type(page, "yoga mat ü", cdp)
+            values.append(await page.input_value(f"#{field}"))
+        return asked, values
+
+    asked, values = with_page(body)
+    assert asked == {("plain", False): False, ("area", False): False, ("onkey", False): True, ("number", False): True,
+                     ("editable", False): True, ("plain", True): True, ("area", True): True, ("delegated", True): True}
+    assert values == ["yoga mat ü", "yoga mat ü"]

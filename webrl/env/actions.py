@@ -274,10 +274,11 @@ _SCROLL_WINDOW_JS = """(sign) => {
 _FRAME_JS = "() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))"
 
 
-async def execute(action: Action, page, obs, click_at: str = "box"):
+async def execute(action: Action, page, obs, click_at: str = "box", cdp=None):
     """Carry out `action` in `page` (observed as `obs`, with the same `click_at`). Raises ActionError when it
     cannot be done (unknown element id, no matching option, ...). Returns the page that is current afterwards
-    when a tab action changed it (new_tab, tab_focus, close_tab), else None."""
+    when a tab action changed it (new_tab, tab_focus, close_tab), else None. `cdp`: a CDP session of `page`, with
+    which typing asks whether the page listens to keys (see _type); without one, text is typed key by key."""
     kind = action.kind
     if kind in ("none", "exit", "stop"):
         return None
@@ -294,18 +295,17 @@ async def execute(action: Action, page, obs, click_at: str = "box"):
         await page.mouse.click(x, y)
         text = action.argument or ""
         if text.endswith("\n"):
-            await page.keyboard.type(text[:-1])
+            await _type(page, text[:-1], cdp)
             await _navigating(page, lambda: page.keyboard.press("Enter"))
         else:
-            await page.keyboard.type(text)
+            await _type(page, text, cdp)
     elif kind in ("type", "search"):
         x, y = _centre(action, obs)
         await page.mouse.click(x, y)
         await page.keyboard.press("Control+A")
         await page.keyboard.press("Backspace")
-        await page.keyboard.type(action.argument or "")
-        if kind == "search":  # VAB waits a fixed 2 s here; waiting for the page to render is enough
-            await _quiet(page)
+        await _type(page, action.argument or "", cdp)
+        if kind == "search":  # VAB waits a fixed 2 s here; _type waits for the page to react to the keys
             await _navigating(page, lambda: page.keyboard.press("Enter"))
     elif kind == "select":
         x, y = await _click_point(action, page, obs, click_at, arm=True)
@@ -400,6 +400,60 @@ _BOX_JS = """(id) => {
   const r = el.getBoundingClientRect();
   return [r.x, r.y, r.width, r.height];
 }"""
+
+
+# What typing key by key fires that one inserted text does not, or fires once instead of per character.
+_TYPING_EVENTS = frozenset({"keydown", "keypress", "keyup", "beforeinput", "input", "textInput", "compositionstart",
+                            "compositionupdate", "compositionend"})
+# The focused element when it is a plain text field (a text-like <input> or a <textarea>), then its ancestors (across
+# shadow roots), the document and the window: every target a typing event reaches. Else null.
+_FIELD_PATH_JS = """(() => {
+  const el = document.activeElement;
+  const plain = el !== null && (el.localName === "textarea" || (el.localName === "input"
+    && ["text", "search", "email", "url", "tel", "password"].includes(el.type)));
+  if (!plain) return null;
+  const path = [];
+  for (let node = el; node; node = node.parentNode || node.host) path.push(node);
+  path.push(window);
+  return path;
+})()"""
+
+
+async def _type(page, text: str, cdp=None) -> None:
+    """Type `text` into the focused field. VAB types key by key (keydown, keypress, input, keyup per character),
+    and so does webrl wherever that can matter: when the field is not a plain text field, the text holds a control
+    character (Enter, Tab), or anything on the events' path listens to key, input or composition events (asked of
+    DOMDebugger.getEventListeners; MiniWoB++'s autocomplete and many of its pages do). Where nothing listens (the
+    embedded sites), the text goes in with one Input.insertText: the same value, one round trip instead of two per
+    character. Typed key by key, the text is followed by two animation frames: the page has reacted to the last key
+    (a keydown handler's timer has run) before anything else looks at it."""
+    if not text:
+        return
+    if text.isprintable() and cdp is not None:
+        try:
+            listened = await _listens_to_typing(cdp)
+        except PlaywrightError:  # e.g. the page navigated meanwhile
+            listened = True
+        if not listened:
+            await page.keyboard.insert_text(text)
+            return
+    await page.keyboard.type(text)
+    await _quiet(page)
+
+
+async def _listens_to_typing(cdp) -> bool:
+    """Whether typing in the focused element can be told from inserting the text (see _type): three round trips."""
+    group = "webrl-typing"
+    try:
+        path = (await cdp.send("Runtime.evaluate", {"expression": _FIELD_PATH_JS, "objectGroup": group}))["result"]
+        if path.get("subtype") != "array":
+            return True  # no plain text field has the focus
+        nodes = (await cdp.send("Runtime.getProperties", {"objectId": path["objectId"], "ownProperties": True}))
+        ids = [p["value"]["objectId"] for p in nodes["result"] if p["name"].isdigit() and "objectId" in p["value"]]
+        found = await asyncio.gather(*(cdp.send("DOMDebugger.getEventListeners", {"objectId": i}) for i in ids))
+        return any(listener["type"] in _TYPING_EVENTS for each in found for listener in each["listeners"])
+    finally:
+        await cdp.send("Runtime.releaseObjectGroup", {"objectGroup": group})
 
 
 def _key_combination(keys: str) -> str:

@@ -178,7 +178,8 @@ class BrowserEnv:
             else:
                 try:
                     # Tab actions (webarena space) return the page that is now current.
-                    self.page = await execute(action, self.page, self.obs, self.options.click_at) or self.page
+                    cdp = self._cdp if self.page is self.tab else None  # the tab's session (typing asks it)
+                    self.page = await execute(action, self.page, self.obs, self.options.click_at, cdp) or self.page
                 except ActionError as err:
                     error, untouched = str(err), err.untouched
         timings["act"] = _ms(start)
