@@ -204,7 +204,7 @@ def rl_update(
              "A = r_T − V(s) and the token-mean log-likelihood weighted by min(exp(A), 20).")] = "official",
     beta: Annotated[float, typer.Option(min=0.0, help="The paper objective's KL weight β (the paper does not "
                                                      "state its value; the official form adapts its own).")] = 1.0,
-    critic_lr: Annotated[float | None, typer.Option(min=1e-12, help="The critic's learning rate "
+    critic_lr: Annotated[float | None, typer.Option(help="The critic's learning rate (> 0) "
                                                     "[default: --lr, as in the official code].")] = None,
     max_tokens: MaxTokensOption = None,
     *,
@@ -214,6 +214,8 @@ def rl_update(
     Writes OUT/actor, OUT/critic and OUT/metrics.json."""
     from webrl.train.job import TrainJob, run_job
 
+    if critic_lr is not None and critic_lr <= 0:
+        raise UsageError(f"--critic-lr: must be greater than 0, not {critic_lr}")
     summary = run_job(TrainJob(kind="update", data=data, model=actor, out=out, settings=settings,
                                max_tokens=max_tokens, models_dir=model_cache_dir(), objective=objective, beta=beta,
                                critic=critic, critic_lr=critic_lr, replay=replay or []))

@@ -100,6 +100,9 @@ def test_unreadable_inputs_say_where(cli_env, tmp_path):
         assert result.stderr.count("\n") == 1, result.stderr  # the error alone: DeepSpeed is not even imported
     steps = tmp_path / "good.jsonl"
     steps.write_text('{"task_id": 1, "step": 0, "prompt": "p", "response": "r"}\n')
+    result = webrl(cli_env, "rl-update", "--data", str(steps), "--actor", "tiny", "--critic-lr", "0", "--out",
+                   str(tmp_path / "o"))
+    assert_usage_error(result, "--critic-lr: must be greater than 0, not 0.0")
     result = webrl(cli_env, "sft", "--data", str(steps), "--model", "nosuchmodel", "--out", str(tmp_path / "o"))
     assert_usage_error(result, "unknown model spec 'nosuchmodel'")
     assert "accelerator" not in result.stderr
