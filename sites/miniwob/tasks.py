@@ -169,12 +169,14 @@ def make_task(env: str, seed: int, split: str, intent: str, steps: list | None) 
 
 def cheat(steps: list) -> list[str]:
     """A solver's steps in the scripted-solution syntax (webrl.tasks.script)."""
-    out = []
+    out, pause = [], 0
     for action, target, *argument in steps:
-        if action == "exit":
-            out.append(script.done(argument[0]))
-        else:
-            out.append(script.do(action, target, argument[0] if argument else None))
+        if action == "Pause":  # ["Pause", ms]: the next step waits that long after the last observation
+            pause = target
+            continue
+        step = script.done(argument[0]) if action == "exit" else script.do(action, target, argument[0] if argument else None)
+        out.append(script.after_pause(pause, step) if pause else step)
+        pause = 0
     return out or [script.done()]
 
 

@@ -19,10 +19,9 @@
     return [click(link.parentElement.previousElementSibling), click(word)];
   };
   // Menus (jQuery UI): an item with a submenu is an element only by its caret icon, an item with an icon by
-  // that icon, any other by its text. A submenu opens 300 ms after its item is hovered: hovering it again is
-  // how to wait, with a scroll of the unscrollable page between (five identical actions in a row end an
-  // episode). Positions inside a submenu are measured by showing it where the menu will place it.
-  const pause = ["Scroll Down", null];
+  // that icon, any other by its text. A submenu opens 300 ms after its item is hovered: the oracle hovers it
+  // again half a second later, so that the observation shows the submenu whatever the machine's speed.
+  // Positions inside a submenu are measured by showing it where the menu will place it.
   const menuSteps = (leaf, first = []) => {
     const parents = [];
     for (let li = leaf.closest("li").parentElement.closest("li"); li; li = li.parentElement.closest("li")) parents.unshift(li);
@@ -32,7 +31,7 @@
     if (shown[0]?.id === "menu") place(shown[0]);
     for (const li of parents) {
       const hovered = hover($(":scope > div > .ui-menu-icon", li));
-      steps.push(hovered, hovered, hovered, pause, hovered, hovered, hovered);
+      steps.push(hovered, ["Pause", 500], hovered);
       place($(":scope > ul", li));
     }
     const icon = $(".ui-icon", leaf);
