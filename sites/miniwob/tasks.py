@@ -174,7 +174,8 @@ def cheat(steps: list) -> list[str]:
         if action == "Pause":  # ["Pause", ms]: the next step waits that long after the last observation
             pause = target
             continue
-        step = script.done(argument[0]) if action == "exit" else script.do(action, target, argument[0] if argument else None)
+        argument = argument[0] if argument else None
+        step = script.done(argument) if action == "exit" else script.do(action, target, argument)
         out.append(script.after_pause(pause, step) if pause else step)
         pause = 0
     return out or [script.done()]

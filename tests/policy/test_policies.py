@@ -61,7 +61,8 @@ def test_oracle_finds_elements_by_what_a_person_sees():
 def test_oracle_pauses_where_its_script_asks_and_says_nothing_of_it():
     """A page's timers (a submenu opening 300 ms after a hover) expect a model's thinking time, which the oracle
     stands in for with a pause; the response is the step alone."""
-    paused = Task.model_validate({**TASK.model_dump(), "cheat": [after_pause(300, 'do(action="Hover", element="{Sign In}")')]})
+    hover = after_pause(300, 'do(action="Hover", element="{Sign In}")')
+    paused = Task.model_validate({**TASK.model_dump(), "cheat": [hover]})
     started = time.monotonic()
     reply = make_policy("oracle").act([PolicyInput(paused, [], OBS)], Sampling())[0].text
     assert time.monotonic() - started >= 0.3 and reply == 'do(action="Hover", element="0")'
