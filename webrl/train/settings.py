@@ -135,7 +135,9 @@ PRESETS: dict[str, dict] = {
                  "sft": {**_SMALL_TRAIN, "lr": 3e-3, "epochs": 8, **COSINE_WARMUP},
                  # 1000x the paper's rate, to move `tiny` in a few hundred steps; decayed so that the phase ends
                  # on settled weights rather than wherever the last noisy steps left them (README "Training")
-                 "update": {**_SMALL_TRAIN, "lr": 1e-3, "epochs": 2, **COSINE_WARMUP}},
+                 "update": {**_SMALL_TRAIN, "lr": 1e-3, "epochs": 2, **COSINE_WARMUP},
+                 # at the actor's 1e-3 the critic says the data's majority label for every state (README "Training")
+                 "critic_lr": 1e-5},
     # the whole loop on the embedded WebArena-Lite suite (success stays near 0 for `tiny`: see README "Training")
     "embedded-demo": {"model": "tiny", "phases": 2, "sft_tasks": 100, "tasks_per_phase": 16, "max_steps": 8,
                       "max_new_tokens": 64, "eval_limit": 30, "parallel": 2, "max_tokens": 2048,
