@@ -3,7 +3,8 @@ of runs' episodes a better judge of success than the majority class and a prompt
 
 Train: every rollout and evaluation episode of the --train runs (`webrl train` run folders; the rule label of each
 judged episode is its success). Test: those of the --test runs, which the ORM never saw (other actors, other
-seeds). Three judges, through `webrl orm eval`:
+seeds; a train run's folder that is a copy of a test one, such as the phase 0 that bench/compare.py's arms share
+with their base, is left out of training). Three judges, through `webrl orm eval`:
 
 - majority: always the test set's more common label;
 - prompted: --judge (default `smollm2-135m`) asked the ORM's question zero-shot (p(YES) >= 0.5, the same prompt),
@@ -62,8 +63,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("runs/orm"))
     args = parser.parse_args()
     model = args.model or str(args.train[0] / "phases/0/sft/actor")
-    train = [folder for run in args.train for folder in episode_folders(run)]
     test = [folder for run in args.test for folder in episode_folders(run)]
+    # runs forked from one phase 0 (bench/compare.py) share its episodes: the ORM must never see a test one
+    seen = {(folder / "episodes.jsonl").read_bytes() for folder in test}
+    train = [folder for run in args.train for folder in episode_folders(run)
+             if (folder / "episodes.jsonl").read_bytes() not in seen]
     if not (args.out / "orm" / "orm").is_dir():
         webrl("orm", "train", *data_options(train), "--model", model, "--out", str(args.out / "orm"),
               "--lr", str(args.lr), "--epochs", str(args.epochs), "--zero-stage", "0", "--micro-batch-size", "4",
