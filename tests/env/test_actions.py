@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 import pytest
@@ -329,3 +330,30 @@ def test_typing_is_one_insert_only_where_nothing_listens_to_keys():
     assert asked == {("plain", False): False, ("area", False): False, ("onkey", False): True, ("number", False): True,
                      ("editable", False): True, ("plain", True): True, ("area", True): True, ("delegated", True): True}
     assert values == ["yoga mat ü", "yoga mat ü"]
+
+
+def test_a_cancellation_that_lands_as_the_page_answers_is_not_lost():
+    """Ctrl-C cancels the run's task. If it lands while the step's two-frame wait has just been answered, the
+    cancellation must still end the step: with Python 3.11's asyncio.wait_for it was lost, and an interrupted
+    `webrl eval` ran to the end and exited 0. A stand-in page, since the race needs the answer and the cancel in
+    chosen event-loop iterations, which a real browser cannot be made to keep."""
+    import asyncio
+
+    from webrl.env.actions import _quiet
+
+    class PageThatAnswersNextIteration:
+        async def evaluate(self, script):
+            await asyncio.sleep(0)
+
+    async def cancel_after(iterations: int) -> tuple[bool, bool]:
+        task = asyncio.create_task(_quiet(PageThatAnswersNextIteration()))
+        for _ in range(iterations):
+            await asyncio.sleep(0)
+        requested = task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        return requested, task.cancelled()
+
+    outcomes = [asyncio.run(cancel_after(k)) for k in range(6)]
+    assert any(requested for requested, _ in outcomes) and any(not requested for requested, _ in outcomes)
+    assert all(cancelled for requested, cancelled in outcomes if requested), outcomes

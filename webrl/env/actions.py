@@ -463,8 +463,11 @@ def _key_combination(keys: str) -> str:
 
 async def _quiet(page) -> None:
     """Wait two animation frames (the page has reacted to the input)."""
+    # asyncio.timeout, not wait_for: Python 3.11's wait_for returns the result when a cancellation (Ctrl-C) lands
+    # as the page answers, and the run goes on as if never interrupted
     with contextlib.suppress(PlaywrightError, TimeoutError):  # a navigation replaced the page: nothing to wait for
-        await asyncio.wait_for(page.evaluate(_FRAME_JS), 1.0)
+        async with asyncio.timeout(1.0):
+            await page.evaluate(_FRAME_JS)
 
 
 # Before an input that may navigate: a flag the page raises when a navigation of this document begins
