@@ -48,6 +48,11 @@ def eval_command(
     = False,
     temperature: Annotated[float, typer.Option(help="Sampling temperature (WebRL evaluates at 0).")] = 0.0,
     max_tokens: Annotated[int, typer.Option(help="Token limit of each answer (WebRL: 2048).")] = 2048,
+    context: Annotated[int | None, typer.Option(min=2, help="Tokens of prompt plus answer an hf: model may use "
+                                                           "(a longer prompt loses the end of its page) "
+                                                           "[default: the model's context]. Give a trained "
+                                                           "actor its training's --max-tokens to show it prompts "
+                                                           "cut as in training.")] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Only the first N tasks of the set (a MiniWoB++ set is "
                                                          "ordered seed by seed across its environments).")] = None,
     miniwob_time_limit: Annotated[float, typer.Option(min=1, help="Seconds a MiniWoB++ page gives an episode before "
@@ -71,7 +76,7 @@ def eval_command(
             tasks=tasks, policy=policy, backend=config.sites.backend, parallel=parallel, repeats=repeats,
             max_steps=max_steps, mode=mode, judge=judge, observation=observation, action_space=actions,
             click_at=click_at, escape_text=escape_text,
-            temperature=temperature, max_tokens=max_tokens, resume=resume, limit=limit,
+            temperature=temperature, max_tokens=max_tokens, context=context, resume=resume, limit=limit,
             miniwob_time_limit_s=miniwob_time_limit,
             out=out or Path("runs") / f"eval-{datetime.now():%Y%m%d-%H%M%S}",
         )
@@ -79,7 +84,7 @@ def eval_command(
         first = err.errors()[0]
         option = {"action_space": "actions"}.get(str(first["loc"][0]), str(first["loc"][0])).replace("_", "-")
         raise UsageError(f"--{option}: {first['msg']}") from None
-    agent = make_policy(policy, model_cache(config))
+    agent = make_policy(policy, model_cache(config), context)
     judge_model = parse_judge_spec(judge)
     site_backend = make_backend(config)
     plan = site_backend.running() if config.sites.backend == "embedded" else None

@@ -147,12 +147,18 @@ def test_calls_waiting_together_share_one_batch_and_a_seeded_answer_does_not_dep
         assert batched.token_logprobs == pytest.approx(single.token_logprobs, abs=1e-4)
 
 
-def test_a_prompt_longer_than_the_context_loses_the_end_of_its_page_not_its_instruction(policy, tmp_path):
-    small = tmp_path / "tiny-64"
-    shutil.copytree(policy.model.name_or_path, small)
-    config = json.loads((small / "config.json").read_text())
-    (small / "config.json").write_text(json.dumps({**config, "max_position_embeddings": 64}))
-    short = HFPolicy(str(small))
+@pytest.mark.parametrize("limited_by", ["the model's config", "the context argument"])
+def test_a_prompt_longer_than_the_context_loses_the_end_of_its_page_not_its_instruction(policy, tmp_path,
+                                                                                       limited_by):
+    """A 64-token context, the model's own or a training's budget given to the policy (webrl train's rollouts)."""
+    if limited_by == "the context argument":
+        short = HFPolicy(policy.model.name_or_path, context=64)
+    else:
+        small = tmp_path / "tiny-64"
+        shutil.copytree(policy.model.name_or_path, small)
+        config = json.loads((small / "config.json").read_text())
+        (small / "config.json").write_text(json.dumps({**config, "max_position_embeddings": 64}))
+        short = HFPolicy(str(small))
     x = INPUTS[0]
     prompt = webrl_prompt(x.task.intent, x.history, x.observation.text)
     ids = prompt_ids(short, x)

@@ -86,6 +86,11 @@ def test_ci_preset_runs_sft_and_two_phases_unattended(ci_run):
             observation = episode["steps"][record["step"]]["observation"]
             assert record["prompt"] == webrl_prompt(episode["intent"], history, observation)
             assert record["response"] == episode["steps"][record["step"]]["response"]
+        # the actor is shown its prompts cut where its trainings cut them (embedded pages run to 4k+ tokens)
+        for stage in ("rollouts", "eval"):
+            assert read_json(phase / stage / "summary.json")["settings"]["context"] == settings.max_tokens
+        shown = [s["policy"]["prompt_tokens"] for e in episodes for s in e["steps"]]
+        assert shown and max(shown) <= settings.max_tokens - settings.max_new_tokens
         metrics = read_json(phase / "metrics.json")
         assert metrics["rewards"]["rewarded"] == metrics["rewards"]["by_source"]["rules"] == len(acted)
         assert metrics["eval"]["episodes"] and 0 <= metrics["eval"]["valid_actions"] <= 100

@@ -21,9 +21,10 @@ POLICY_FORMS = (
 )
 
 
-def make_policy(spec: str, models_dir: Path | None = None) -> Policy:
+def make_policy(spec: str, models_dir: Path | None = None, context: int | None = None) -> Policy:
     """Build a policy from its command-line spec (see POLICY_FORMS); model specs of hf:/vllm: are prepared in
-    `models_dir` (default: `<state dir>/models` of the environment's configuration)."""
+    `models_dir` (default: `<state dir>/models` of the environment's configuration). `context` caps an hf:
+    model's prompt plus answer in tokens (below its own context); a server (vllm:, openai:) has its own limit."""
     kind, _, rest = spec.partition(":")
     if kind == "oracle" and not rest:
         from webrl.policy.oracle import OraclePolicy
@@ -47,7 +48,7 @@ def make_policy(spec: str, models_dir: Path | None = None) -> Policy:
     if kind == "hf" and rest:
         from webrl.policy.hf import HFPolicy
 
-        return HFPolicy(rest, models_dir)
+        return HFPolicy(rest, models_dir, context=context)
     raise unknown_form(f"policy spec '{spec}'", POLICY_FORMS)
 
 

@@ -40,7 +40,8 @@ from webrl.policy.prompt import prompt_token_ids, webrl_prompt
 class HFPolicy:
     """A transformers model that answers batches of WebRL prompts (left-padded, KV-cached `generate`)."""
 
-    def __init__(self, model: str, cache_dir: Path | None = None, batch_size: int = 8, device: str | None = None):
+    def __init__(self, model: str, cache_dir: Path | None = None, batch_size: int = 8, device: str | None = None,
+                 context: int | None = None):
         path = resolve_model(model, cache_dir or model_cache())
         self.name = f"hf:{model}"
         self.batch_size = batch_size
@@ -50,7 +51,9 @@ class HFPolicy:
         # fp32 on CPU: no faster in bf16 there at batch 1, and log-probs stay exact
         self.model = load_causal_lm(path, torch.float32 if self.device.type == "cpu" else torch.bfloat16)
         self.model.to(self.device)
-        self.context = _context_length(self.model)
+        # prompt + answer tokens: the model's context, or less (a training's budget, so that its rollouts see
+        # the prompts cut where its trainings cut them)
+        self.context = min(_context_length(self.model), context or _context_length(self.model))
         self.eos_ids = _eos_ids(self.model, self.tokenizer)
         pad = self.tokenizer.pad_token_id
         self.pad_id = self.eos_ids[0] if pad is None else pad

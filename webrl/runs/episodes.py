@@ -50,6 +50,7 @@ class EvalSettings(BaseModel):
     click_at: Literal["box", "line"] = "box"
     temperature: float = 0.0
     max_tokens: int = Field(2048, ge=1)  # per answer (WebRL: 2048)
+    context: int | None = Field(None, ge=2)  # an hf: model's prompt + answer tokens (None: the model's context)
     seed: int | None = None  # with temperature > 0: every answer's sampling seed derives from it (exact resume)
     miniwob_time_limit_s: float = Field(DEFAULT_TIME_LIMIT_S, gt=0)  # a MiniWoB++ page's episode timer
     limit: int | None = Field(None, ge=1)  # only the first N tasks of the set

@@ -36,7 +36,7 @@ from webrl.tasks.model import Task
 RUN_FILE = "run.json"  # what the run's episodes depend on; a --resume must not change it
 # The settings that change what an episode records (not parallel, repeats, screenshots or where it is written)
 IDENTITY = ("tasks", "task_suite", "policy", "backend", "mode", "judge", "observation", "action_space", "escape_text",
-            "click_at", "max_steps", "temperature", "max_tokens", "seed", "miniwob_time_limit_s")
+            "click_at", "max_steps", "temperature", "max_tokens", "context", "seed", "miniwob_time_limit_s")
 STOP_AFTER_FAULTS = 2  # environment faults in a row that end a run
 # WebRL's table convention: column -> site; a task counts under its first site.
 SITE_COLUMNS = {"Reddit": "reddit", "GitLab": "gitlab", "CMS": "shopping_admin", "Map": "map", "OSS": "shopping"}
@@ -141,7 +141,7 @@ def run_policy(settings: EvalSettings, tasks: list[Task], backend, models_dir: P
                on_episode=lambda row: None) -> dict:
     """`run_eval` with the policy `settings.policy` names, built, served and let go here (the training loop's
     rollouts, evaluations and demonstrations: each frees its model before the next stage)."""
-    policy = make_policy(settings.policy, models_dir)
+    policy = make_policy(settings.policy, models_dir, settings.context)
     try:
         with serving(policy):
             summary = asyncio.run(run_eval(settings, tasks, backend, policy, judge, on_episode))

@@ -326,7 +326,8 @@ class TrainRun:
                                 backend=self.config.sites.backend, parallel=self.settings.parallel,
                                 max_steps=self.settings.max_steps, judge=self.settings.judge, temperature=temperature,
                                 max_tokens=self.settings.max_new_tokens, seed=seed, out=out, resume=True,
-                                screenshots=False)
+                                # an hf: actor sees its prompts cut where its trainings cut them
+                                context=self.settings.max_tokens, screenshots=False)
         self.progress.episodes(len(tasks))
         run_policy(settings, list(tasks), self.backend, self.models_dir, parse_judge_spec(self.settings.judge),
                    self._on_episode)
