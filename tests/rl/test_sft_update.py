@@ -259,6 +259,10 @@ def test_a_killed_rl_update_resumed_ends_with_the_uninterrupted_actor(phase, tmp
     assert [row["loss"] for row in events(out, "actor")] == pytest.approx(
         [row["loss"] for row in events(phase["update"], "actor")], rel=1e-6)
 
+    # the same folder with another critic rate: its cached critic values are refused, not reused
+    result = webrl(env, *update_command(phase, out, "--grad-accum", "2", "--save-every", "1", "--critic-lr", "0.5"))
+    assert result.returncode == 2 and "values.json was computed from other inputs (critic_settings)" in result.stderr
+
 
 def test_bad_rollouts_name_the_file_and_line(phase, tmp_path, cli_env):
     bad = tmp_path / "bad.jsonl"

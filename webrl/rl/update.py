@@ -352,7 +352,8 @@ def run_update(rollouts: Path, actor_spec: str, critic_dir: Path | None, replay_
     items = phase_items(inputs, prepared)
     seconds["prepare"] = time.perf_counter() - began
     critic_settings = settings if critic_lr is None else settings.model_copy(update={"lr": critic_lr})
-    values = cached(out / VALUES_FILE, key,
+    # V(s) also depends on how the critic trained: another --critic-lr must not reuse these values
+    values = cached(out / VALUES_FILE, {**key, "critic_settings": critic_settings.model_dump(mode="json")},
                     lambda: critic_stage(inputs, items, critic_dir, out, critic_settings, objective))
     items = [dataclasses.replace(item, advantage=a) for item, a in zip(items, values["advantage"], strict=True)]
     seconds["critic"] = time.perf_counter() - began - seconds["prepare"]
