@@ -190,14 +190,17 @@ def test_ctrl_c_keeps_finished_episodes_and_resume_finishes(store, tmp_path):
     env = dict(os.environ, WEBRL_STATE_DIR=str(store.config.state_dir), COLUMNS="200")
     command = [sys.executable, "-m", "webrl", "eval", "--tasks", str(SMOKE), "--policy", "oracle", "--repeats", "3",
                "--out", str(tmp_path)]
-    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # as from a terminal: a shell starts a background job (a CI script run with &) with SIGINT ignored, and the
+    # eval would inherit that and, rightly, not stop
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     episodes = tmp_path / "episodes.jsonl"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not (episodes.exists() and episodes.read_text().count("\n") >= 1):
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
+    assert proc.returncode == 130, out[-2000:] + err
     assert "--resume" in out and (tmp_path / "summary.json").exists() and (tmp_path / "report.html").exists()
     recorded = episodes.read_text().count("\n")
     assert 1 <= recorded < 15
