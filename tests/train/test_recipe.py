@@ -172,20 +172,22 @@ def test_filtered_bc_baseline_from_an_initial_model(sites, ci_run, tmp_path):
 
 
 MINIWOB_ENVS = "click-button,click-link,focus-text"
+DEMONSTRATED = "click-button,click-link"
 
 
 def test_the_same_recipe_runs_on_miniwob(sites, tmp_path):
     """The MiniWoB++ family through the same recipe: demonstrations from its scripted solutions, phase 1 on train
     seeds, phase 2 on new seeds of the failed environments and on environments not met yet, evaluation on the
     held-out test seeds. Run as the two WebRL ablations: no critic filter (a random choice of the candidates), no
-    replay buffer (the update trains on the phase's own steps); with a seed of its own, which reaches the trainings."""
+    replay buffer (the update trains on the phase's own steps); with a seed of its own, which reaches the trainings.
+    focus-text is not demonstrated: the success rates are also given apart for it (a "new" environment)."""
     out = tmp_path / "miniwob"
     result = webrl(sites, "train", "--preset", "ci", "--train-tasks", f"miniwob:{MINIWOB_ENVS}:train",
-                   "--eval-tasks", f"miniwob:{MINIWOB_ENVS}:test", "--no-critic-filter", "--no-replay",
-                   "--seed", "3", "--out", str(out), timeout=TRAIN_TIMEOUT)
+                   "--demo-tasks", f"miniwob:{DEMONSTRATED}:train", "--eval-tasks", f"miniwob:{MINIWOB_ENVS}:test",
+                   "--no-critic-filter", "--no-replay", "--seed", "3", "--out", str(out), timeout=TRAIN_TIMEOUT)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     demos = lines(out / "phases/0/demos.jsonl")
-    assert demos and {d["task_id"].rpartition(".")[0] for d in demos} <= set(MINIWOB_ENVS.split(","))
+    assert demos and {d["task_id"].rpartition(".")[0] for d in demos} <= set(DEMONSTRATED.split(","))
     first, second = (read_json(out / f"phases/{k}/tasks.json") for k in (1, 2))
     assert all(1000 <= t["miniwob"]["seed"] < 1050 for t in first)
     report = read_json(out / "phases/2/tasks-report.json")
@@ -199,6 +201,13 @@ def test_the_same_recipe_runs_on_miniwob(sites, tmp_path):
     for k in (0, 1, 2):
         evaluated = lines(out / f"phases/{k}/eval/episodes.jsonl")
         assert len(evaluated) == 4 and all(row["miniwob"]["seed"] < 10 for row in evaluated)
+        groups = {"demonstrated envs": [], "new envs": []}
+        for row in (r for r in evaluated if r["status"] == "done"):
+            shown = row["miniwob"]["env"] in DEMONSTRATED.split(",")
+            groups["demonstrated envs" if shown else "new envs"].append(row["score"] == 1.0)
+        assert read_json(out / f"phases/{k}/metrics.json")["eval"]["environments"] == {
+            name: {"mean": round(100 * sum(won) / len(won), 1), "episodes": len(won)} for name, won in groups.items()
+            if won}
     assert [m["phase"] for m in read_json(out / "metrics.json")] == [0, 1, 2]
 
 

@@ -12,11 +12,13 @@ from webrl.files import write_atomically
 from webrl.runs.eval import SITE_COLUMNS
 from webrl.runs.report import TEMPLATES
 
-COLUMNS = [*SITE_COLUMNS, "Other", "Average"]
+ENVIRONMENT_COLUMNS = ("demonstrated envs", "new envs")  # MiniWoB++ environments the SFT saw, and the others
+COLUMNS = [*SITE_COLUMNS, "Other", "Average", *ENVIRONMENT_COLUMNS]
 
 
 def eval_rate(metrics: dict, column: str = "Average") -> float | None:
-    cell = metrics["eval"]["success_rate"].get(column)
+    """A success-rate column: a WebRL site column, or (MiniWoB++) the environments the SFT saw or not."""
+    cell = metrics["eval"]["success_rate"].get(column) or metrics["eval"].get("environments", {}).get(column)
     return cell["mean"] if cell else None
 
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from webrl.runs.train_report import ENVIRONMENT_COLUMNS
 from webrl.train.rewards import read_episodes
 
 
@@ -19,14 +20,29 @@ def valid_action_rate(rows: Sequence[dict]) -> float | None:
     return round(100 * sum(not (step.get("error") or "").startswith("unparseable") for step in steps) / len(steps), 1)
 
 
-def phase_metrics(phase: Path, k: int, algorithm: str, actor: str, seconds: dict[str, float]) -> dict[str, Any]:
-    """The evaluation's success rates and valid actions, the stages' seconds, the rewards, the task report,
-    the training's summary and the number of demonstrations, where the phase has them."""
+def environment_rates(rows: Sequence[dict], demonstrated: set[str]) -> dict[str, dict]:
+    """Success (%) on the judged evaluation episodes of the MiniWoB++ environments the SFT was shown and of the
+    others, which only the curriculum brings; {} where no episode is of a MiniWoB++ environment."""
+    groups: dict[str, list[bool]] = {name: [] for name in ENVIRONMENT_COLUMNS}
+    for row in rows:
+        if "miniwob" in row and row["status"] == "done":
+            shown = row["miniwob"]["env"] in demonstrated
+            groups[ENVIRONMENT_COLUMNS[0 if shown else 1]].append(row["score"] == 1.0)
+    return {name: {"mean": round(100 * sum(won) / len(won), 1), "episodes": len(won)}
+            for name, won in groups.items() if won}
+
+
+def phase_metrics(phase: Path, k: int, algorithm: str, actor: str, seconds: dict[str, float],
+                  demonstrated: set[str] = frozenset()) -> dict[str, Any]:
+    """The evaluation's success rates (also split by whether the SFT demonstrated the environment: the names in
+    `demonstrated`) and valid actions, the stages' seconds, the rewards, the task report, the training's summary
+    and the number of demonstrations, where the phase has them."""
     summary = json.loads((phase / "eval" / "summary.json").read_text())
+    rows = read_episodes(phase / "eval")
     metrics: dict[str, Any] = {
         "phase": k, "algorithm": algorithm, "actor": actor,
         "eval": {"success_rate": summary["success_rate"], "episodes": summary["episodes"],
-                 "valid_actions": valid_action_rate(read_episodes(phase / "eval"))},
+                 "valid_actions": valid_action_rate(rows), "environments": environment_rates(rows, demonstrated)},
         "seconds": seconds,
     }
     for name in ("rewards.json", "tasks-report.json"):

@@ -337,7 +337,8 @@ class TrainRun:
 
     def _finish_phase(self, k: int) -> None:
         seconds = {key.partition(":")[2]: s for key, s in self.done.items() if key.startswith(f"{k}:")}
-        metrics = phase_metrics(self.phase_dir(k), k, self.settings.algorithm, self.actor(k), seconds)
+        demonstrated = {t.miniwob.env for t in self.demo_tasks() if t.miniwob is not None}
+        metrics = phase_metrics(self.phase_dir(k), k, self.settings.algorithm, self.actor(k), seconds, demonstrated)
         write_atomically(self.phase_dir(k) / METRICS_FILE, json.dumps(metrics, indent=1, default=str))
         every = all_metrics(self.out)
         write_atomically(self.out / METRICS_FILE, json.dumps(every, indent=1, default=str))
