@@ -28,9 +28,11 @@ from pathlib import Path
 from rich.table import Table
 
 from webrl.cli.console import make_console
+from webrl.runs.train_report import ENVIRONMENT_COLUMNS, eval_rate
 from webrl.train.recipe import METRICS_FILE, PROGRESS_FILE
 from webrl.train.settings import SETTINGS_FILE, RunSettings, read_settings, write_settings
 
+COMPARED = ("Average", *ENVIRONMENT_COLUMNS)  # held-out success columns: all episodes, demonstrated / new envs
 # arm -> the settings that make it (the rest is the base run's, the same for every arm)
 ARMS: dict[str, dict] = {
     "sft": {"algorithm": "sft"},  # the SFT actor itself: the base's phase 0 evaluation
@@ -55,8 +57,9 @@ def fork(base: Path, out: Path, settings: RunSettings) -> None:
     staging.rename(out)
 
 
-def run_arm(name: str, seed: int, args: argparse.Namespace) -> list[float]:
-    """Held-out success after each phase of one arm and seed (phase 0 first)."""
+def run_arm(name: str, seed: int, args: argparse.Namespace) -> dict[str, list[float | None]]:
+    """Held-out success after each phase of one arm and seed (phase 0 first): on average, and on the MiniWoB++
+    environments the SFT demonstrated and on the new ones (None where a run did not measure them)."""
     base = read_settings(args.base)
     orm = {"orm": str(args.orm.resolve())} if name == "orm-reward" else {}
     settings = RunSettings.model_validate({**base.model_dump(), **ARMS[name], **orm, "seed": seed})
@@ -67,7 +70,8 @@ def run_arm(name: str, seed: int, args: argparse.Namespace) -> list[float]:
         subprocess.run([sys.executable, "-m", "webrl", "train", "--resume", "--out", str(out)], check=True,
                        stdout=subprocess.DEVNULL)
     metrics = json.loads(((args.base if name == "sft" else out) / METRICS_FILE).read_text())
-    return [m["eval"]["success_rate"]["Average"]["mean"] for m in (metrics[:1] if name == "sft" else metrics)]
+    chosen = metrics[:1] if name == "sft" else metrics
+    return {column: [eval_rate(m, column) for m in chosen] for column in COMPARED}
 
 
 def mean_std(values: list[float]) -> str:
@@ -86,25 +90,34 @@ def main() -> None:
     if "orm-reward" in args.arms and args.orm is None:
         parser.error("the orm-reward arm needs --orm")
     args.out.mkdir(parents=True, exist_ok=True)
-    curves: dict[str, list[list[float]]] = {}
+    curves: dict[str, dict[str, list[list[float]]]] = {column: {} for column in COMPARED}
     for index, seed in enumerate(args.seeds):  # seed by seed: a comparison stopped early has every arm at least once
         # greedy evaluation of one actor: the SFT arm is the same for every seed
         for name in [a for a in args.arms if a != "sft" or index == 0]:
-            curves.setdefault(name, []).append(run_arm(name, seed, args))
+            for column, curve in run_arm(name, seed, args).items():
+                curves[column].setdefault(name, []).append(curve)
             report(curves, args)
 
 
-def report(curves: dict[str, list[list[float]]], args: argparse.Namespace) -> None:
-    phases = max(len(c) for runs in curves.values() for c in runs)
-    table = Table(title=f"held-out success (%) after each phase, mean ± std over seeds {args.seeds}")
-    for column in ("arm", "seeds", *(f"phase {k}" for k in range(phases)), "final"):
-        table.add_column(column, justify="left" if column == "arm" else "right")
-    for name, runs in curves.items():
-        cells = [mean_std([c[k] for c in runs]) if all(len(c) > k for c in runs) else "–" for k in range(phases)]
-        table.add_row(name, str(len(runs)), *cells, mean_std([c[-1] for c in runs]))
-    make_console().print(table)
-    (args.out / "compare.json").write_text(json.dumps({"seeds": args.seeds, "curves": curves}, indent=1))
-    plot(curves, args.out / "compare.png")
+def report(curves: dict[str, dict[str, list[list[float | None]]]], args: argparse.Namespace) -> None:
+    """One table per measured column (the average first), compare.json and the average's plot."""
+    for column, arms in curves.items():
+        measured = {name: runs for name, runs in arms.items() if all(None not in c for c in runs)}
+        if not measured:
+            continue
+        phases = max(len(c) for runs in measured.values() for c in runs)
+        where = "" if column == "Average" else f" on the {column}"
+        table = Table(title=f"held-out success (%){where} after each phase, mean ± std over seeds {args.seeds}")
+        for heading in ("arm", "seeds", *(f"phase {k}" for k in range(phases)), "final"):
+            table.add_column(heading, justify="left" if heading == "arm" else "right")
+        for name, runs in measured.items():
+            cells = [mean_std([c[k] for c in runs]) if all(len(c) > k for c in runs) else "–" for k in range(phases)]
+            table.add_row(name, str(len(runs)), *cells, mean_std([c[-1] for c in runs]))
+        make_console().print(table)
+    (args.out / "compare.json").write_text(json.dumps({
+        "seeds": args.seeds, "curves": curves["Average"],
+        "environments": {column: curves[column] for column in ENVIRONMENT_COLUMNS}}, indent=1))
+    plot(curves["Average"], args.out / "compare.png")
 
 
 def plot(curves: dict[str, list[list[float]]], path: Path) -> None:
