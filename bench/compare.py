@@ -117,30 +117,37 @@ def report(curves: dict[str, dict[str, list[list[float | None]]]], args: argpars
     (args.out / "compare.json").write_text(json.dumps({
         "seeds": args.seeds, "curves": curves["Average"],
         "environments": {column: curves[column] for column in ENVIRONMENT_COLUMNS}}, indent=1))
-    plot(curves["Average"], args.out / "compare.png")
+    plot(curves, args.out / "compare.png")
 
 
-def plot(curves: dict[str, list[list[float]]], path: Path) -> None:
+def plot(curves: dict[str, dict[str, list[list[float | None]]]], path: Path) -> None:
+    """The mean curve per arm (the seeds' range shaded): all held-out episodes, and beside them the new
+    environments' where every run measured them."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
-    phases = max(len(c) for runs in curves.values() for c in runs)
-    for name, runs in curves.items():
-        if all(len(c) == 1 for c in runs):  # a fixed actor (SFT alone): a level line across the phases
-            runs = [c * phases for c in runs]
-        length = min(len(c) for c in runs)
-        xs = list(range(length))
-        means = [statistics.mean(c[k] for c in runs) for k in xs]
-        ax.plot(xs, means, marker="o", label=name, linestyle="--" if name == "sft" else "-")
-        ax.fill_between(xs, [min(c[k] for c in runs) for k in xs], [max(c[k] for c in runs) for k in xs], alpha=0.15)
-    ax.set_xticks(range(phases))
-    ax.set_xlabel("phase")
-    ax.set_ylabel("held-out success (%)")
-    ax.legend(fontsize=7)
-    ax.grid(alpha=0.3)
+    panels = [c for c in ("Average", "new envs") if curves[c] and all(
+        None not in c for runs in curves[c].values() for c in runs)]
+    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4), dpi=110, squeeze=False)
+    for ax, column in zip(axes[0], panels, strict=True):
+        phases = max(len(c) for runs in curves[column].values() for c in runs)
+        for name, runs in curves[column].items():
+            if all(len(c) == 1 for c in runs):  # a fixed actor (SFT alone): a level line across the phases
+                runs = [c * phases for c in runs]
+            xs = list(range(min(len(c) for c in runs)))
+            means = [statistics.mean(c[k] for c in runs) for k in xs]
+            ax.plot(xs, means, marker="o", label=name, linestyle="--" if name == "sft" else "-")
+            ax.fill_between(xs, [min(c[k] for c in runs) for k in xs], [max(c[k] for c in runs) for k in xs],
+                            alpha=0.15)
+        ax.set_xticks(range(phases))
+        ax.set_xlabel("phase")
+        ax.set_ylabel("held-out success (%)")
+        ax.set_title("all held-out episodes" if column == "Average" else "environments the SFT never saw",
+                     fontsize=9)
+        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
