@@ -42,6 +42,8 @@ ARMS: dict[str, dict] = {
     "no-replay": {"algorithm": "webrl", "replay": False},
     "no-critic-filter": {"algorithm": "webrl", "critic_filter": False},
     "paper-objective": {"algorithm": "webrl", "objective": "paper"},
+    "critic-1e-4": {"algorithm": "webrl", "critic_lr": 1e-4},  # a critic that ranks tasks (the preset's 1e-5: alike)
+    "own-critic": {"algorithm": "webrl", "critic_lr": 1e-4, "critic_replay": False},  # ranks by this actor's outcomes
     "orm-reward": {"algorithm": "webrl", "reward": "orm"},  # the ORM of --orm instead of the rules
 }
 

@@ -206,6 +206,9 @@ def rl_update(
                                                      "state its value; the official form adapts its own).")] = 1.0,
     critic_lr: Annotated[float | None, typer.Option(help="The critic's learning rate (> 0) "
                                                     "[default: --lr, as in the official code].")] = None,
+    critic_replay: Annotated[bool, typer.Option(help="Train the critic on the replay steps too (the official "
+                                                     "code); --no-critic-replay: on the rollouts' steps only "
+                                                     "(the actor still trains on both).")] = True,
     max_tokens: MaxTokensOption = None,
     *,
     settings: Any = None,
@@ -218,7 +221,8 @@ def rl_update(
         raise UsageError(f"--critic-lr: must be greater than 0, not {critic_lr}")
     summary = run_job(TrainJob(kind="update", data=data, model=actor, out=out, settings=settings,
                                max_tokens=max_tokens, models_dir=model_cache_dir(), objective=objective, beta=beta,
-                               critic=critic, critic_lr=critic_lr, replay=replay or []))
+                               critic=critic, critic_lr=critic_lr, critic_replay=critic_replay,
+                               replay=replay or []))
     print_summary(f"rl-update ({objective}) → {out}", summary)
 
 

@@ -222,6 +222,28 @@ def test_paper_objective_lowers_its_loss_and_moves_log_probs_along_the_advantage
     assert ((beta * moved - advantage) ** 2).mean() < (advantage ** 2).mean()  # the loss at the start (moved = 0)
 
 
+def test_a_critic_without_replay_trains_on_the_rollouts_and_scores_every_step(phase, tmp_path, cli_env):
+    """--no-critic-replay: the critic learns from the phase's own steps only (their success rate is below the
+    replayed demonstrations', all successes), the actor from the same mix as before."""
+    out = tmp_path / "own"
+    result = webrl(update_env(cli_env), *update_command(phase, out, "--grad-accum", "2", "--no-critic-replay"),
+                   timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    own, mixed = (json.loads((d / "metrics.json").read_text()) for d in (out, phase["update"]))
+    assert own["critic_replay"] is False and mixed["critic_replay"] is True
+    assert own["data"] == mixed["data"]
+    assert own["critic"]["optimizer_steps"] == own["data"]["current_kept"]  # 2 epochs / grad_accum 2
+    assert own["actor"]["optimizer_steps"] == own["data"]["trained_steps"]
+    sources = [row["source"] for row in json.loads((out / "prepare.json").read_text())["mixed"]]
+    values = {d: json.loads((d / "values.json").read_text())["v"] for d in (out, phase["update"])}
+    assert len(values[out]) == len(sources)  # every trained step gets a value and an advantage
+
+    def current_mean(v: list[float]) -> float:
+        return sum(x for x, s in zip(v, sources, strict=True) if s == "current") / sources.count("current")
+
+    assert current_mean(values[out]) < current_mean(values[phase["update"]]), values
+
+
 def test_two_processes_under_the_launcher_match_one_process(phase, tmp_path, cli_env):
     out = tmp_path / "two"
     result = webrl(update_env(cli_env), *update_command(phase, out, "--procs", "2", "--zero-stage", "2"), timeout=300)

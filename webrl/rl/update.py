@@ -8,8 +8,10 @@ Stages, in order; each one's result is kept in `out`, so re-running the same com
    (π_ref is exactly this actor, frozen), and exp(ℓ/n) is a candidate's confidence score, which selects the
    replay (replay.select_replay, then replay.mix). Cached in out/prepare.json.
 2. critic: the critic from `critic_dir`, else the actor's trunk with fresh (seeded) heads; one epoch of the
-   objective's critic loss over the mixed steps (s and s' in one forward pass); out/critic. Then V(s) and
-   V(s') under the trained critic (no grad) and the objective's advantages; cached in out/values.json.
+   objective's critic loss over the mixed steps (s and s' in one forward pass), or over the phase's own steps
+   only (`critic_replay=False`: values that say where this actor succeeds, not where the demonstrations did);
+   out/critic. Then V(s) and V(s') of every mixed step under the trained critic (no grad) and the objective's
+   advantages; cached in out/values.json.
 3. actor: one epoch of the objective's actor loss over the mixed steps against the cached reference
    log-probs and advantages; out/actor, a Hugging Face folder with the tokenizer that from_pretrained, the
    next phase and vLLM load directly.
@@ -267,12 +269,14 @@ def value_rows(engine: Engine) -> Callable[[Batch], list[float]]:
 
 
 def critic_stage(inputs: Inputs, items: Sequence[Item], critic_dir: Path | None, out: Path,
-                 settings: TrainSettings, objective: Objective) -> dict[str, Any]:
-    """Train the critic, save it, and return V(s), V(s') and the advantage of every item."""
+                 settings: TrainSettings, objective: Objective, replay: bool = True) -> dict[str, Any]:
+    """Train the critic (on the replayed items too, or not), save it, and return V(s), V(s') and the advantage
+    of every item."""
     examples = critic_inputs(items, inputs.tokenizer, inputs.max_tokens)
     pad = pad_token_id(inputs.tokenizer)
     engine = Engine(build_critic(inputs, critic_dir, settings.seed), settings, out, "critic")
-    result = engine.train(examples, critic_loss_fn(objective, pad))
+    trained = [e for e, item in zip(examples, items, strict=True) if replay or item.source == "current"]
+    result = engine.train(trained, critic_loss_fn(objective, pad))
     save_critic(engine, out / CRITIC_DIR, inputs.tokenizer)
     engine.engine.eval()
     observations = [e.state for e in examples] + [e.next_state for e in examples]
@@ -339,10 +343,11 @@ def advantage_stats(items: Sequence[Item], values: dict[str, Any]) -> dict[str, 
 
 def run_update(rollouts: Path, actor_spec: str, critic_dir: Path | None, replay_files: Sequence[Path], out: Path,
                settings: TrainSettings, objective: Objective, max_tokens: int | None = None,
-               cache_dir: Path | None = None, critic_lr: float | None = None) -> dict[str, Any]:
+               cache_dir: Path | None = None, critic_lr: float | None = None,
+               critic_replay: bool = True) -> dict[str, Any]:
     """One phase's critic and actor update (module docstring); returns the summary in out/metrics.json. The
     critic trains with `critic_lr` where given, else with the actor's `settings.lr` (the official default.yaml
-    sets both to 1e-6)."""
+    sets both to 1e-6), on the replayed steps too unless `critic_replay` is off."""
     out, seconds = Path(out), {}
     began = time.perf_counter()
     inputs = read_inputs(Path(rollouts), actor_spec, replay_files, max_tokens, cache_dir)  # bad input: refused first
@@ -352,9 +357,10 @@ def run_update(rollouts: Path, actor_spec: str, critic_dir: Path | None, replay_
     items = phase_items(inputs, prepared)
     seconds["prepare"] = time.perf_counter() - began
     critic_settings = settings if critic_lr is None else settings.model_copy(update={"lr": critic_lr})
-    # V(s) also depends on how the critic trained: another --critic-lr must not reuse these values
-    values = cached(out / VALUES_FILE, {**key, "critic_settings": critic_settings.model_dump(mode="json")},
-                    lambda: critic_stage(inputs, items, critic_dir, out, critic_settings, objective))
+    # V(s) also depends on how the critic trained: another --critic-lr or critic data must not reuse these values
+    values = cached(out / VALUES_FILE, {**key, "critic_settings": critic_settings.model_dump(mode="json"),
+                                        "critic_replay": critic_replay},
+                    lambda: critic_stage(inputs, items, critic_dir, out, critic_settings, objective, critic_replay))
     items = [dataclasses.replace(item, advantage=a) for item, a in zip(items, values["advantage"], strict=True)]
     seconds["critic"] = time.perf_counter() - began - seconds["prepare"]
     actor = actor_stage(inputs, items, out, settings, objective)
@@ -365,6 +371,6 @@ def run_update(rollouts: Path, actor_spec: str, critic_dir: Path | None, replay_
                "seconds": {k: round(v, 2) for k, v in seconds.items()},
                "actor_in": str(inputs.actor_dir), "actor_out": str(out / ACTOR_DIR), "critic_out": str(out / CRITIC_DIR),
                "objective": dataclasses.asdict(objective), "settings": settings.model_dump(mode="json"),
-               "critic_lr": critic_settings.lr}
+               "critic_lr": critic_settings.lr, "critic_replay": critic_replay}
     write_metrics(out, summary)
     return summary

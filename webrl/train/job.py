@@ -41,6 +41,7 @@ class TrainJob(BaseModel):
     beta: float = 1.0
     critic: Path | None = None
     critic_lr: float | None = None  # None: settings.lr
+    critic_replay: bool = True  # the critic trains on the replayed steps too (official)
     replay: list[Path] = []
 
 
@@ -54,7 +55,8 @@ def run_job(job: TrainJob) -> dict:
     from webrl.rl.update import run_update
 
     return run_update(job.data, job.model, job.critic, job.replay, job.out, job.settings,
-                      Objective(job.objective, beta=job.beta), job.max_tokens, job.models_dir, job.critic_lr)
+                      Objective(job.objective, beta=job.beta), job.max_tokens, job.models_dir, job.critic_lr,
+                      job.critic_replay)
 
 
 def spawn(job: TrainJob, procs: int, log: Path) -> None:

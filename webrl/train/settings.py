@@ -82,6 +82,9 @@ class RunSettings(BaseModel):
                                   "update.")
     critic_lr: float | None = Field(None, gt=0, description="Learning rate of every phase's critic [default: the "
                                     "update's, as in the official code].")
+    critic_replay: bool = Field(True, description="webrl / awr: the critic trains on the replayed steps too, as in "
+                                "the official code; off: on the phase's own rollouts only, so that its values (and "
+                                "the next phase's task band) say where this actor succeeds.")
     max_tokens: int | None = Field(None, ge=2, description="Token limit of prompt + response in training.")
     procs: int = Field(1, ge=1, description="Training processes per machine (DeepSpeed launcher).")
     seed: int = Field(0, description="Seeds task sampling, generation, rollouts and the trainings (their data order "
