@@ -173,15 +173,18 @@ def sft(
                                             "(`webrl models list`).")],
     out: OutOption,
     max_tokens: MaxTokensOption = None,
+    page_loss: Annotated[float, typer.Option(min=0.0, help="Also train a language-model loss on the prompt's tokens, "
+                                             "this weight beside the answer's (0: the answer only, as WebRL; a "
+                                             "from-scratch model such as tiny needs it to read the page).")] = 0.0,
     *,
     settings: Any = None,
 ) -> None:
-    """Supervised fine-tuning on demonstrations: token-mean NLL of the response tokens only. Writes OUT/actor
-    for `webrl rl-update --actor OUT/actor`. Constant learning rate (the official SFT used cosine)."""
+    """Supervised fine-tuning on demonstrations: token-mean NLL of the response tokens (and, with --page-loss,
+    of the prompt's). Writes OUT/actor for `webrl rl-update --actor OUT/actor`."""
     from webrl.train.job import TrainJob, run_job
 
     summary = run_job(TrainJob(kind="sft", data=data, model=model, out=out, settings=settings, max_tokens=max_tokens,
-                               models_dir=model_cache_dir()))
+                               models_dir=model_cache_dir(), page_loss=page_loss))
     print_summary(f"sft → {out}", summary)
 
 

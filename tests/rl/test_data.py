@@ -9,7 +9,16 @@ import torch
 
 from webrl.errors import UsageError
 from webrl.policy.prompt import END_OF_TURN, webrl_prompt
-from webrl.rl.data import ResponseTooLong, action_logprobs, collate, encode, load_steps, pad_token_id
+from webrl.rl.data import (
+    ResponseTooLong,
+    action_logprobs,
+    collate,
+    encode,
+    load_steps,
+    next_token_logprobs,
+    pad_token_id,
+)
+from webrl.rl.sft import sft_loss_fn
 
 
 def write_jsonl(path, records):
@@ -144,3 +153,29 @@ def test_action_logprobs_match_a_hand_loop_with_padding(tokenizer, model):
             expected = sum(log_probs[k - 1, item.input_ids[k]] for k in range(start, len(item.input_ids)))
             assert n_tokens[row] == item.n_action
             assert logp[row].item() == pytest.approx(expected.item(), abs=1e-4)
+
+
+def test_the_page_loss_adds_the_prompts_token_mean_nll_to_the_answers(tokenizer, model):
+    pairs = [("Task Instruction: click the second tab", 'do(action="Click", element="1")'),
+             ("a much longer prompt " * 6, "exit()")]
+    encoded = [encode(tokenizer, p, r, 200) for p, r in pairs]
+    pad = pad_token_id(tokenizer)
+    with torch.no_grad():
+        answer_only, stats = sft_loss_fn(pad)(model, encoded)
+        with_page, page_stats = sft_loss_fn(pad, page_loss=0.5)(model, encoded)
+        token_logp = next_token_logprobs(model, collate(encoded, pad))
+        page_nll, answer_nll, n_page, n_answer = 0.0, 0.0, 0, 0
+        for row, item in enumerate(encoded):
+            log_probs = torch.log_softmax(model(torch.tensor([item.input_ids])).logits[0].float(), -1)
+            start = len(item.input_ids) - item.n_action
+            for k in range(1, len(item.input_ids)):
+                term = -log_probs[k - 1, item.input_ids[k]].item()
+                assert -token_logp[row, k - 1].item() == pytest.approx(term, abs=1e-4)
+                if k < start:  # the prompt's tokens after BOS
+                    page_nll, n_page = page_nll + term, n_page + 1
+                else:
+                    answer_nll, n_answer = answer_nll + term, n_answer + 1
+    assert answer_only.item() == pytest.approx(answer_nll / n_answer, abs=1e-4)
+    assert page_stats["page_loss"] == pytest.approx(page_nll / n_page, abs=1e-4)
+    assert with_page.item() == pytest.approx(answer_nll / n_answer + 0.5 * page_nll / n_page, abs=1e-4)
+    assert stats["action_tokens"] == page_stats["action_tokens"] == n_answer

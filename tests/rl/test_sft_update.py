@@ -23,7 +23,7 @@ from engine_support import DIST_ENV, child_env
 from webrl.policy.models import load_causal_lm, load_tokenizer
 from webrl.policy.prompt import webrl_prompt
 from webrl.rl.critic import Critic
-from webrl.rl.data import action_logprobs, collate, encode, load_steps, pad_token_id
+from webrl.rl.data import action_logprobs, collate, encode, load_steps, next_token_logprobs, pad_token_id
 from webrl.rl.engine import TrainSettings
 from webrl.rl.sft import run_sft
 
@@ -148,6 +148,35 @@ def test_sft_lowers_the_response_nll_and_writes_a_loadable_folder(phase, tiny):
     assert summary["sft"]["action_tokens_mean"] == pytest.approx(float(n_tokens.float().mean()))
     assert load_tokenizer(phase["sft"] / "actor").bos_token == tokenizer.bos_token
     assert list((phase["sft"] / "tb" / "sft").glob("events.out.tfevents.*"))
+
+
+def page_nll(model_dir: Path, steps, tokenizer) -> float:
+    """Token-mean NLL of the prompts' tokens (after BOS) under the model in `model_dir`."""
+    model = load_causal_lm(model_dir)
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for s in steps:
+            item = encode(tokenizer, s.prompt, s.response, MAX_TOKENS)
+            logp = next_token_logprobs(model, collate([item], pad_token_id(tokenizer)))[0]
+            n_page = len(item.input_ids) - 1 - item.n_action
+            total, count = total - float(logp[:n_page].sum()), count + n_page
+    return total / count
+
+
+def test_sft_with_a_page_loss_also_learns_the_pages(phase, tiny):
+    tokenizer = load_tokenizer(tiny)
+    steps = load_steps(phase["demos"])
+    out = phase["root"] / "sft-page"
+    summary = run_sft(phase["demos"], str(tiny), out, TrainSettings(epochs=4, zero_stage=0, **FAST), MAX_TOKENS,
+                      page_loss=1.0)
+    answer_only = page_nll(phase["sft"] / "actor", steps, tokenizer)
+    with_page = page_nll(out / "actor", steps, tokenizer)
+    assert with_page < answer_only - 1.0, (answer_only, with_page)
+    assert summary["sft"]["page_loss"] == 1.0 and phase["sft_summary"]["sft"]["page_loss"] == 0.0
+    assert summary["sft"]["page_loss_mean"] > 0 and "page_loss_mean" not in phase["sft_summary"]["sft"]
+    # the answer is still trained: its NLL falls as the answer-only SFT's does
+    n_tokens = sum(encode(tokenizer, s.prompt, s.response, MAX_TOKENS).n_action for s in steps)
+    assert -sequence_logprobs(out / "actor", steps, tokenizer).sum() / n_tokens < 1.0
 
 
 def test_rl_update_writes_actor_critic_and_metrics(phase):

@@ -179,15 +179,20 @@ def test_the_same_recipe_runs_on_miniwob(sites, tmp_path):
     """The MiniWoB++ family through the same recipe: demonstrations from its scripted solutions, phase 1 on train
     seeds, phase 2 on new seeds of the failed environments and on environments not met yet, evaluation on the
     held-out test seeds. Run as the two WebRL ablations: no critic filter (a random choice of the candidates), no
-    replay buffer (the update trains on the phase's own steps); with a seed of its own, which reaches the trainings.
-    focus-text is not demonstrated: the success rates are also given apart for it (a "new" environment)."""
+    replay buffer (the update trains on the phase's own steps); with a seed of its own, which reaches the trainings,
+    and a page loss for the SFT. focus-text is not demonstrated: the success rates are also given apart for it (a
+    "new" environment)."""
     out = tmp_path / "miniwob"
     result = webrl(sites, "train", "--preset", "ci", "--train-tasks", f"miniwob:{MINIWOB_ENVS}:train",
                    "--demo-tasks", f"miniwob:{DEMONSTRATED}:train", "--eval-tasks", f"miniwob:{MINIWOB_ENVS}:test",
-                   "--no-critic-filter", "--no-replay", "--seed", "3", "--out", str(out), timeout=TRAIN_TIMEOUT)
+                   "--no-critic-filter", "--no-replay", "--seed", "3", "--sft-page-loss", "0.5", "--out", str(out),
+                   timeout=TRAIN_TIMEOUT)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     demos = lines(out / "phases/0/demos.jsonl")
     assert demos and {d["task_id"].rpartition(".")[0] for d in demos} <= set(DEMONSTRATED.split(","))
+    assert TrainJob.model_validate(yaml.safe_load((out / "phases/0/sft/job.yaml").read_text())).page_loss == 0.5
+    sft = read_json(out / "phases/0/sft/metrics.json")["sft"]
+    assert sft["page_loss"] == 0.5 and sft["page_loss_mean"] > 0
     first, second = (read_json(out / f"phases/{k}/tasks.json") for k in (1, 2))
     assert all(1000 <= t["miniwob"]["seed"] < 1050 for t in first)
     report = read_json(out / "phases/2/tasks-report.json")

@@ -221,19 +221,26 @@ def position_ids(attention_mask: torch.Tensor) -> torch.Tensor:
 def action_logprobs(model: torch.nn.Module, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
     """(Σ log π(a_k | s, a_<k) over each row's action tokens [B], number of action tokens [B]).
 
-    Token k is predicted by the logits at position k-1. Only the positions from the earliest action token
-    on get logits (`logits_to_keep`), so the vocabulary-sized tensor covers the actions, not the prompts.
+    Only the positions from the earliest action token on get logits, so the vocabulary-sized tensor covers the
+    actions, not the prompts.
     """
     targets = batch.action_mask[:, 1:]
     first = int(targets.int().argmax(-1).min()) if bool(targets.any()) else targets.shape[1] - 1
-    keep = targets.shape[1] - first  # logits for positions first .. L-2 predict tokens first+1 .. L-1
+    mask = targets[:, first:]
+    return torch.where(mask, next_token_logprobs(model, batch, first), 0.0).sum(-1), mask.sum(-1)
+
+
+def next_token_logprobs(model: torch.nn.Module, batch: Batch, first: int = 0) -> torch.Tensor:
+    """log π(token k | tokens < k) for k = first+1 .. L-1, [B, L-1-first] (padding positions included: mask them).
+
+    Token k is predicted by the logits at position k-1; `logits_to_keep` computes only those from `first` on.
+    """
+    keep = batch.input_ids.shape[1] - 1 - first
     out = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
                 position_ids=position_ids(batch.attention_mask), use_cache=False, logits_to_keep=keep + 1)
     logits = out.logits[:, :-1].float()  # drop the last position: it predicts past the end
     ids = batch.input_ids[:, first + 1:]
-    token_logp = torch.log_softmax(logits, dim=-1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)
-    mask = targets[:, first:]
-    return torch.where(mask, token_logp, 0.0).sum(-1), mask.sum(-1)
+    return torch.log_softmax(logits, dim=-1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)
 
 
 def max_tokens_for(model_dir: Path, requested: int | None) -> int:

@@ -1,5 +1,10 @@
 """Supervised fine-tuning on demonstrations (reference/webrl-method.md §2 step 0, §13): the same engine as the
-WebRL update, with the token-mean NLL of the response tokens only (objective.sft_loss).
+WebRL update, with the token-mean NLL of the response tokens only (objective.sft_loss), as WebRL trains.
+
+`page_loss` > 0 adds a language-model loss on the prompt's tokens. WebRL starts from a pretrained model that
+already reads pages; a from-scratch one (`tiny`) learns from the answer's one token of signal per page to
+output the commonest element id, and only with the page's own text as a target does it learn to look the
+instruction up in the page (README "Training": click-tab's held-out answers 26/80 -> 80/80).
 
 Output layout of `run_sft(..., out)`, the same as an RL update's so the next command takes `--actor OUT/actor`:
 
@@ -8,10 +13,8 @@ Output layout of `run_sft(..., out)`, the same as an RL update's so the next com
     out/events.jsonl    one line per optimizer step; TensorBoard in out/tb/sft
     out/checkpoints/    the engine's resumable checkpoints: re-running the same command after a kill continues
 
-The learning rate schedule is the engine's constant one, not the cosine schedule with 10% warmup that the
-official SFT used: with one epoch over a few thousand demonstrations the difference is small, and a
-constant rate keeps SFT and RL on one engine. Steps whose response does not fit `max_tokens` are skipped
-and counted (the prompt's page is cut first; the response never is).
+Steps whose response does not fit `max_tokens` are skipped and counted (the prompt's page is cut first; the
+response never is).
 """
 
 from __future__ import annotations
@@ -25,27 +28,47 @@ import torch
 
 from webrl.errors import UsageError
 from webrl.policy.models import load_causal_lm, load_tokenizer, quiet, resolve_model
-from webrl.rl.data import Encoded, action_logprobs, collate, encode_steps, load_steps, max_tokens_for, pad_token_id
+from webrl.rl.data import (
+    Encoded,
+    action_logprobs,
+    collate,
+    encode_steps,
+    load_steps,
+    max_tokens_for,
+    next_token_logprobs,
+    pad_token_id,
+)
 from webrl.rl.engine import ACTOR_DIR, Engine, TrainSettings, event_summary, init_distributed, write_metrics
 from webrl.rl.objective import sft_loss
 
 
-def sft_loss_fn(pad_id: int) -> Callable:
-    """The engine's loss function: token-mean NLL of the response tokens of a micro-batch of Encoded."""
+def sft_loss_fn(pad_id: int, page_loss: float = 0.0) -> Callable:
+    """The engine's loss function on a micro-batch of Encoded: token-mean NLL of the response tokens, plus
+    `page_loss` x the token-mean NLL of the prompt's tokens (a language-model loss on the page) when it is > 0."""
 
     def loss(model, micro: list[Encoded]) -> tuple[torch.Tensor, dict[str, float]]:
         batch = collate(micro, pad_id).to(model.device)
-        logp, n_tokens = action_logprobs(model, batch)
-        return sft_loss(logp, n_tokens), {"tokens": float(batch.attention_mask.sum()),
-                                          "action_tokens": float(n_tokens.sum())}
+        stats = {"tokens": float(batch.attention_mask.sum())}
+        if not page_loss:
+            logp, n_tokens = action_logprobs(model, batch)
+            return sft_loss(logp, n_tokens), {**stats, "action_tokens": float(n_tokens.sum())}
+        token_logp = next_token_logprobs(model, batch)  # every position's logits: the page is a target too
+        answer = batch.action_mask[:, 1:]
+        page = batch.attention_mask[:, 1:].bool() & ~answer
+        answer_loss = sft_loss(torch.where(answer, token_logp, 0.0).sum(-1), answer.sum(-1))
+        page_nll = -torch.where(page, token_logp, 0.0).sum() / page.sum().clamp(min=1)
+        stats |= {"action_tokens": float(answer.sum()), "answer_loss": float(answer_loss.detach()),
+                  "page_loss": float(page_nll.detach())}
+        return answer_loss + page_loss * page_nll, stats
 
     return loss
 
 
 def run_sft(data: Path, model_spec: str, out: Path, settings: TrainSettings, max_tokens: int | None = None,
-            cache_dir: Path | None = None) -> dict[str, Any]:
+            cache_dir: Path | None = None, page_loss: float = 0.0) -> dict[str, Any]:
     """Fine-tune `model_spec` on the step file `data` (webrl.rl.data format; `webrl tasks demos` writes one)
-    and write out/actor; see the module docstring. Returns the summary also written to out/metrics.json."""
+    and write out/actor; see the module docstring and `sft_loss_fn` for `page_loss`. Returns the summary also
+    written to out/metrics.json."""
     began = time.perf_counter()
     steps = load_steps(Path(data))  # bad input is refused before DeepSpeed and the process group are set up
     model_dir = resolve_model(model_spec, cache_dir)
@@ -57,11 +80,11 @@ def run_sft(data: Path, model_spec: str, out: Path, settings: TrainSettings, max
     if not items:
         raise UsageError(f"{data}: no step fits in --max-tokens {limit} (all {len(steps)} responses are longer)")
     engine = Engine(load_causal_lm(model_dir), settings, Path(out), "sft")
-    result = engine.train(items, sft_loss_fn(pad_token_id(tokenizer)))
+    result = engine.train(items, sft_loss_fn(pad_token_id(tokenizer), page_loss))
     with quiet():
         engine.save_pretrained(Path(out) / ACTOR_DIR, tokenizer)
     summary = {"data": {"steps": len(steps), "kept": len(items), "skipped_too_long": skipped, "max_tokens": limit},
-               "sft": {**event_summary(Path(out), "sft"), "resumed_from": result["resumed_from"]},
+               "sft": {**event_summary(Path(out), "sft"), "resumed_from": result["resumed_from"], "page_loss": page_loss},
                "seconds": round(time.perf_counter() - began, 2), "model": str(model_dir),
                "actor": str(Path(out) / ACTOR_DIR), "settings": settings.model_dump(mode="json")}
     write_metrics(Path(out), summary)

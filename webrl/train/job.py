@@ -36,6 +36,7 @@ class TrainJob(BaseModel):
     settings: TrainSettings
     max_tokens: int | None = None
     models_dir: Path  # where model specs are prepared (<state dir>/models)
+    page_loss: float = 0.0  # the SFT's (webrl.rl.sft)
     # the update's (webrl.rl.update)
     objective: Literal["official", "paper", "awr"] = "official"
     beta: float = 1.0
@@ -50,7 +51,7 @@ def run_job(job: TrainJob) -> dict:
     if job.kind == "sft":
         from webrl.rl.sft import run_sft
 
-        return run_sft(job.data, job.model, job.out, job.settings, job.max_tokens, job.models_dir)
+        return run_sft(job.data, job.model, job.out, job.settings, job.max_tokens, job.models_dir, job.page_loss)
     from webrl.rl.objective import Objective
     from webrl.rl.update import run_update
 

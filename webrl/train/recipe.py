@@ -156,7 +156,7 @@ class TrainRun:
                              f"{self.phase_dir(0) / 'demos' / 'report.html'}")
         spawn(TrainJob(kind="sft", data=demos, model=self.settings.model, out=self.phase_dir(0) / "sft",
                        settings=self.training(self.settings.sft), max_tokens=self.settings.max_tokens,
-                       models_dir=self.models_dir),
+                       models_dir=self.models_dir, page_loss=self.settings.sft_page_loss),
               self.settings.procs, self.phase_dir(0) / "sft.log")
 
     def make_tasks(self, k: int) -> None:

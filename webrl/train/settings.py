@@ -78,6 +78,9 @@ class RunSettings(BaseModel):
     objective: Literal["official", "paper"] = Field("official", description="The WebRL objective's form.")
     beta: float = Field(1.0, ge=0.0, description="The paper objective's KL weight.")
     sft: TrainSettings = Field(default_factory=lambda: TrainSettings(lr=1e-5, **COSINE_WARMUP), description="Phase 0's SFT.")
+    sft_page_loss: float = Field(0.0, ge=0.0, description="Phase 0's SFT also trains a language-model loss on the "
+                                 "prompt's tokens, this weight beside the answer's (0: the answer only, as WebRL; a "
+                                 "from-scratch model such as tiny needs it to read the page, README \"Training\").")
     update: TrainSettings = Field(default_factory=TrainSettings, description="Every phase's critic and actor "
                                   "update.")
     critic_lr: float | None = Field(None, gt=0, description="Learning rate of every phase's critic [default: the "
