@@ -29,15 +29,23 @@ from webrl.rl.sft import sft_loss_fn
 MICRO_BATCH = 4
 
 
+def env_and_seed(step) -> tuple[str, int]:
+    """A MiniWoB++ step's environment and seed, from its task id `<env>.<seed>`."""
+    env, _, seed = str(step.task_id).rpartition(".")
+    return env, int(seed)
+
+
 def split(steps, held_out: float):
     """(train, test): per environment, the steps of its last `held_out` fraction of seeds are the test ones."""
     seeds = defaultdict(set)
-    for step in steps:
-        env, _, seed = str(step.task_id).rpartition(".")
-        seeds[env].add(int(seed))
+    for env, seed in map(env_and_seed, steps):
+        seeds[env].add(seed)
     cut = {env: sorted(s)[int(len(s) * (1 - held_out))] for env, s in seeds.items()}
-    test = [s for s in steps if int(str(s.task_id).rpartition(".")[2]) >= cut[str(s.task_id).rpartition(".")[0]]]
-    return [s for s in steps if s not in test], test
+    train, test = [], []
+    for step in steps:
+        env, seed = env_and_seed(step)
+        (test if seed >= cut[env] else train).append(step)
+    return train, test
 
 
 @torch.no_grad()
@@ -71,7 +79,7 @@ def main() -> None:
     train, test = split(load_steps(args.demos), args.held_out)
     train_items = [encode(tokenizer, s.prompt, s.response, args.max_tokens) for s in train]
     test_items = [encode(tokenizer, s.prompt, s.response, args.max_tokens) for s in test]
-    test_envs = [str(s.task_id).rpartition(".")[0] for s in test]
+    test_envs = [env_and_seed(s)[0] for s in test]
     console = Console(width=140)
     console.print(f"{len(train)} train steps, {len(test)} held-out steps; micro-batches of {MICRO_BATCH}, lr {args.lr}")
     table = Table("loss", "step", "answer loss (train)", *sorted(set(test_envs)), "s/step")
