@@ -42,10 +42,17 @@ ARMS: dict[str, dict] = {
     "no-replay": {"algorithm": "webrl", "replay": False},
     "no-critic-filter": {"algorithm": "webrl", "critic_filter": False},
     "paper-objective": {"algorithm": "webrl", "objective": "paper"},
-    "critic-1e-4": {"algorithm": "webrl", "critic_lr": 1e-4},  # a critic that ranks tasks (the preset's 1e-5: alike)
-    "own-critic": {"algorithm": "webrl", "critic_lr": 1e-4, "critic_replay": False},  # ranks by this actor's outcomes
+    # the critic: ranking tasks (at 1e-5 it scores all alike) on the official data, or on this actor's own outcomes
+    "critic-1e-4": {"algorithm": "webrl", "critic_lr": 1e-4, "critic_replay": True},
+    "own-critic": {"algorithm": "webrl", "critic_lr": 1e-4, "critic_replay": False},
+    # the replay of earlier successes: the paper's confidence band, or the surest ones too (the cpu-demo preset's)
+    "paper-replay": {"algorithm": "webrl", "replay_confidence": (0.5, 0.95)},
+    "sure-replay": {"algorithm": "webrl", "replay_confidence": (0.5, 1.0)},
     "orm-reward": {"algorithm": "webrl", "reward": "orm"},  # the ORM of --orm instead of the rules
 }
+# without --arms: the paper's comparison and WebRL's ablations against the cpu-demo preset (the other arms compare
+# settings an earlier preset had or the preset has now, where they repeat "webrl")
+DEFAULT_ARMS = ("sft", "webrl", "filtered-bc", "awr", "no-replay", "no-critic-filter", "paper-objective", "paper-replay")
 
 
 def fork(base: Path, out: Path, settings: RunSettings) -> None:
@@ -85,7 +92,7 @@ def main() -> None:
     parser.add_argument("--base", type=Path, required=True, help="a `webrl train` run whose phase 0 is finished: "
                         "every arm starts from it, with its settings")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--arms", nargs="+", choices=list(ARMS), default=[a for a in ARMS if a != "orm-reward"])
+    parser.add_argument("--arms", nargs="+", choices=list(ARMS), default=list(DEFAULT_ARMS))
     parser.add_argument("--orm", type=Path, help="the ORM of the orm-reward arm (bench/orm.py's OUT/orm/orm)")
     parser.add_argument("--out", type=Path, default=Path("runs/compare"))
     args = parser.parse_args()

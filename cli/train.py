@@ -24,7 +24,7 @@ from rich.table import Table
 
 from webrl.cli.console import make_console
 from webrl.errors import UsageError
-from webrl.rl.settings import COSINE_WARMUP
+from webrl.rl.settings import COSINE_WARMUP, REPLAY_CONFIDENCE
 
 console = make_console()
 
@@ -212,6 +212,9 @@ def rl_update(
     critic_replay: Annotated[bool, typer.Option(help="Train the critic on the replay steps too (the official "
                                                      "code); --no-critic-replay: on the rollouts' steps only "
                                                      "(the actor still trains on both).")] = True,
+    replay_confidence: Annotated[tuple[float, float], typer.Option(
+        metavar="LOW HIGH", help="Replay an earlier successful step when the actor's confidence in it, exp(mean "
+                                 "token log-prob), lies in (LOW, HIGH] (the paper's best).")] = REPLAY_CONFIDENCE,
     max_tokens: MaxTokensOption = None,
     *,
     settings: Any = None,
@@ -222,10 +225,13 @@ def rl_update(
 
     if critic_lr is not None and critic_lr <= 0:
         raise UsageError(f"--critic-lr: must be greater than 0, not {critic_lr}")
+    if not 0 <= replay_confidence[0] < replay_confidence[1] <= 1:
+        low, high = replay_confidence
+        raise UsageError(f"--replay-confidence: expected 0 <= LOW < HIGH <= 1, got {low} {high}")
     summary = run_job(TrainJob(kind="update", data=data, model=actor, out=out, settings=settings,
                                max_tokens=max_tokens, models_dir=model_cache_dir(), objective=objective, beta=beta,
                                critic=critic, critic_lr=critic_lr, critic_replay=critic_replay,
-                               replay=replay or []))
+                               replay=replay or [], replay_confidence=replay_confidence))
     print_summary(f"rl-update ({objective}) → {out}", summary)
 
 

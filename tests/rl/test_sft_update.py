@@ -331,3 +331,28 @@ def test_bad_rollouts_name_the_file_and_line(phase, tmp_path, cli_env):
                    "--out", str(tmp_path / "out"))
     assert result.returncode == 2, result.stderr
     assert f"{bad}:1: task {record['task_id']!r}: missing field 'reward'" in result.stderr
+
+
+def test_replay_confidence_bounds_choose_the_replayed_demonstrations(phase, tmp_path, cli_env):
+    """--replay-confidence LOW HIGH: a candidate is replayed when the actor's confidence exp(ℓ/n) in it lies in
+    (LOW, HIGH]. The SFT actor's confidences in these demonstrations are ~0.54 (6) and ~0.78 (12): the paper's
+    (0.5, 0.95] keeps all 18, (0.6, 1] the 12."""
+    out = tmp_path / "sure"
+    result = webrl(update_env(cli_env), *update_command(phase, out, "--replay-confidence", "0.6", "1.0",
+                                                        "--epochs", "1"), timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    demos = load_steps(phase["demos"])
+    tokenizer = load_tokenizer(phase["sft"] / "actor")
+    n_tokens = torch.tensor([encode(tokenizer, s.prompt, s.response, MAX_TOKENS).n_action for s in demos])
+    confidence = (sequence_logprobs(phase["sft"] / "actor", demos, tokenizer) / n_tokens).exp().tolist()
+
+    def replayed(folder: Path) -> set[int]:
+        return {row["index"] for row in json.loads((folder / "prepare.json").read_text())["mixed"]
+                if row["source"] == "replay"}
+
+    assert replayed(phase["update"]) == {i for i, c in enumerate(confidence) if 0.5 < c <= 0.95}, confidence
+    assert replayed(out) == {i for i, c in enumerate(confidence) if c > 0.6}, confidence
+    assert 0 < len(replayed(out)) < len(replayed(phase["update"])), confidence
+    assert json.loads((out / "metrics.json").read_text())["replay_confidence"] == [0.6, 1.0]
+    bad = webrl(update_env(cli_env), *update_command(phase, tmp_path / "bad", "--replay-confidence", "0.9", "0.5"))
+    assert bad.returncode == 2 and "--replay-confidence: expected 0 <= LOW < HIGH <= 1" in bad.stderr

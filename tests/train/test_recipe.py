@@ -180,12 +180,14 @@ def test_the_same_recipe_runs_on_miniwob(sites, tmp_path):
     seeds, phase 2 on new seeds of the failed environments and on environments not met yet, evaluation on the
     held-out test seeds. Run as the two WebRL ablations: no critic filter (a random choice of the candidates), no
     replay buffer (the update trains on the phase's own steps); with a seed of its own, which reaches the trainings,
-    and a page loss for the SFT. focus-text is not demonstrated: the success rates are also given apart for it (a
+    a page loss for the SFT, and replay-confidence bounds, which reach the update job (it has no replay to apply
+    them to here). focus-text is not demonstrated: the success rates are also given apart for it (a
     "new" environment)."""
     out = tmp_path / "miniwob"
     result = webrl(sites, "train", "--preset", "ci", "--train-tasks", f"miniwob:{MINIWOB_ENVS}:train",
                    "--demo-tasks", f"miniwob:{DEMONSTRATED}:train", "--eval-tasks", f"miniwob:{MINIWOB_ENVS}:test",
-                   "--no-critic-filter", "--no-replay", "--seed", "3", "--sft-page-loss", "0.5", "--out", str(out),
+                   "--no-critic-filter", "--no-replay", "--seed", "3", "--sft-page-loss", "0.5",
+                   "--replay-confidence", "0.4", "1.0", "--out", str(out),
                    timeout=TRAIN_TIMEOUT)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     demos = lines(out / "phases/0/demos.jsonl")
@@ -202,7 +204,7 @@ def test_the_same_recipe_runs_on_miniwob(sites, tmp_path):
         assert report["critic"] == {"applied": False, "chosen": "at random (critic_filter off)"}
     for k in (1, 2):
         job = TrainJob.model_validate(yaml.safe_load((out / f"phases/{k}/update/job.yaml").read_text()))
-        assert job.replay == [] and job.settings.seed == 3
+        assert job.replay == [] and job.settings.seed == 3 and job.replay_confidence == (0.4, 1.0)
     for k in (0, 1, 2):
         evaluated = lines(out / f"phases/{k}/eval/episodes.jsonl")
         assert len(evaluated) == 4 and all(row["miniwob"]["seed"] < 10 for row in evaluated)
@@ -230,6 +232,8 @@ def test_bad_input_is_refused_with_the_reason(sites, ci_run, tmp_path):
     typo = tmp_path / "typo.yaml"
     typo.write_text("phasess: 3\n")
     cases.append((("--config", str(typo), "--out", str(tmp_path / "y")), "field 'phasess': Extra inputs"))
+    cases.append((("--replay-confidence", "0.9", "0.5", "--out", str(tmp_path / "v")),
+                  "options: replay_confidence: expected 0 <= LOW < HIGH <= 1, got 0.9 0.5"))
     cases.append((("--train-tasks", "miniwob", "--out", str(tmp_path / "w")),
                   "options: the train tasks are embedded:train or miniwob[:ENV,...]:train"))
     result = webrl(sites | {"WEBRL_TRAIN__PHASES": "-1"}, "train", "--out", str(tmp_path / "z"))
@@ -252,6 +256,6 @@ def test_a_training_job_file_holds_the_resolved_settings(tmp_path):
     job = TrainJob(kind="update", data=tmp_path / "steps.jsonl", model="tiny", out=tmp_path / "update",
                    settings=TrainSettings(zero_stage=0, lr=3e-4, betas=(0.8, 0.95), gradient_checkpointing=True),
                    max_tokens=512, models_dir=tmp_path / "models", objective="paper", beta=0.5,
-                   critic=tmp_path / "critic", replay=[tmp_path / "demos.jsonl"])
+                   critic=tmp_path / "critic", replay=[tmp_path / "demos.jsonl"], replay_confidence=(0.5, 1.0))
     text = yaml.safe_dump(job.model_dump(mode="json"), sort_keys=False)
     assert TrainJob.model_validate(yaml.safe_load(text)) == job

@@ -3,9 +3,9 @@
 From the steps of earlier phases (the demonstrations at phase 0): successful trajectories only, the first
 one seen per task (over all the data, not per GPU chunk as in the official code, trap 19). Each step is
 scored by the current actor, rank = exp(mean token log-prob of its action) = 1/perplexity, and kept when
-low < rank ≤ high. The kept steps are shuffled, capped at `ratio` × the current phase's steps, then mixed
-with all current steps (successful and failed) and shuffled again. Selection is pure (scores in, steps
-out); scoring runs the model.
+low < rank ≤ high (by default the paper's best, 0.5 and 0.95). The kept steps are shuffled, capped at `ratio` ×
+the current phase's steps, then mixed with all current steps (successful and failed) and shuffled again.
+Selection is pure (scores in, steps out); scoring runs the model.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from collections.abc import Sequence
 import torch
 
 from webrl.rl.data import ResponseTooLong, Step, action_logprobs, collate, encode, pad_token_id
+from webrl.rl.settings import REPLAY_CONFIDENCE
 
 SUCCESS = 0.5  # trajectory_reward >= 0.5 counts as a success
-RANK_BOUNDS = (0.5, 0.95)  # paper Table 2's best perplexity range, (1/0.95, 1/0.5]
 REPLAY_RATIO = 2.0  # replay steps <= 2x current-phase steps (paper and code)
 
 
@@ -33,7 +33,7 @@ def replay_candidates(earlier: Sequence[Step]) -> list[Step]:
 
 
 def select_replay(candidates: Sequence[Step], scores: Sequence[float | None], n_current: int, seed: int,
-                  bounds: tuple[float, float] = RANK_BOUNDS, ratio: float = REPLAY_RATIO) -> list[Step]:
+                  bounds: tuple[float, float] = REPLAY_CONFIDENCE, ratio: float = REPLAY_RATIO) -> list[Step]:
     """Candidates with low < score ≤ high (None: unscored, dropped), shuffled, capped at ratio·n_current."""
     if len(scores) != len(candidates):
         raise ValueError(f"{len(scores)} scores for {len(candidates)} candidate steps")

@@ -9,6 +9,9 @@ from typing import Literal
 from pydantic import BaseModel, Field, model_validator
 
 
+# The replay buffer keeps earlier successful steps whose actor confidence exp(mean token log-prob) = 1/perplexity
+# lies in (low, high]: the paper's best range (Table 2), perplexity in [1/0.95, 1/0.5)
+REPLAY_CONFIDENCE = (0.5, 0.95)
 # WebRL's SFT (paper Table 4) and ORM training (Table 5) schedule; its actor and critic updates keep a constant rate
 COSINE_WARMUP = {"lr_schedule": "cosine", "warmup": 0.1}
 

@@ -6,7 +6,8 @@ Stages, in order; each one's result is kept in `out`, so re-running the same com
    at phase 0). One no-grad pass of the actor as it is at the start of the phase gives every current step and
    every replay candidate its summed action log-prob ℓ and token count n. These are the reference log-probs
    (π_ref is exactly this actor, frozen), and exp(ℓ/n) is a candidate's confidence score, which selects the
-   replay (replay.select_replay, then replay.mix). Cached in out/prepare.json.
+   replay (replay.select_replay, between the `replay_confidence` bounds; then replay.mix). Cached in
+   out/prepare.json.
 2. critic: the critic from `critic_dir`, else the actor's trunk with fresh (seeded) heads; one epoch of the
    objective's critic loss over the mixed steps (s and s' in one forward pass), or over the phase's own steps
    only (`critic_replay=False`: values that say where this actor succeeds, not where the demonstrations did);
@@ -66,6 +67,7 @@ from webrl.rl.engine import ACTOR_DIR, Engine, TrainSettings, event_summary, ini
 from webrl.rl.objective import Objective, value_from_logits
 from webrl.rl.passes import batched_pass, logprob_rows, pass_device, pass_dtype, sharded_map
 from webrl.rl.replay import mix, replay_candidates, select_replay
+from webrl.rl.settings import REPLAY_CONFIDENCE
 
 CRITIC_DIR, PREPARE_FILE, VALUES_FILE = "critic", "prepare.json", "values.json"
 PASS_BATCH = 4  # rows per no-grad forward pass
@@ -111,9 +113,11 @@ def file_digest(path: Path) -> str:
 
 
 def cache_key(rollouts: Path, inputs: Inputs, critic_dir: Path | None, replay_files: Sequence[Path],
-              settings: TrainSettings, objective: Objective) -> dict[str, Any]:
+              replay_confidence: tuple[float, float], settings: TrainSettings, objective: Objective
+              ) -> dict[str, Any]:
     """What the cached passes depend on; a cache made from anything else is refused."""
     return {"rollouts": file_digest(rollouts), "replay": [file_digest(p) for p in replay_files],
+            "replay_confidence": list(replay_confidence),
             "actor": str(inputs.actor_dir.resolve()), "critic": str(Path(critic_dir).resolve()) if critic_dir else None,
             "max_tokens": inputs.max_tokens, "seed": settings.seed, "precision": settings.compute_precision(),
             "objective": dataclasses.asdict(objective)}
@@ -151,9 +155,11 @@ def read_inputs(rollouts: Path, actor_spec: str, replay_files: Sequence[Path], m
 # ---- stage 1: reference log-probs and the replay ---------------------------------------------------------
 
 
-def reference_pass(inputs: Inputs, settings: TrainSettings) -> dict[str, Any]:
+def reference_pass(inputs: Inputs, settings: TrainSettings, replay_confidence: tuple[float, float]
+                   ) -> dict[str, Any]:
     """ℓ and n under the phase-start actor for every current step and replay candidate that fits, then the
-    replay selection; the result lists the phase's training steps in their mixed order."""
+    replay selection (confidence exp(ℓ/n) in `replay_confidence`); the result lists the phase's training steps
+    in their mixed order."""
     steps = inputs.current + inputs.candidates
     encoded, _ = encode_steps(inputs.tokenizer, steps, inputs.max_tokens)
     fits = [i for i, e in enumerate(encoded) if e is not None]
@@ -170,7 +176,7 @@ def reference_pass(inputs: Inputs, settings: TrainSettings) -> dict[str, Any]:
     scores = [math.exp(logprobs[n_current + i][0] / logprobs[n_current + i][1]) if n_current + i in logprobs
               else None for i in range(len(inputs.candidates))]
     labelled = [("replay", i) for i in range(len(inputs.candidates))]
-    replay = select_replay(labelled, scores, len(current), settings.seed)
+    replay = select_replay(labelled, scores, len(current), settings.seed, replay_confidence)
     order = mix(replay, current, settings.seed)
     offset = {"current": 0, "replay": n_current}
     mixed = [{"source": source, "index": i, "ref_logp": logprobs[offset[source] + i][0],
@@ -344,16 +350,18 @@ def advantage_stats(items: Sequence[Item], values: dict[str, Any]) -> dict[str, 
 def run_update(rollouts: Path, actor_spec: str, critic_dir: Path | None, replay_files: Sequence[Path], out: Path,
                settings: TrainSettings, objective: Objective, max_tokens: int | None = None,
                cache_dir: Path | None = None, critic_lr: float | None = None,
-               critic_replay: bool = True) -> dict[str, Any]:
+               critic_replay: bool = True, replay_confidence: tuple[float, float] = REPLAY_CONFIDENCE
+               ) -> dict[str, Any]:
     """One phase's critic and actor update (module docstring); returns the summary in out/metrics.json. The
     critic trains with `critic_lr` where given, else with the actor's `settings.lr` (the official default.yaml
-    sets both to 1e-6), on the replayed steps too unless `critic_replay` is off."""
+    sets both to 1e-6), on the replayed steps too unless `critic_replay` is off. Earlier successful steps are
+    replayed where the actor's confidence in them lies in `replay_confidence` (low, high]."""
     out, seconds = Path(out), {}
     began = time.perf_counter()
     inputs = read_inputs(Path(rollouts), actor_spec, replay_files, max_tokens, cache_dir)  # bad input: refused first
     init_distributed()
-    key = cache_key(Path(rollouts), inputs, critic_dir, replay_files, settings, objective)
-    prepared = cached(out / PREPARE_FILE, key, lambda: reference_pass(inputs, settings))
+    key = cache_key(Path(rollouts), inputs, critic_dir, replay_files, replay_confidence, settings, objective)
+    prepared = cached(out / PREPARE_FILE, key, lambda: reference_pass(inputs, settings, replay_confidence))
     items = phase_items(inputs, prepared)
     seconds["prepare"] = time.perf_counter() - began
     critic_settings = settings if critic_lr is None else settings.model_copy(update={"lr": critic_lr})
@@ -371,6 +379,7 @@ def run_update(rollouts: Path, actor_spec: str, critic_dir: Path | None, replay_
                "seconds": {k: round(v, 2) for k, v in seconds.items()},
                "actor_in": str(inputs.actor_dir), "actor_out": str(out / ACTOR_DIR), "critic_out": str(out / CRITIC_DIR),
                "objective": dataclasses.asdict(objective), "settings": settings.model_dump(mode="json"),
-               "critic_lr": critic_settings.lr, "critic_replay": critic_replay}
+               "critic_lr": critic_settings.lr, "critic_replay": critic_replay,
+               "replay_confidence": list(replay_confidence)}
     write_metrics(out, summary)
     return summary

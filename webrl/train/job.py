@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from webrl.errors import WebrlError
 from webrl.files import write_atomically
-from webrl.rl.settings import TrainSettings
+from webrl.rl.settings import REPLAY_CONFIDENCE, TrainSettings
 
 JOB_FILE = "job.yaml"
 
@@ -44,6 +44,7 @@ class TrainJob(BaseModel):
     critic_lr: float | None = None  # None: settings.lr
     critic_replay: bool = True  # the critic trains on the replayed steps too (official)
     replay: list[Path] = []
+    replay_confidence: tuple[float, float] = REPLAY_CONFIDENCE  # replayed steps' actor confidence, (low, high]
 
 
 def run_job(job: TrainJob) -> dict:
@@ -57,7 +58,7 @@ def run_job(job: TrainJob) -> dict:
 
     return run_update(job.data, job.model, job.critic, job.replay, job.out, job.settings,
                       Objective(job.objective, beta=job.beta), job.max_tokens, job.models_dir, job.critic_lr,
-                      job.critic_replay)
+                      job.critic_replay, job.replay_confidence)
 
 
 def spawn(job: TrainJob, procs: int, log: Path) -> None:

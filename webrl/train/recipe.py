@@ -229,7 +229,7 @@ class TrainRun:
             job.replay = [p for p in replay if p.exists() and p.read_text().strip()] if settings.replay else []
             job.objective = "awr" if settings.algorithm == "awr" else settings.objective
             job.beta, job.critic, job.critic_lr = settings.beta, self.critic(k - 1), settings.critic_lr
-            job.critic_replay = settings.critic_replay
+            job.critic_replay, job.replay_confidence = settings.critic_replay, settings.replay_confidence
         if job.data.read_text().strip():  # the phase's steps, or Filtered BC's selection of them
             spawn(job, settings.procs, phase / "update.log")
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from webrl.errors import UsageError
 from webrl.files import write_atomically
-from webrl.rl.settings import COSINE_WARMUP, TrainSettings
+from webrl.rl.settings import COSINE_WARMUP, REPLAY_CONFIDENCE, TrainSettings
 
 SETTINGS_FILE = "settings.yaml"
 
@@ -75,6 +75,10 @@ class RunSettings(BaseModel):
     eval_limit: int | None = Field(None, ge=1, description="Evaluate on a fixed sample of N of them only.")
     replay: bool = Field(True, description="webrl / awr: train on the filtered replay of the demonstrations and "
                          "earlier phases' successful steps beside the phase's own; off (an ablation): its own only.")
+    replay_confidence: tuple[float, float] = Field(REPLAY_CONFIDENCE, description="Replay an earlier successful "
+                                                   "step when the actor's confidence in it, exp(mean token "
+                                                   "log-prob), lies in (LOW, HIGH] (the paper's best: 0.5 0.95; a "
+                                                   "HIGH of 1 also replays what the actor already does surely).")
     objective: Literal["official", "paper"] = Field("official", description="The WebRL objective's form.")
     beta: float = Field(1.0, ge=0.0, description="The paper objective's KL weight.")
     sft: TrainSettings = Field(default_factory=lambda: TrainSettings(lr=1e-5, **COSINE_WARMUP), description="Phase 0's SFT.")
@@ -106,6 +110,9 @@ class RunSettings(BaseModel):
                                                 and self.demo_tasks.startswith("miniwob" if miniwob else "embedded")):
             raise ValueError("the demonstration tasks are a train split of the train tasks' family "
                              "(miniwob[:ENV,...]:train, or embedded:train)")
+        low, high = self.replay_confidence
+        if not 0 <= low < high <= 1:
+            raise ValueError(f"replay_confidence: expected 0 <= LOW < HIGH <= 1, got {low} {high}")
         if self.reward == "orm" and self.orm is None:
             raise ValueError("reward orm needs an --orm model")
         if miniwob and self.generator != "evolver":
@@ -142,8 +149,9 @@ PRESETS: dict[str, dict] = {
                  # 1000x the paper's rate, to move `tiny` in a few hundred steps; decayed so that the phase ends
                  # on settled weights rather than wherever the last noisy steps left them (README "Training")
                  "update": {**_SMALL_TRAIN, "lr": 1e-3, "epochs": 2, **COSINE_WARMUP},
-                 # at the actor's 1e-3 the critic says the data's majority label for every state (README "Training")
-                 "critic_lr": 1e-5},
+                 # a critic that ranks tasks by this actor's own outcomes, so the band drops what it never solves;
+                 # and the replay of what it already does surely, which `tiny` otherwise forgets (README "Training")
+                 "critic_lr": 1e-4, "critic_replay": False, "replay_confidence": (0.5, 1.0)},
     # the whole loop on the embedded WebArena-Lite suite (success stays near 0 for `tiny`: see README "Training")
     "embedded-demo": {"model": "tiny", "phases": 2, "sft_tasks": 100, "tasks_per_phase": 16, "max_steps": 8,
                       "max_new_tokens": 64, "eval_limit": 30, "parallel": 2, "max_tokens": 2048,
