@@ -24,7 +24,7 @@ from rich.table import Table
 
 from webrl.cli.console import make_console
 from webrl.errors import UsageError
-from webrl.rl.settings import COSINE_WARMUP, REPLAY_CONFIDENCE
+from webrl.rl.settings import COSINE_WARMUP, REPLAY_CONFIDENCE, check_replay_confidence
 
 console = make_console()
 
@@ -225,9 +225,10 @@ def rl_update(
 
     if critic_lr is not None and critic_lr <= 0:
         raise UsageError(f"--critic-lr: must be greater than 0, not {critic_lr}")
-    if not 0 <= replay_confidence[0] < replay_confidence[1] <= 1:
-        low, high = replay_confidence
-        raise UsageError(f"--replay-confidence: expected 0 <= LOW < HIGH <= 1, got {low} {high}")
+    try:
+        check_replay_confidence(replay_confidence)
+    except ValueError as err:
+        raise UsageError(f"--replay-confidence: {err}") from None
     summary = run_job(TrainJob(kind="update", data=data, model=actor, out=out, settings=settings,
                                max_tokens=max_tokens, models_dir=model_cache_dir(), objective=objective, beta=beta,
                                critic=critic, critic_lr=critic_lr, critic_replay=critic_replay,

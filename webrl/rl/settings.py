@@ -8,10 +8,18 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-
 # The replay buffer keeps earlier successful steps whose actor confidence exp(mean token log-prob) = 1/perplexity
 # lies in (low, high]: the paper's best range (Table 2), perplexity in [1/0.95, 1/0.5)
 REPLAY_CONFIDENCE = (0.5, 0.95)
+
+
+def check_replay_confidence(bounds: tuple[float, float]) -> None:
+    """ValueError unless the replay's confidence bounds are 0 <= LOW < HIGH <= 1."""
+    low, high = bounds
+    if not 0 <= low < high <= 1:
+        raise ValueError(f"expected 0 <= LOW < HIGH <= 1, got {low} {high}")
+
+
 # WebRL's SFT (paper Table 4) and ORM training (Table 5) schedule; its actor and critic updates keep a constant rate
 COSINE_WARMUP = {"lr_schedule": "cosine", "warmup": 0.1}
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from webrl.errors import UsageError
 from webrl.files import write_atomically
-from webrl.rl.settings import COSINE_WARMUP, REPLAY_CONFIDENCE, TrainSettings
+from webrl.rl.settings import COSINE_WARMUP, REPLAY_CONFIDENCE, TrainSettings, check_replay_confidence
 
 SETTINGS_FILE = "settings.yaml"
 
@@ -110,9 +110,10 @@ class RunSettings(BaseModel):
                                                 and self.demo_tasks.startswith("miniwob" if miniwob else "embedded")):
             raise ValueError("the demonstration tasks are a train split of the train tasks' family "
                              "(miniwob[:ENV,...]:train, or embedded:train)")
-        low, high = self.replay_confidence
-        if not 0 <= low < high <= 1:
-            raise ValueError(f"replay_confidence: expected 0 <= LOW < HIGH <= 1, got {low} {high}")
+        try:
+            check_replay_confidence(self.replay_confidence)
+        except ValueError as err:
+            raise ValueError(f"replay_confidence: {err}") from None
         if self.reward == "orm" and self.orm is None:
             raise ValueError("reward orm needs an --orm model")
         if miniwob and self.generator != "evolver":
