@@ -23,6 +23,10 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
     "--no-first-run",
+    # For the guard (webrl.env.guard), whose proxy carries no UDP: WebRTC may only use the proxy (so no STUN, TURN or
+    # peer packet leaves the browser), and no QUIC (HTTP/3, WebTransport).
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--disable-quic",
 ]
 HEADLESS_ARGS = ["--font-render-hinting=slight"]  # as the full browser under Debian's fontconfig (see above)
 SYSTEM_CHROMIUM = ("chromium", "chromium-browser", "google-chrome")

@@ -1,4 +1,4 @@
-"""Port checks with a useful answer to "who has this port?"."""
+"""Port checks with a useful answer to "who has this port?", and the host:port a URL reaches."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import random
 import socket
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 
 def port_free(host: str, port: int) -> bool:
@@ -67,3 +68,17 @@ def free_port_blocks(names: list[str], count: int, port_of: Callable[[int, int],
             taken |= block
             bases[names[len(bases)]] = base
     return bases
+
+
+def host_port(url: str) -> str | None:
+    """`host:port` of an http(s) or ws(s) URL (the scheme's default port when none is given), the host lowercased and
+    an IPv6 one without brackets; None for any other scheme (javascript:, data:, blob:, file:, about:, ...)."""
+    parts = urlsplit(url)
+    default = {"http": 80, "ws": 80, "https": 443, "wss": 443}.get(parts.scheme)
+    if default is None or not parts.hostname:
+        return None
+    try:
+        port = parts.port or default
+    except ValueError:  # a port out of range
+        return None
+    return f"{parts.hostname}:{port}"

@@ -1,5 +1,5 @@
 """Signed-in browser state per site, made by submitting each site's real login form (as WebArena's auto-login
-does) and reused until the site is reset, which drops its sessions.
+does) and reused while the site has not been reset since (a reset drops its sessions, whoever made it).
 
 The form is submitted over HTTP by the browser context's own request client (cookies land in that context), not
 by rendering the login page: the same GET and POST a browser makes, with every field of the form (hidden ones,
@@ -26,18 +26,17 @@ LOGINS = {
 class AuthCache:
     def __init__(self, browser, backend, instance: int):
         self.browser, self.backend, self.instance = browser, backend, instance
-        self._cookies: dict[str, list[dict]] = {}
+        self._cookies: dict[str, tuple[object, list[dict]]] = {}  # site -> (its last reset when signed in, cookies)
 
-    def forget(self, sites: list[str]) -> None:
+    async def storage_state(self, sites: list[str], last_resets: dict | None = None) -> dict:
+        """A Playwright storage state signed in to every site of `sites` that has an account. `last_resets`: when each
+        site was last reset (the backend's `last_resets`); a site reset since its sign-in is signed in to again."""
+        last_resets = last_resets or {}
         for site in sites:
-            self._cookies.pop(site, None)
-
-    async def storage_state(self, sites: list[str]) -> dict:
-        """A Playwright storage state signed in to every site of `sites` that has an account."""
-        for site in sites:
-            if site in LOGINS and site not in self._cookies:
-                self._cookies[site] = await self._login(site)
-        return {"cookies": [c for s in sites for c in self._cookies.get(s, [])], "origins": []}
+            stamp, cached = last_resets.get(site), self._cookies.get(site)
+            if site in LOGINS and (cached is None or cached[0] != stamp):
+                self._cookies[site] = (stamp, await self._login(site))
+        return {"cookies": [c for s in sites if s in self._cookies for c in self._cookies[s][1]], "origins": []}
 
     async def _login(self, site: str) -> list[dict]:
         path, names = LOGINS[site]

@@ -7,29 +7,34 @@
     await env.shutdown()    # the env: its tab and browser context
 
 Limits follow WebRL's evaluation scripts: 30 steps, 5 consecutive unparseable responses, 5 identical
-actions in a row. There are no fixed sleeps: after each action the env waits until the page is
-stable (load, then network quiet and DOM quiet, each a window from the last request / DOM change, each
-capped) and records how long each part took.
-The context reaches only the task's sites and the homepage; other requests are blocked and recorded.
+actions in a row. There are no fixed sleeps: after each action the env waits until the page is at rest (load,
+then network quiet, DOM quiet and no animation running, each capped) and records how long each part took.
+The agent reaches only the task's sites and the homepage: the browser context's every connection goes through
+webrl's proxy (webrl.env.guard), and a `goto` or a link elsewhere is refused before the browser sees it; what
+was blocked is recorded.
 Every episode starts in the same tab, cleaned of everything earlier episodes left (see `_clean_tab`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import urlsplit
 
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
+
 from webrl.env.actions import Action, ActionError, execute, parse_action
 from webrl.env.auth import AuthCache
+from webrl.env.guard import OriginGuard
 from webrl.env.miniwob import DEFAULT_TIME_LIMIT_S, episode_done, start_episode
-from webrl.env.observation import Observation, observe
+from webrl.env.observation import LABEL_ATTRIBUTE, Observation, observe
 from webrl.errors import SitesChanged, WebrlError
 from webrl.evaluators.result import EvalResult
 from webrl.evaluators.router import evaluate
+from webrl.netutil import host_port
 from webrl.tasks.load import substitute
 from webrl.tasks.model import Task
 
@@ -37,6 +42,7 @@ VIEWPORT = {"width": 1280, "height": 720}
 LOAD_CAP_MS = 5000
 NETWORK_QUIET_MS, NETWORK_QUIET_CAP_MS = 30, 500  # (Playwright's "networkidle" always costs 500 ms)
 DOM_QUIET_MS, DOM_QUIET_CAP_MS = 30, 1000
+MOVING_CAP_MS = 3000  # animations: VAB's fixed sleep after every action is 3 s
 # What a new episode must not inherit from an earlier one on an origin (cookies are cleared for all at once);
 # Chromium's local_storage covers the tab's session storage too (tests/env/test_browser_env.py checks it).
 CLEARED_STORAGE = "local_storage,indexeddb,websql,cache_storage,service_workers,file_systems,shared_storage"
@@ -50,21 +56,37 @@ DOM_WATCH_JS = """(() => {
   new MutationObserver((records) => { if (!records.every(own)) window.__webrl_dom_changed = clock(); })
     .observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
 })();"""
-# Resolves once the DOM has had no change for `quiet` ms, counted from the later of its last change and the action's
-# start (`ago` ms before this call), or after `cap` ms. A document that is not watched (its init script did not run)
-# counts from this call, as a MutationObserver started here would.
-DOM_QUIET_JS = """([quiet, cap, ago]) => new Promise((resolve) => {
+# Resolves once the page is at rest: the DOM has had no change for `quiet` ms, counted from the later of its last
+# change and the action's start (`ago` ms before this call), or `dom_cap` ms have passed; and no animation is running
+# (a CSS transition or animation or a Web Animation of finite length, or jQuery's animation queue), or `moving_cap`
+# ms have passed. A document that is not watched (its init script did not run) counts its DOM from this call, as a
+# MutationObserver started here would. Resolves to the names of the caps that were hit.
+AT_REST_JS = """([quiet, domCap, movingCap, ago]) => new Promise((resolve) => {
   const clock = () => performance.timeOrigin + performance.now();
   const start = clock();
   const watched = typeof window.__webrl_dom_changed === "number";
+  const finite = (a) => a.playState === "running" && a.effect !== null
+    && Number.isFinite(a.effect.getComputedTiming().endTime);
+  const moving = () => document.getAnimations().some(finite) || (window.jQuery?.timers?.length ?? 0) > 0;
   const check = () => {
-    const since = watched ? Math.max(window.__webrl_dom_changed, start - ago) : start;
-    const left = since + quiet - clock();
-    if (left <= 0 || clock() - start >= cap) resolve();
-    else setTimeout(check, Math.min(left, cap - (clock() - start)));
+    const now = clock(), elapsed = now - start;
+    const domLeft = (watched ? Math.max(window.__webrl_dom_changed, start - ago) : start) + quiet - now;
+    const animating = moving();
+    const domDone = domLeft <= 0 || elapsed >= domCap, movingDone = !animating || elapsed >= movingCap;
+    if (domDone && movingDone) {
+      resolve([...(domLeft > 0 ? ["dom"] : []), ...(animating ? ["animation"] : [])]);
+    } else {
+      setTimeout(check, movingDone ? Math.min(domLeft, domCap - elapsed) : Math.min(20, movingCap - elapsed));
+    }
   };
   check();
 })"""
+
+# The URL a click on the labelled element follows: the href of the element or of its nearest enclosing link, else null.
+LINK_JS = f"""(id) => {{
+  const link = document.querySelector(`[{LABEL_ATTRIBUTE}="${{id}}"]`)?.closest("a[href], area[href]");
+  return link ? link.href : null;
+}}"""
 
 
 @dataclass(frozen=True)
@@ -92,6 +114,7 @@ class Step:
     action: dict
     error: str | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)
+    capped: list[str] = field(default_factory=list)  # the waits for rest that hit their cap ("load", "dom", ...)
 
 
 class BrowserEnv:
@@ -104,7 +127,8 @@ class BrowserEnv:
         self.mode, self.judge, self.miniwob_time_limit_s = mode, judge, miniwob_time_limit_s
         self.auth = AuthCache(browser, backend, instance)
         self.context = self.page = self.task = None
-        self.tab = self._cdp = self._guarded = None  # the tab every episode starts in (see _clean_tab)
+        self.tab = self._cdp = None  # the tab every episode starts in (see _clean_tab)
+        self.guard = OriginGuard()  # the proxy of the tab's context: what the page may connect to
         self._visited: set[str] = set()  # the origins the agent could reach since the tab was last cleaned
         self._resets_at_start: dict = {}  # when the episode's sites were last reset, as its reset left them
 
@@ -123,20 +147,18 @@ class BrowserEnv:
         timings["reset"] = round(reset_ms, 1)
         self._resets_at_start = await asyncio.to_thread(self._last_resets, task)
         self.task = substitute(task, urls)
-        self.auth.forget(reset)
         # Tasks that need an account name a storage state (WebArena's convention); map tasks have none.
         login = [s for s in self.task.sites if s in urls] if self.task.storage_state else []
         mark = time.perf_counter()
-        storage = await self.auth.storage_state(login)
+        storage = await self.auth.storage_state(login, self._resets_at_start)  # signed in again after any reset
         timings["sign_in"] = _ms(mark)
         mark = time.perf_counter()
         restart = await self._shows_start_page()
         await self._clean_tab(storage["cookies"], keep_page=restart)
-        self.blocked: list[str] = []
-        allowed = {_origin(u) for site, u in urls.items() if site in self.task.sites or site == "homepage"}
-        self._visited |= allowed  # the agent reaches no other origin (the evaluator may, but writes nothing)
-        self._guarded = _outside(allowed)
-        await self.context.route(self._guarded, self._block)
+        allowed = [u for site, u in urls.items() if site in self.task.sites or site == "homepage"]
+        self.guard.allow(allowed)
+        self.blocked = self.guard.blocked = []  # what was refused this episode: by the proxy, or a navigation
+        self._visited |= {_origin(u) for u in allowed}  # the agent reaches no other origin
         timings["context"] = _ms(mark)
         mark = time.perf_counter()
         self.page = self.tab  # the agent starts on the first start URL's page
@@ -167,7 +189,7 @@ class BrowserEnv:
         timings: dict[str, float] = {}
         start = time.perf_counter()
         action = parse_action(text, self.action_space)
-        error, untouched = None, action.kind in ("exit", "stop", "none")
+        error, untouched, capped = None, action.kind in ("exit", "stop", "none"), []
         if action.kind == "none":
             self._parse_failures += 1
             error = f"unparseable response: {action.error}"
@@ -177,6 +199,7 @@ class BrowserEnv:
                 self.answer = action.argument or ""
             else:
                 try:
+                    await self._refuse_navigation_away(action)
                     # Tab actions (webarena space) return the page that is now current.
                     cdp = self._cdp if self.page is self.tab else None  # the tab's session (typing asks it)
                     self.page = await execute(action, self.page, self.obs, self.options.click_at, cdp) or self.page
@@ -185,9 +208,9 @@ class BrowserEnv:
         timings["act"] = _ms(start)
         mark = time.perf_counter()
         if not untouched:  # an answer, an unparseable response or an action that failed before any input: no wait
-            await self._settle(self.page, start, timings)
+            capped = await self._settle(self.page, start, timings)
         timings["settle"] = _ms(mark)
-        self.steps.append(Step(len(self.steps), self.page.url, text, _action_dict(action), error, timings))
+        self.steps.append(Step(len(self.steps), self.page.url, text, _action_dict(action), error, timings, capped))
         self.history.append(text)
 
         # A MiniWoB page ends its episode itself (a right or wrong submit): that is the agent's last step.
@@ -214,10 +237,25 @@ class BrowserEnv:
     async def evaluate(self) -> EvalResult:
         if await asyncio.to_thread(self._last_resets, self.task) != self._resets_at_start:
             raise SitesChanged(f"a site of task {self.task.task_id} was reset during its episode (webrl reset --force?)")
-        await self._unguard()  # the evaluator is the harness, not the agent: it may go anywhere
+        urls = self.backend.urls(self.instance)
+        self.guard.allow(urls.values())  # the evaluator may open any site of the instance (never anything else)
         answer = self.answer if self.answer is not None else ""
-        return await evaluate(self.task, answer, self.page, mode=self.mode, judge=self.judge,
-                              urls=self.backend.urls(self.instance))
+        return await evaluate(self.task, answer, self.page, mode=self.mode, judge=self.judge, urls=urls)
+
+    async def _refuse_navigation_away(self, action: Action) -> None:
+        """A `goto`, or a click on a link, whose URL is not an http(s) page of an origin the agent may reach is refused
+        before the browser sees it (javascript:, data:, file:, view-source:, blob:, another origin): the proxy would
+        stop a request elsewhere, but not script in a javascript: URL nor a page the browser makes itself (data:)."""
+        if action.kind == "goto":
+            url = action.argument or ""
+        elif action.kind == "click" and action.element is not None and self.obs.kind == "webrl":
+            url = await self.page.evaluate(LINK_JS, str(action.element))
+        else:
+            return
+        if url is not None and host_port(url) not in self.guard.allowed:
+            self.blocked.append(url[:200])
+            raise ActionError(f"{action.kind} to {url[:200]!r} refused: only the task's sites may be visited",
+                              untouched=True)
 
     async def _shows_start_page(self) -> bool:
         """Whether this MiniWoB episode can start on the page the tab shows: the previous episode's, of the same
@@ -260,9 +298,10 @@ class BrowserEnv:
     async def shutdown(self) -> None:
         """Close the tab and its context (a later reset opens new ones)."""
         context = self.context
-        self.context = self.tab = self.page = self._cdp = self._guarded = None
+        self.context = self.tab = self.page = self._cdp = None
         if context is not None:
             await context.close()
+        await self.guard.close()
 
     def _tab_alive(self) -> bool:
         return self.tab is not None and not self.tab.is_closed() and self.context.browser is self.browser \
@@ -280,7 +319,7 @@ class BrowserEnv:
             for other in self.context.pages:
                 if other is not self.tab:
                     await other.close()
-            await self._unguard()
+            self.guard.allow([])  # nothing until the new episode's sites, while the last page still runs
             if not keep_page:
                 # History as a new tab's: about:blank, then the start page (Go Backward leads to about:blank, not to
                 # an earlier episode); leaving the last page also stops its scripts before its storage is cleared.
@@ -296,18 +335,14 @@ class BrowserEnv:
 
     async def _open_tab(self) -> None:
         await self.shutdown()
-        self.context = await self.browser.new_context(viewport=VIEWPORT)
+        proxy = await self.guard.start()
+        self.context = await self.browser.new_context(viewport=VIEWPORT, proxy={"server": proxy})
         await self.context.add_init_script(DOM_WATCH_JS)
         self.context.on("request", lambda _: self._count_request(+1))
         self.context.on("requestfinished", lambda _: self._count_request(-1))
         self.context.on("requestfailed", lambda _: self._count_request(-1))
         self.tab = await self.context.new_page()
         self._cdp = await self.context.new_cdp_session(self.tab)
-
-    async def _unguard(self) -> None:
-        if self._guarded is not None:
-            await self.context.unroute(self._guarded)
-            self._guarded = None
 
     # -- limits, waiting, guarding -----------------------------------------------------------------
 
@@ -326,51 +361,47 @@ class BrowserEnv:
             return f"{self.limits.max_repeats} identical actions"
         return None
 
-    async def _settle(self, page, since: float, timings: dict[str, float] | None = None) -> None:
-        """Wait until the page is stable after what began at `since` (perf_counter: the action, the start page's
-        load): loaded, then network quiet and DOM quiet (watched together, each capped), each quiet window counted
-        from the last request or DOM change, and the DOM's from `since` at the earliest. A cap that is hit, or a
-        navigation meanwhile, ends that wait: the page is then as stable as it gets."""
+    async def _settle(self, page, since: float, timings: dict[str, float] | None = None) -> list[str]:
+        """Wait until the page is at rest after what began at `since` (perf_counter: the action, the start page's
+        load): loaded, then network quiet, DOM quiet and no animation running (watched together, each capped), each
+        quiet window counted from the last request or DOM change, and the DOM's from `since` at the earliest. A cap
+        that is hit, or a navigation meanwhile, ends that wait: the page is then as still as it gets. Returns the
+        names of the caps that were hit."""
         timings = {} if timings is None else timings
+        capped: list[str] = []
 
-        async def timed(name: str, wait) -> None:
+        async def timed(name: str, wait):
             mark = time.perf_counter()
             try:
-                await wait
-            except Exception:
+                return await wait
+            except PlaywrightTimeoutError:
+                capped.append(name)
+            except PlaywrightError:  # a navigation replaced the document meanwhile: it is loaded, or being loaded
                 pass
-            timings[f"wait_{name}"] = _ms(mark)
+            finally:
+                timings[f"wait_{name}"] = _ms(mark)
 
         await timed("load", page.wait_for_load_state("load", timeout=LOAD_CAP_MS))
         ago = (time.perf_counter() - since) * 1000
-        await asyncio.gather(timed("network", self._network_quiet()),
-                             timed("dom", page.evaluate(DOM_QUIET_JS, [DOM_QUIET_MS, DOM_QUIET_CAP_MS, ago])))
+        quiet, rest = await asyncio.gather(
+            timed("network", self._network_quiet()),
+            timed("rest", page.evaluate(AT_REST_JS, [DOM_QUIET_MS, DOM_QUIET_CAP_MS, MOVING_CAP_MS, ago])))
+        return capped + ([] if quiet is not False else ["network"]) + (rest or [])
 
     def _count_request(self, change: int) -> None:
         self._inflight += change
         self._last_network = time.perf_counter()
 
-    async def _network_quiet(self) -> None:
-        """No request in flight for NETWORK_QUIET_MS (capped at NETWORK_QUIET_CAP_MS): checked every 5 ms while one
-        is, else once the window since the last request event would end."""
+    async def _network_quiet(self) -> bool:
+        """No request in flight for NETWORK_QUIET_MS (capped at NETWORK_QUIET_CAP_MS: then False): checked every 5 ms
+        while one is, else once the window since the last request event would end."""
         deadline = time.perf_counter() + NETWORK_QUIET_CAP_MS / 1000
         while (now := time.perf_counter()) < deadline:
             left = self._last_network + NETWORK_QUIET_MS / 1000 - now
             if self._inflight <= 0 and left <= 0:
-                return
+                return True
             await asyncio.sleep(min(0.005 if self._inflight > 0 else left, deadline - now))
-
-    async def _block(self, route) -> None:
-        self.blocked.append(route.request.url)
-        await route.abort("blockedbyclient")
-
-
-def _outside(allowed: set[str]) -> re.Pattern:
-    """URLs on none of the `allowed` origins (nor data:, blob:, about:). Playwright matches a pattern in the browser
-    driver, so allowed requests never make the round trip through this process (a handler that let them through
-    cost ~0.2 s per request on a busy 2-core machine: a MiniWoB page loads ten scripts)."""
-    origins = "|".join(re.escape(origin) for origin in sorted(allowed))
-    return re.compile(rf"^(?!(?:{origins})(?:[/?#]|$)|data:|blob:|about:)")
+        return False
 
 
 def _origin(url: str) -> str:
