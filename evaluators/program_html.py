@@ -29,7 +29,7 @@ from typing import Any
 
 from webrl.evaluators.helpers import call_expression, helper_namespace
 from webrl.evaluators.judge import Judge, ask, decide_fuzzy, fuzzy_messages
-from webrl.evaluators.result import EvaluationError, Running, as_list
+from webrl.evaluators.result import NOT_A_SITE_PAGE, EvaluationError, Running, as_list
 from webrl.evaluators.string_match import exact_match, must_exclude, must_include, required_values
 
 OR = " |OR| "
@@ -81,11 +81,17 @@ async def select(page, target, mode: str, namespace: dict) -> tuple[str | None, 
     raise EvaluationError(f"unknown locator {locator!r} for the {mode} HTML evaluator")
 
 
-async def program_html(task, page, *, mode: str, judge: Judge | None, urls: dict[str, str] | None) -> dict[str, Any]:
+async def program_html(task, page, *, mode: str, judge: Judge | None, urls: dict[str, str] | None,
+                       last_page_judged: bool = True) -> dict[str, Any]:
+    """`last_page_judged` False: the agent's last page is no page of the sites, and a target that reads it ("last",
+    or a `func:` of `__last_url__`) scores 0 (evaluators/router.py)."""
     namespace = helper_namespace(urls)
     run = Running()
     for index, target in enumerate(task.eval.program_html):
         url = target.url
+        if not last_page_judged and (url == "last" or "__last_url__" in url):
+            run.times(0.0, target=index, url=page.url[:500], note=NOT_A_SITE_PAGE)
+            break
         if url.startswith("func"):
             expression = url.split("func:", 1)[1].replace("__last_url__", page.url)
             url = await call_expression(expression, namespace, {})

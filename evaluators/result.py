@@ -23,6 +23,8 @@ Status = Literal["scored", "unjudged", "error"]
 # - browsergym: left out, as before (BrowserGym itself scores an AssertionError 0 and lets the rest crash the
 #   episode).
 ERROR_COUNTS_AS: dict[str, str] = {"webarena": "left out", "vab": "failure", "browsergym": "left out"}
+# Why url_match or a program_html target scored 0 without looking (webrl, all modes: see evaluators/router.py).
+NOT_A_SITE_PAGE = "the last page is not an http(s) page of the sites, so it is not judged"
 
 
 class EvalResult(BaseModel):

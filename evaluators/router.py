@@ -9,6 +9,11 @@ An eval type the originals do not know is an error before any evaluator runs (th
 assert of the originals (``AssertionFailed``) is an error too, except in browsergym, which scores the task 0 as
 BrowserGym catches AssertionError.
 
+Only real pages are judged (all modes, a deliberate difference): ``url_match`` and the ``program_html`` targets that
+read the last page score 0 when that page is not an http(s) page of one of the sites (``urls``), whatever its
+text: a ``data:`` page, a ``javascript:`` result, a ``blob:`` or another origin could hold the reference URL or the
+required contents, written by the agent.
+
 Modes (``MODES``): ``webarena`` = the original evaluator (§5.1-5.4), ``vab`` = VAB-WebArena-Lite's, used for the
 WebRL numbers (§5.5), ``browsergym`` = BrowserGym's WebArena-Lite hybrid (§5.6). BrowserGym's safeguard is applied
 in that mode: any open tab on a host:port that is none of the sites' (``urls``) scores 0. ``miniwob_reward``
@@ -26,15 +31,30 @@ from playwright.async_api import Error as PlaywrightError
 from webrl.evaluators.judge import Judge
 from webrl.evaluators.miniwob_reward import miniwob_reward
 from webrl.evaluators.program_html import program_html
-from webrl.evaluators.result import ERROR_COUNTS_AS, MODES, AssertionFailed, EvalResult, EvaluationError
+from webrl.evaluators.result import (
+    ERROR_COUNTS_AS,
+    MODES,
+    NOT_A_SITE_PAGE,
+    AssertionFailed,
+    EvalResult,
+    EvaluationError,
+)
 from webrl.evaluators.string_match import string_match
 from webrl.evaluators.url_match import url_match
+from webrl.netutil import host_port
 from webrl.tasks.load import PLACEHOLDER, substitute
 from webrl.tasks.model import EVAL_TYPES
 
 
 def _has_placeholder(task) -> bool:
     return bool(PLACEHOLDER.search(task.model_dump_json()))
+
+
+def site_page(url: str, urls: dict[str, str] | None) -> bool:
+    """Whether `url` is an http(s) page on one of the sites' host:ports (`urls`: site -> base URL; without them, any
+    http(s) page)."""
+    target = host_port(url)
+    return target is not None and (not urls or target in {host_port(u) for u in urls.values() if u})
 
 
 async def _foreign_tabs(page, urls: dict[str, str]) -> list[str]:
@@ -77,7 +97,7 @@ async def evaluate(task, answer: str | None, page, *, mode: str = "webarena", ju
             elif eval_type == "url_match":
                 if page is None:
                     raise EvaluationError("url_match needs the page")
-                part = url_match(task, page.url, mode=mode)
+                part = url_match(task, page.url, mode=mode) if site_page(page.url, urls) else not_a_site_page(page.url)
             elif eval_type == "miniwob_reward":
                 if page is None:
                     raise EvaluationError("miniwob_reward needs the page")
@@ -85,7 +105,8 @@ async def evaluate(task, answer: str | None, page, *, mode: str = "webarena", ju
             else:
                 if page is None:
                     raise EvaluationError("program_html needs the page")
-                part = await program_html(task, page, mode=mode, judge=judge, urls=urls)
+                part = await program_html(task, page, mode=mode, judge=judge, urls=urls,
+                                          last_page_judged=site_page(page.url, urls))
             details.append(part)
             parts.append(part["score"])
     except AssertionFailed as err:
@@ -106,6 +127,10 @@ async def evaluate(task, answer: str | None, page, *, mode: str = "webarena", ju
     for p in parts:
         score *= p
     return EvalResult(score=score, status="scored", mode=mode, judge=judge_name, details=details)
+
+
+def not_a_site_page(url: str) -> dict[str, Any]:
+    return {"type": "url_match", "score": 0.0, "url": url[:500], "note": NOT_A_SITE_PAGE}
 
 
 def _error(details: list[dict], error: str, field: str | None, mode: str, judge_name: str | None) -> EvalResult:
