@@ -81,7 +81,7 @@ def main() -> None:
     table = Table(title=f"BrowserEnv step on the embedded shop, {len(steps)} steps")
     for column in ("part", "median", "p90", "max"):
         table.add_column(column, justify="left" if column == "part" else "right")
-    parts = ["act", "wait_load", "wait_network", "wait_dom", "settle", "observe", "total"]
+    parts = ["act", "wait_load", "wait_network", "wait_rest", "settle", "observe", "total"]
     for part in parts:
         values = [s.get(part, 0.0) for s in steps]
         table.add_row(part, f"{statistics.median(values):.0f} ms", f"{statistics.quantiles(values, n=10)[-1]:.0f} ms",

@@ -177,7 +177,7 @@ async def _episode(env, policy, task, repeat, settings, started) -> dict:
         record = env.steps[-1]
         steps.append({"index": record.index, "url": record.url, "observation": seen.text, "response": record.response,
                       "action": record.action, "error": record.error, "timings_ms": record.timings_ms,
-                      "screenshot": shot, "policy": response.meta})
+                      "capped": record.capped, "screenshot": shot, "policy": response.meta})
         if terminated or truncated:
             result, why = step_info["eval"], step_info["truncated_by"]
             break

@@ -11,9 +11,8 @@
   const chooseDate = () => {
     const [month, day] = utterance.match(/(\d\d)\/(\d\d)\/\d{4}/).slice(1).map(Number);
     const prevs = repeat(["Click", "title=Prev"], 12 - month, ["Hover", "title=Prev"]);
-    // the picker fades out over the submit button after the day is chosen: wait before clicking through it (500 ms
-    // was not always enough on a loaded 2-core machine)
-    return [click($("#datepicker")), ...prevs, ["Click", String(day)], ["Pause", 1500], click(submit())];
+    // the picker fades out over the submit button after the day is chosen: the env observes it at rest (gone)
+    return [click($("#datepicker")), ...prevs, ["Click", String(day)], click(submit())];
   };
   // Scroll the element under the mouse: hover it, then turn the wheel (WebRL's Scroll Up/Down turn it by 2/3 of
   // the window's height). Hovering before each turn also keeps clear of the limit of 5 identical actions.
