@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -106,6 +107,18 @@ def test_unreadable_inputs_say_where(cli_env, tmp_path):
     result = webrl(cli_env, "sft", "--data", str(steps), "--model", "nosuchmodel", "--out", str(tmp_path / "o"))
     assert_usage_error(result, "unknown model spec 'nosuchmodel'")
     assert "accelerator" not in result.stderr
+
+
+def test_a_misspelt_placeholder_in_a_task_file_is_a_usage_error(cli_env, tmp_path):
+    """It was left unsubstituted: the task scored 0 with exit 0 and no warning."""
+    task = {"task_id": 7, "sites": ["shopping"], "start_url": "__SHOPPING__", "intent": "Open the cart",
+            "eval": {"eval_types": ["url_match"], "reference_url": "__SHOPPPING__/checkout/cart/",
+                     "url_note": "GOLD in PRED"}}
+    tasks = tmp_path / "tasks.json"
+    tasks.write_text(json.dumps([task]))
+    result = webrl(cli_env, "eval", "--tasks", str(tasks), "--out", str(tmp_path / "run"))
+    assert_usage_error(result, f"{tasks}: task 7: field 'eval.reference_url': unknown placeholder __SHOPPPING__")
+    assert result.stderr.count("\n") == 1, result.stderr  # one line
 
 
 def test_a_host_beyond_loopback_needs_allow_remote(cli_env):
