@@ -1,5 +1,5 @@
 """Writing files and folders all-or-nothing: a reader (a resumed run, vLLM, the next phase, a browser showing a
-report) sees the old content or the new, never a half-written one."""
+report) sees the old content or the new, never a half-written one; and secrets only their owner may read."""
 
 from __future__ import annotations
 
@@ -22,6 +22,15 @@ def write_atomically(path: Path, content: str | bytes) -> None:
     else:
         tmp.write_text(content)
     os.replace(tmp, path)
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write `text` to `path`, readable and writable by its owner only (0600), whatever mode the file had: open's
+    mode applies only to a new file, so a token file left 0644 would otherwise stay readable by every local user."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
 
 
 @contextmanager
