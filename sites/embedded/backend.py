@@ -19,7 +19,7 @@ from pathlib import Path
 
 from webrl.config import Config
 from webrl.errors import SitesUnavailable, UsageError, WebrlError
-from webrl.files import write_private
+from webrl.files import write_atomically, write_private
 from webrl.netutil import port_free, port_owner
 from webrl.sites.base import ResetResult, SiteStatus
 from webrl.sites.embedded.registry import SITE_NAMES, site_spec
@@ -214,7 +214,7 @@ class EmbeddedBackend:
                 on_step(f"building the '{spec.name}' snapshot (seed {plan.seed})" if missing else
                         f"rebuilding the '{spec.name}' snapshot (seed {plan.seed}): {problem}")
                 spec.build_snapshot(self.paths.snapshots, plan.seed, verify=True)
-        self.paths.plan.write_text(plan.model_dump_json(indent=2))
+        write_atomically(self.paths.plan, plan.model_dump_json(indent=2))
         write_private(self.paths.token, secrets.token_urlsafe(32))
 
     def _wait_until_up(self, plan: ServerPlan, proc: subprocess.Popen) -> None:
