@@ -335,6 +335,14 @@ def int_param(value: Any, default: int, lo: int = 1, hi: int = 10**9) -> int:
         return default
 
 
+def search_term(value: Any, max_chars: int) -> tuple[str, bool]:
+    """A search term from a query or form value, stripped and cut to `max_chars` characters (each site passes its
+    real counterpart's limit), and whether it was cut. Uncut, a long term reached SQLite as a LIKE pattern over its
+    50,000-byte limit ("LIKE or GLOB pattern too complex": an HTTP 500), or as thousands of words, each a clause."""
+    term = str(value or "").strip()
+    return term[:max_chars], len(term) > max_chars
+
+
 def flash(request, message: str, kind: str = "success") -> None:
     """Queue a message for the next rendered page (Magento's success/error banners)."""
     request.session.setdefault("messages", []).append({"kind": kind, "text": message})
