@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import click
 import typer
@@ -28,6 +29,14 @@ err_console = Console(stderr=True, soft_wrap=True)  # an error stays one line
 BAD_USAGE = tuple({click.ClickException, getattr(typer, "TyperException", click.ClickException)})
 ABORTED = tuple({click.exceptions.Abort, typer.Abort})
 EXITED = tuple({click.exceptions.Exit, typer.Exit})
+# A full disk, a read-only file system or a folder the user may not write: a state the user fixes (exit 2), not a
+# fault; each with what to do about it.
+STORAGE_ERRORS = {
+    errno.ENOSPC: "free some space there or choose another folder",
+    errno.EDQUOT: "free some of your disk quota or choose another folder",
+    errno.EROFS: "choose a folder on a writable file system",
+    errno.EACCES: "check its permissions or choose another folder",
+}
 
 
 class Globals:
@@ -96,13 +105,31 @@ def run() -> None:
         sys.exit(err.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
-    except Exception as err:  # a bug or an unexpected environment fault: still one line by default
-        if GLOBALS.debug:
-            raise
-        err_console.print(f"[red]error:[/red] unexpected {type(err).__name__}: {err} (run with --debug for details)",
-                          highlight=False)
-        sys.exit(1)
+    except OSError as err:
+        if err.errno not in STORAGE_ERRORS or GLOBALS.debug:
+            unexpected(err)
+        err_console.print(f"[red]error:[/red] {storage_message(err)}", highlight=False)
+        sys.exit(2)
+    except Exception as err:
+        unexpected(err)
     sys.exit(result if isinstance(result, int) else 0)
+
+
+def storage_message(err: OSError) -> str:
+    """'PATH: No space left on device (what to do)'; the writers of files name the path where the OS does not
+    (webrl.files.writing)."""
+    if err.filename is None:
+        return f"{err.strerror} (run with --debug to see where)"
+    return f"{err.filename}: {err.strerror} ({STORAGE_ERRORS[err.errno]})"
+
+
+def unexpected(err: Exception) -> NoReturn:
+    """A bug or an unexpected environment fault: still one line by default, the traceback with --debug."""
+    if GLOBALS.debug:
+        raise err
+    err_console.print(f"[red]error:[/red] unexpected {type(err).__name__}: {err} (run with --debug for details)",
+                      highlight=False)
+    sys.exit(1)
 
 
 if __name__ == "__main__":

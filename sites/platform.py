@@ -16,7 +16,7 @@ import secrets
 import sqlite3
 import time
 from collections.abc import Callable
-from contextlib import closing
+from contextlib import closing, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.cookies import SimpleCookie
@@ -30,7 +30,7 @@ from starlette.responses import RedirectResponse
 from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from webrl.files import write_atomically
+from webrl.files import write_atomically, writing
 
 # ---------------------------------------------------------------------------------------------
 # Database: the live SQLite file, restored in place from the pristine snapshot.
@@ -73,16 +73,19 @@ class DatabaseSpec:
             return path
         snapshot_dir.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".tmp{secrets.token_hex(4)}")
-        conn = sqlite3.connect(tmp)
+        tmp.touch(exist_ok=False)  # a folder SQLite may not write makes it say only "unable to open database file"
         try:
-            conn.executescript(self.schema.read_text())
-            self.seed(conn, seed)
-            conn.commit()
-            conn.execute("VACUUM")
-        finally:
-            conn.close()
-        write_atomically(path.with_name(path.name + CHECKSUM_SUFFIX), file_sha256(tmp) + "\n")
-        tmp.replace(path)  # atomic: a crash never leaves a half-built snapshot under the real name
+            with writing(path), closing(sqlite3.connect(tmp)) as conn:
+                conn.executescript(self.schema.read_text())
+                self.seed(conn, seed)
+                conn.commit()
+                conn.execute("VACUUM")
+            write_atomically(path.with_name(path.name + CHECKSUM_SUFFIX), file_sha256(tmp) + "\n")
+            tmp.replace(path)  # atomic: a crash never leaves a half-built snapshot under the real name
+        except BaseException:
+            with suppress(OSError):
+                tmp.unlink()  # a half-built one would keep a full disk full
+            raise
         return path
 
 
@@ -122,6 +125,7 @@ class Database:
         """`pristine`: the snapshot already in memory (`load_pristine`), which the instances of a server share."""
         self.name = name
         self.read_only = read_only
+        self.live_path = live_path
         # Autocommit (group writes with transaction()). The server touches the connection only from its
         # event-loop thread; check_same_thread=False lets tests drive an app through a portal thread.
         if read_only:
@@ -144,7 +148,8 @@ class Database:
         """Restore the pristine snapshot in place; return the time it took in milliseconds."""
         start = time.perf_counter()
         if not self.read_only:
-            self._pristine.backup(self.conn)
+            with writing(self.live_path):  # a full disk: the server's log says where
+                self._pristine.backup(self.conn)
         self._baseline = self.conn.total_changes
         self.resets += 1
         self.last_reset = datetime.now(UTC)
@@ -328,6 +333,14 @@ def int_param(value: Any, default: int, lo: int = 1, hi: int = 10**9) -> int:
         return min(max(int(value), lo), hi)
     except (TypeError, ValueError):
         return default
+
+
+def search_term(value: Any, max_chars: int) -> tuple[str, bool]:
+    """A search term from a query or form value, stripped and cut to `max_chars` characters (each site passes its
+    real counterpart's limit), and whether it was cut. Uncut, a long term reached SQLite as a LIKE pattern over its
+    50,000-byte limit ("LIKE or GLOB pattern too complex": an HTTP 500), or as thousands of words, each a clause."""
+    term = str(value or "").strip()
+    return term[:max_chars], len(term) > max_chars
 
 
 def flash(request, message: str, kind: str = "success") -> None:

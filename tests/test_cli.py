@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import errno
+import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -108,6 +111,18 @@ def test_unreadable_inputs_say_where(cli_env, tmp_path):
     assert "accelerator" not in result.stderr
 
 
+def test_a_misspelt_placeholder_in_a_task_file_is_a_usage_error(cli_env, tmp_path):
+    """It was left unsubstituted: the task scored 0 with exit 0 and no warning."""
+    task = {"task_id": 7, "sites": ["shopping"], "start_url": "__SHOPPING__", "intent": "Open the cart",
+            "eval": {"eval_types": ["url_match"], "reference_url": "__SHOPPPING__/checkout/cart/",
+                     "url_note": "GOLD in PRED"}}
+    tasks = tmp_path / "tasks.json"
+    tasks.write_text(json.dumps([task]))
+    result = webrl(cli_env, "eval", "--tasks", str(tasks), "--out", str(tmp_path / "run"))
+    assert_usage_error(result, f"{tasks}: task 7: field 'eval.reference_url': unknown placeholder __SHOPPPING__")
+    assert result.stderr.count("\n") == 1, result.stderr  # one line
+
+
 def test_a_host_beyond_loopback_needs_allow_remote(cli_env):
     assert_usage_error(webrl(cli_env, "up", "--host", "0.0.0.0"), "--host 0.0.0.0 would let other machines reach",
                        "--allow-remote")
@@ -121,6 +136,61 @@ def test_port_in_use_names_port_and_owner(cli_env):
         sock.listen()
         result = webrl(cli_env, "up")
     assert_usage_error(result, f"port {port} (shopping instance 0)", f"pid {os.getpid()}")
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A file system of its own, 64 KiB (a tmpfs): a real full disk and, remounted read-only, a real read-only one.
+    The tests run as root, which file modes do not stop (a folder chmod 0555 stays writable to root)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if shutil.which("mount") is None:
+        pytest.skip("no mount command to make a small or read-only file system with")
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)], capture_output=True,
+                             text=True, check=False)
+    if mounted.returncode != 0:
+        pytest.skip(f"mounting a tmpfs is not permitted here (needs root): {mounted.stderr.strip()}")
+    yield disk
+    subprocess.run(["umount", str(disk)], check=True)
+
+
+def fill(disk) -> None:
+    """Write zeros to a file on `disk` until it is full."""
+    fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT)
+    try:
+        while os.write(fd, bytes(4096)):
+            pass
+    except OSError as err:
+        assert err.errno == errno.ENOSPC
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize(("sites", "full", "path"), [
+    ("shopping", False, "snapshots/store-v1-seed0.db"),  # SQLite's "database or disk is full" named no file
+    ("homepage", True, "embedded/plan.json"),  # Python's write() error names none either
+])
+def test_a_full_disk_is_named(cli_env, small_disk, sites, full, path):
+    """It was "unexpected OSError: [Errno 28] No space left on device" (or SQLite's OperationalError), exit 1."""
+    if full:
+        fill(small_disk)
+    env = dict(cli_env, WEBRL_STATE_DIR=str(small_disk / "state"))
+    result = webrl(env, "up", "--sites", sites)
+    assert_usage_error(result, f"{small_disk / 'state' / path}: No space left on device (free some space there")
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert list((small_disk / "state").rglob("*.tmp*")) == []  # what was half-written does not keep the disk full
+
+
+def test_a_read_only_state_dir_is_named(cli_env, small_disk):
+    """It was "unexpected OSError: [Errno 30] Read-only file system", exit 1, for every command writing there."""
+    state = small_disk / "state"
+    state.mkdir()
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    env = dict(cli_env, WEBRL_STATE_DIR=str(state))
+    for command in (["up", "--sites", "homepage"], ["tasks", "list"]):
+        result = webrl(env, *command)
+        assert_usage_error(result, str(state), "Read-only file system (choose a folder on a writable file system)")
+        assert result.stderr.count("\n") == 1, result.stderr
 
 
 def test_reset_while_down(cli_env):

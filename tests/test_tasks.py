@@ -160,6 +160,15 @@ def lite_raw(i: int) -> dict:
     (lambda t: t.update(start_url="__GITLAB__ |AND| shop/x"),
      "task 17: field 'start_url': 'shop/x' is neither a site placeholder"),
     (lambda t: t.update(sites=["gitlab", "shoping"]), "task 17: field 'sites': unknown site 'shoping'"),
+    # a misspelt placeholder in a URL the evaluator compares was never substituted: the task scored 0, unexplained
+    (lambda t: t.update(start_url="__GITLAB__/x?next=__SHOPPPING__/y"),
+     "task 17: field 'start_url': unknown placeholder __SHOPPPING__"),
+    (lambda t: t["eval"].update(eval_types=["url_match"], reference_url="__GITLAB__/a |OR| __SHOPPPING__/b"),
+     "task 17: field 'eval.reference_url': unknown placeholder __SHOPPPING__"),
+    (lambda t: t["eval"].update(url_note="__SHOPPPING__"), "task 17: field 'eval.url_note': unknown placeholder"),
+    (lambda t: t["eval"].update(program_html=[{"url": "__SHOPPPING__/x", "locator": "",
+                                               "required_contents": {"exact_match": "x"}}]),
+     "task 17: field 'eval.program_html[0].url': unknown placeholder __SHOPPPING__"),
 ])
 def test_bad_files_name_file_task_and_field(tmp_path, mutate, message):
     raw = lite_raw(17)

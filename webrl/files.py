@@ -1,27 +1,60 @@
 """Writing files and folders all-or-nothing: a reader (a resumed run, vLLM, the next phase, a browser showing a
-report) sees the old content or the new, never a half-written one."""
+report) sees the old content or the new, never a half-written one; and secrets only their owner may read."""
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
+import sqlite3
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 STAGING_PREFIX = ".tmp-"
+
+
+@contextmanager
+def writing(path: Path) -> Iterator[None]:
+    """Name `path` in the errors of writing it that name no file: a full disk (Python's write() errors carry no path,
+    SQLite's "database or disk is full" not even an errno). The CLI says where and what to do (webrl.cli.main)."""
+    try:
+        yield
+    except sqlite3.OperationalError as err:
+        if getattr(err, "sqlite_errorcode", None) is None or err.sqlite_errorcode & 0xFF != sqlite3.SQLITE_FULL:
+            raise
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path)) from err
+    except OSError as err:
+        if err.filename is not None:
+            raise
+        raise OSError(err.errno, err.strerror, str(path)) from err
 
 
 def write_atomically(path: Path, content: str | bytes) -> None:
     """Replace `path` by `content` (text or bytes) through a temporary file beside it and one rename."""
     path = Path(path)
     tmp = path.with_name(f"{STAGING_PREFIX}{path.name}")
-    if isinstance(content, bytes):
-        tmp.write_bytes(content)
-    else:
-        tmp.write_text(content)
+    try:
+        with writing(path):
+            if isinstance(content, bytes):
+                tmp.write_bytes(content)
+            else:
+                tmp.write_text(content)
+    except OSError:
+        with suppress(OSError):
+            tmp.unlink()  # what a full disk let through would keep it full
+        raise
     os.replace(tmp, path)
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write `text` to `path`, readable and writable by its owner only (0600), whatever mode the file had: open's
+    mode applies only to a new file, so a token file left 0644 would otherwise stay readable by every local user."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with writing(path), os.fdopen(fd, "w") as f:
+        f.write(text)
 
 
 @contextmanager

@@ -12,6 +12,7 @@ import os
 
 from webrl.config import load_config
 from webrl.errors import UsageError
+from webrl.files import write_private
 from webrl.sites.embedded.backend import EmbeddedBackend, check_sites
 from webrl.sites.embedded.registry import WEBARENA_SITES
 from webrl.sites.embedded.server import ServerPlan
@@ -37,7 +38,7 @@ class ContainerBackend(EmbeddedBackend):
 
     def _prepare(self, plan: ServerPlan, on_step) -> None:
         super()._prepare(plan, on_step)
-        self.paths.token.write_text(os.environ[TOKEN_ENV])
+        write_private(self.paths.token, os.environ[TOKEN_ENV])
 
 
 def main() -> None:

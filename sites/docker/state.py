@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from webrl.errors import UsageError
+from webrl.files import write_private
 from webrl.sites.embedded.registry import site_spec
 
 ImageSetName = Literal["embedded", "webarena"]
@@ -132,9 +133,7 @@ class StateFile:
     def create(self, plan: DockerPlan) -> None:
         """A new control token and the record of `plan`, starting, with nothing happened yet."""
         self.root.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.token_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(secrets.token_urlsafe(32))
+        write_private(self.token_path, secrets.token_urlsafe(32))
         self._write(DockerState(plan=plan, phase="starting"))
 
     def discard(self) -> None:

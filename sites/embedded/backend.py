@@ -19,6 +19,7 @@ from pathlib import Path
 
 from webrl.config import Config
 from webrl.errors import SitesUnavailable, UsageError, WebrlError
+from webrl.files import write_atomically, write_private
 from webrl.netutil import port_free, port_owner
 from webrl.sites.base import ResetResult, SiteStatus
 from webrl.sites.embedded.registry import SITE_NAMES, site_spec
@@ -213,10 +214,8 @@ class EmbeddedBackend:
                 on_step(f"building the '{spec.name}' snapshot (seed {plan.seed})" if missing else
                         f"rebuilding the '{spec.name}' snapshot (seed {plan.seed}): {problem}")
                 spec.build_snapshot(self.paths.snapshots, plan.seed, verify=True)
-        self.paths.plan.write_text(plan.model_dump_json(indent=2))
-        fd = os.open(self.paths.token, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(secrets.token_urlsafe(32))
+        write_atomically(self.paths.plan, plan.model_dump_json(indent=2))
+        write_private(self.paths.token, secrets.token_urlsafe(32))
 
     def _wait_until_up(self, plan: ServerPlan, proc: subprocess.Popen) -> None:
         deadline = time.monotonic() + START_TIMEOUT_S

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from starlette.requests import Request
 from starlette.responses import Response
 
-from webrl.sites.gitlab.web import Gitlab, project_page
+from webrl.sites.gitlab.web import Gitlab, project_page, search_param
 from webrl.sites.platform import int_param, row_id
 
 PER_PAGE = 20
@@ -107,12 +107,17 @@ def search_issuables(conn: sqlite3.Connection, kind: Kind, request: Request, sco
             params.append(value.lstrip("@"))
     if q.get("assignee_id", "").lower() == "none":
         where.append("t.assignee_id IS NULL")
-    if search := q.get("search", "").strip():
+    search = search_param(request)
+    if search is None:
+        where.append("0")  # refused: GitLab's alert, and nothing matches
+    elif search:
         where.append("(t.title LIKE ? OR t.description LIKE ?)")
         params += [f"%{search}%", f"%{search}%"]
-    if milestone := q.get("milestone_title"):
-        where.append("t.milestone_id IN (SELECT id FROM milestones WHERE title = ?)" if kind is ISSUE else "0")
+    if (milestone := q.get("milestone_title")) and kind is ISSUE:
+        where.append("t.milestone_id IN (SELECT id FROM milestones WHERE title = ?)")
         params.append(milestone)
+    elif milestone:
+        where.append("0")  # merge requests here have no milestones
     base = (f" FROM {kind.table} t JOIN projects p ON p.id = t.project_id JOIN namespaces n ON n.id = p.namespace_id"
             f" WHERE {' AND '.join(where)}")
     counts = {s: 0 for s in kind.states}
@@ -141,7 +146,7 @@ def search_issuables(conn: sqlite3.Connection, kind: Kind, request: Request, sco
     items = [dict(r, labels=labels_of(conn, kind, r["id"])) for r in rows]
     return {"rows": items, "counts": counts, "state": state, "sort": sort if sort in SORTS else "created_date",
             "page": page, "pages": max(1, -(-total // PER_PAGE)), "label_filters": label_filters(request),
-            "search": q.get("search", ""), "kind": kind, "sort_labels": SORT_LABELS}
+            "search": search or "", "kind": kind, "sort_labels": SORT_LABELS}
 
 
 def labels_of(conn: sqlite3.Connection, kind: Kind, target_id: int) -> list[sqlite3.Row]:

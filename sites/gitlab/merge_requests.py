@@ -218,7 +218,7 @@ async def merge(request: Request, project, user, mr) -> Response:
             gitstore.delete_branch(c, project["id"], mr["source_branch"])
         for ref in re.findall(r"(?:[Cc]loses|[Ff]ixes) #(\d+)", mr["description"] or ""):
             issue = c.execute("SELECT * FROM issues WHERE project_id = ? AND iid = ? AND state = 'opened'",
-                              (project["id"], int(ref))).fetchone()
+                              (project["id"], row_id(ref))).fetchone()
             if issue:
                 c.execute("UPDATE issues SET state = 'closed', closed_at = ?, updated_at = ? WHERE id = ?",
                           (when, when, issue["id"]))

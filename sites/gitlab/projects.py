@@ -10,7 +10,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from webrl.sites.gitlab import gitstore
-from webrl.sites.gitlab.web import Gitlab, login_required, project_page
+from webrl.sites.gitlab.web import Gitlab, login_required, project_page, search_param
 from webrl.sites.markdown import gitlab_markdown
 from webrl.sites.platform import flash, int_param, now, redirect
 
@@ -45,9 +45,11 @@ def project_list(request: Request, where: str, params: tuple, default_sort: str 
     sort = q.get("sort", default_sort)
     if sort not in PROJECT_SORTS:
         sort = default_sort
-    name = q.get("name", "").strip()
+    name = search_param(request, "name")
     filt, fparams = "", ()
-    if name:
+    if name is None:
+        filt, name = " AND 0", ""  # refused: GitLab's alert, and nothing matches
+    elif name:
         filt, fparams = " AND (p.name LIKE ? OR p.path LIKE ? OR n.path || '/' || p.path LIKE ?)", (f"%{name}%",) * 3
     if q.get("personal") == "true" and user is not None:
         filt += " AND n.owner_id = ?"

@@ -17,7 +17,7 @@ from webrl.sites.gitlab import gitstore
 from webrl.sites.gitlab.issuables import add_event
 from webrl.sites.gitlab.projects import breadcrumbs, render_subpage
 from webrl.sites.markdown import gitlab_markdown
-from webrl.sites.gitlab.web import Gitlab, project_page
+from webrl.sites.gitlab.web import Gitlab, project_page, search_param
 from webrl.sites.platform import flash, int_param, now, redirect
 
 COMMITS_PER_PAGE = 40
@@ -168,11 +168,10 @@ async def commits(request: Request, project, user, ref: str, path: str) -> Respo
     gl = Gitlab.of(request)
     head = gitstore.head(gl.conn, project["id"], ref) or ref
     page = int_param(request.query_params.get("page"), 1)
-    search = request.query_params.get("search", "").strip() or None
-    author = request.query_params.get("author", "").strip()
-    rows = gitstore.history(gl.conn, project["id"], head, limit=COMMITS_PER_PAGE + 1,
-                            offset=(page - 1) * COMMITS_PER_PAGE,
-                            path=path or None, search=search or author or None)
+    search, author = search_param(request), search_param(request, "author")
+    rows = [] if search is None or author is None else gitstore.history(  # None: refused, GitLab's alert
+        gl.conn, project["id"], head, limit=COMMITS_PER_PAGE + 1, offset=(page - 1) * COMMITS_PER_PAGE,
+        path=path or None, search=search or author or None)
     days: dict[str, list] = {}
     for c in rows[:COMMITS_PER_PAGE]:
         days.setdefault(c["created_at"][:10], []).append(c)
@@ -215,8 +214,8 @@ async def tags(request: Request, project, user) -> Response:
 @project_page()
 async def branches(request: Request, project, user) -> Response:
     gl = Gitlab.of(request)
-    search = request.query_params.get("search", "").strip()
-    rows = gl.conn.execute(
+    search = search_param(request)
+    rows = [] if search is None else gl.conn.execute(  # None: refused, GitLab's alert
         "SELECT b.*, c.title, c.created_at, c.author_name FROM branches b JOIN commits c ON c.project_id = b.project_id"
         " AND c.sha = b.commit_sha WHERE b.project_id = ? AND b.name LIKE ? ORDER BY b.name = ? DESC, c.created_at DESC",
         (project["id"], f"%{search}%", project["default_branch"])).fetchall()
@@ -226,7 +225,7 @@ async def branches(request: Request, project, user) -> Response:
         "SELECT source_branch, iid, state FROM merge_requests WHERE project_id = ? ORDER BY id", (project["id"],))}
     return gl.render(request, "branches.html", {
         "title": f"Branches · {project['full_name']}", "project": project, "branches": rows, "merged": merged,
-        "mrs": mrs, "search": search, "nav": "branches",
+        "mrs": mrs, "search": search or "", "nav": "branches",
         "breadcrumbs": breadcrumbs(project, ("Repository", f"/{project['full_path']}/-/tree/{project['default_branch']}"), ("Branches", request.url.path))})
 
 

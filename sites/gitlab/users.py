@@ -12,7 +12,7 @@ from starlette.routing import Route
 from webrl.sites.gitlab import issuables
 from webrl.sites.gitlab.issuables import ISSUE, MR
 from webrl.sites.gitlab.project_admin import NAME_ERROR, PATH_ERROR, named_form
-from webrl.sites.gitlab.web import NAME_RE, PATH_RE, Gitlab, login_required
+from webrl.sites.gitlab.web import NAME_RE, PATH_RE, Gitlab, login_required, search_param
 from webrl.sites.platform import check_password, flash, now, redirect
 
 USER_TABS = {"overview": "Overview", "activity": "Activity", "groups": "Groups", "contributed": "Contributed projects",
@@ -278,7 +278,7 @@ async def dashboard_issuables(request: Request, user) -> Response:
 async def search(request: Request) -> Response:
     gl = Gitlab.of(request)
     viewer = gl.user(request)
-    term = request.query_params.get("search", "").strip()
+    term = search_param(request) or ""  # refused: GitLab's alert and no results
     scope = request.query_params.get("scope", "projects")
     vis, vparams = gl.visible_clause(viewer)
     results, counts = [], {}

@@ -21,6 +21,7 @@ from webrl.sites.platform import (
     SiteWithUsers,
     flash,
     login_redirect,
+    search_term,
 )
 
 TEMPLATES_DIR = Path(__file__).with_name("templates")
@@ -33,7 +34,23 @@ PATH_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*\Z")
 RESERVED = {"dashboard", "explore", "users", "groups", "projects", "-", "help", "admin", "assets", "search",
             "api", "profile", "snippets", "static", "u"}
 AVATAR_COLORS = ("#e7e4f2", "#e1e7f4", "#dff0e5", "#f4e7dd", "#f3dde2", "#e2ecf0", "#ececec")
+# Gitlab::Search::Params: a search of more characters or terms is refused with an alert (SearchController)
+SEARCH_CHAR_LIMIT = 4096
+SEARCH_TERM_LIMIT = 64
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def search_param(request: Request, name: str = "search") -> str | None:
+    """The search term in the query parameter `name` ("" for none), or None when it is over GitLab's limits: the
+    page then shows GitLab's alert and matches nothing."""
+    term, cut = search_term(request.query_params.get(name), SEARCH_CHAR_LIMIT)
+    if cut:
+        flash(request, f"Search query is too long (maximum is {SEARCH_CHAR_LIMIT} characters).", "alert")
+    elif len(term.split()) > SEARCH_TERM_LIMIT:
+        flash(request, f"Search query is too long (maximum is {SEARCH_TERM_LIMIT} terms).", "alert")
+    else:
+        return term
+    return None
 
 
 def parse_time(value: str) -> datetime:

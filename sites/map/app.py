@@ -22,8 +22,11 @@ from webrl.sites.map.render import View, fit_view
 from webrl.sites.map.search import invalid_coords_message, parse_coords
 from webrl.sites.map.seed import seed_map
 from webrl.sites.map.web import DEFAULT_ENGINE, HERE, MapSite, fmt_coord, site_of
-from webrl.sites.platform import DatabaseSpec, SiteContext, SiteSpec
+from webrl.sites.platform import DatabaseSpec, SiteContext, SiteSpec, search_term
 
+# Search and From/To texts are cut at 255 characters, the most an OpenStreetMap tag value (a name, a street, a city)
+# may hold (API 0.6): longer text is no place, and each of its words would be scored against every place.
+MAX_QUERY = 255
 MAP_DB = DatabaseSpec(name="map", schema=HERE / "schema.sql", seed=seed_map, version=1, read_only=True)
 
 INFO_PAGES = {
@@ -71,7 +74,7 @@ async def index(request: Request) -> Response:
 
 async def search(request: Request) -> Response:
     site = site_of(request)
-    query = request.query_params.get("query", "").strip()
+    query, _ = search_term(request.query_params.get("query"), MAX_QUERY)
     if not query:
         return site.render(request, "search.html", result=None, query="", title="Search | OpenStreetMap")
     result = site.gazetteer.search(query)
@@ -96,7 +99,8 @@ async def directions(request: Request) -> Response:
         ctx["error"] = f"Sorry, the routing engine '{engine}' is not available"
         return site.render(request, "directions.html", **ctx)
     if "route_from" in q or "route_to" in q:
-        return geocode_form(request, engine, q.get("route_from", ""), q.get("route_to", ""), ctx)
+        start, end = (search_term(q.get(key), MAX_QUERY)[0] for key in ("route_from", "route_to"))
+        return geocode_form(request, engine, start, end, ctx)
     raw = q.get("route", "")
     if not raw:
         return site.render(request, "directions.html", **ctx)

@@ -7,13 +7,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from webrl.sites.platform import flash, now, redirect
+from webrl.sites.platform import flash, now, redirect, search_term
 from webrl.sites.reddit.web import NAME_RE, SORTS, Postmill, length_error, safe_next
 
 FORUM_SORTS = {"by_name": "f.name COLLATE NOCASE", "by_title": "f.title COLLATE NOCASE",
                "by_subscribers": "subscribers DESC, f.name COLLATE NOCASE",
                "by_submissions": "submissions DESC, f.name COLLATE NOCASE"}
 FORUM_FIELDS = ("name", "title", "description", "sidebar")
+# Postmill's search form sets no limit that we know of; a term is cut at the length of its longest title (300, the
+# submission form's limit): what could match a whole title still can, and SQLite never gets a huge pattern.
+MAX_SEARCH = 300
 
 
 def front_listing(request: Request, kind: str, sort: str) -> Response:
@@ -154,7 +157,7 @@ def forum_errors(site: Postmill, values: dict[str, str]) -> dict[str, str]:
 
 async def search(request: Request) -> Response:
     site = Postmill.of(request)
-    q = request.query_params.get("q", "").strip()
+    q, _ = search_term(request.query_params.get("q"), MAX_SEARCH)
     user = site.user(request)
     submissions, comments = [], []
     if q:

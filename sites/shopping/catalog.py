@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from webrl.sites.platform import flash, int_param, now, redirect
+from webrl.sites.platform import flash, int_param, now, redirect, row_id, search_term
 from webrl.sites.shopping.web import Shop, shop_of
 from webrl.sites.store import store
 
@@ -151,9 +151,11 @@ def category_page(shop: Shop, request: Request, category) -> Response:
 async def search(request: Request) -> Response:
     shop = shop_of(request)
     conn = shop.conn
-    q = request.query_params.get("q", "").strip()
+    q, cut = search_term(request.query_params.get("q"), store.MAX_QUERY_LENGTH)
     if not q:
         return RedirectResponse("/", status_code=302)
+    if cut:
+        flash(request, f"Maximum Search query length is {store.MAX_QUERY_LENGTH}. Your query was cut.", "notice")
     words = [w.lower() for w in q.split()]
     patterns = ["%" + w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%" for w in words]
     clauses, params = [], []
@@ -162,10 +164,8 @@ async def search(request: Request) -> Response:
         params += [pat, pat]
     where = " AND ".join(clauses)
     all_params = list(params)
-    cat = request.query_params.get("cat")
-    cat_filter = None
-    if cat and cat.isdigit():
-        cat_filter = conn.execute("SELECT * FROM categories WHERE id = ?", (int(cat),)).fetchone()
+    cat = row_id(request.query_params.get("cat", ""))
+    cat_filter = None if cat is None else conn.execute("SELECT * FROM categories WHERE id = ?", (cat,)).fetchone()
     scoped_where, scoped_params = where, all_params
     if cat_filter is not None:
         ids = store.descendant_category_ids(conn, cat_filter["id"])

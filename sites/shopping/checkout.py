@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from webrl.sites.platform import flash, redirect
+from webrl.sites.platform import flash, redirect, row_id
 from webrl.sites.shopping.web import ADDRESS_LABELS, Shop, shop_of
 from webrl.sites.store import store
 
@@ -32,9 +32,9 @@ def product_qty_in_cart(shop: Shop, cart_id: int | None, product_id: int, except
 def parse_qty(value) -> int | None:
     try:
         qty = float(str(value).strip() or "1")
-    except ValueError:
+        return int(qty) if qty == int(qty) else None
+    except (ValueError, OverflowError):  # not a number, or nan / inf
         return None
-    return int(qty) if qty == int(qty) else None
 
 
 def address_from_form(form) -> dict[str, str]:
@@ -178,10 +178,10 @@ async def checkout_page(request: Request) -> Response:
 async def place_order(request: Request, shop: Shop, cart_id: int, form: FormData) -> Response:
     customer = shop.customer(request)
     saved = None
-    address_choice = str(form.get("address_id", "new"))
-    if customer is not None and address_choice.isdigit():
+    address_choice = row_id(form.get("address_id", "new"))
+    if customer is not None and address_choice is not None:
         saved = shop.conn.execute("SELECT * FROM addresses WHERE id = ? AND customer_id = ?",
-                                  (int(address_choice), customer["id"])).fetchone()
+                                  (address_choice, customer["id"])).fetchone()
     if saved is not None:
         address = {key: saved[key] for key in store.ADDRESS_FIELDS}
     else:

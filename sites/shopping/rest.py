@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from webrl.sites.platform import check_password
+from webrl.sites.platform import check_password, int_param
 from webrl.sites.shopping.web import shop_of
 from webrl.sites.store import store
 
@@ -24,6 +24,9 @@ ORDER_FIELDS = (
 FIELD_ALIASES = {"entity_id": "id", "shipping_description": "shipping_method"}
 CONDITIONS = {"eq": "=", "neq": "!=", "gt": ">", "lt": "<", "gteq": ">=", "lteq": "<=", "like": "LIKE",
               "nlike": "NOT LIKE", "from": ">=", "to": "<="}
+# The longest filter value taken (a 400 beyond): longer than any order field holds, and short enough that neither a
+# LIKE pattern (SQLite's limit: 50,000 bytes) nor an `in` list (one variable a value) reaches SQLite's limits.
+MAX_FILTER_VALUE = 4096
 REST_ERROR_AUTH = {"message": "The consumer isn't authorized to access %resources.",
                    "parameters": {"resources": "Magento_Sales::actions_view"}}
 
@@ -50,7 +53,7 @@ def parse_search_criteria(request: Request) -> dict[str, Any]:
 def _indexed(node: Any) -> list[Any]:
     if not isinstance(node, dict):
         return []
-    return [node[k] for k in sorted(node, key=lambda k: int(k) if k.isdigit() else 0)]
+    return [node[k] for k in sorted(node, key=lambda k: int(k) if k.isascii() and k.isdigit() else 0)]
 
 
 def order_json(order: dict[str, Any]) -> dict[str, Any]:
@@ -138,6 +141,9 @@ async def orders(request: Request) -> Response:
             field = FIELD_ALIASES.get(f["field"], f["field"])
             cond = f.get("condition_type") or f.get("conditionType") or "eq"
             value = f.get("value", "")
+            if not isinstance(value, str) or len(value) > MAX_FILTER_VALUE:
+                return JSONResponse({"message": f'The value of the "{f["field"]}" filter is not text of at most '
+                                                f"{MAX_FILTER_VALUE} characters."}, status_code=400)
             echo_filters.append({"field": f["field"], "value": value, "condition_type": cond})
             if field not in ORDER_FIELDS:
                 return JSONResponse({"message": f'"{f["field"]}" is not a valid field.'}, status_code=400)
@@ -174,11 +180,12 @@ async def orders(request: Request) -> Response:
     echo: dict[str, Any] = {"filter_groups": echo_groups}
     if echo_sorts:
         echo["sort_orders"] = echo_sorts
-    if page_size and str(page_size).isdigit() and int(page_size) > 0:
-        page = int(current) if current and str(current).isdigit() and int(current) > 0 else 1
+    page_size = int_param(page_size, 0, 0)  # 0: no paging; numbers past 10^9 clamped, not SQLite's overflow
+    if page_size:
+        page = int_param(current, 1)
         sql += " LIMIT ? OFFSET ?"
-        params = [*params, int(page_size), (page - 1) * int(page_size)]
-        echo["page_size"] = int(page_size)
+        params = [*params, page_size, (page - 1) * page_size]
+        echo["page_size"] = page_size
         echo["current_page"] = page
     ids = [r[0] for r in shop.conn.execute(sql, params)]
     items = [order_json(store.load_order(shop.conn, i)) for i in ids]

@@ -22,6 +22,7 @@ from webrl.sites.shopping_admin.web import POST, Admin, AdminRoute, grid_page, u
 from webrl.sites.store.store import category_tree
 
 STATUS = (("1", "Enabled"), ("2", "Disabled"))
+MAX_QTY = 99_999_999  # Magento keeps a stock quantity in a DECIMAL(12,4) column: 8 digits before the point
 
 
 PRODUCTS = Grid(
@@ -135,10 +136,7 @@ async def save(request: Request, admin: Admin, p: dict[str, str]) -> Response:
     qty = parse_number(get("qty") or "0")
     weight = parse_number(get("weight") or "1")
     data["price"], data["qty"], data["weight"] = get("price"), get("qty"), get("weight")
-    try:
-        data["category_id"] = int(get("category_id"))
-    except ValueError:
-        data["category_id"] = None
+    data["category_id"] = row_id(get("category_id"))
     if not data["name"]:
         errors.append('"Product Name" is a required value.')
     if not data["sku"]:
@@ -147,6 +145,8 @@ async def save(request: Request, admin: Admin, p: dict[str, str]) -> Response:
         errors.append("Please enter a number 0 or greater in the Price field.")
     if qty is None:
         errors.append("Please enter a valid number in the Quantity field.")
+    elif abs(qty) > MAX_QTY:
+        errors.append(f"Please enter a quantity between -{MAX_QTY} and {MAX_QTY}.")
     if weight is None or weight < 0:
         weight = 1.0
     if data["category_id"] is None or conn.execute(

@@ -18,6 +18,9 @@ from urllib.parse import urlencode
 
 from markupsafe import Markup, escape
 
+from webrl.sites.platform import search_term
+from webrl.sites.store.store import MAX_QUERY_LENGTH
+
 LIMITS = (20, 30, 50, 100, 200)
 
 
@@ -80,11 +83,13 @@ def parse_date(text: str) -> str | None:
 
 
 def parse_number(text: str) -> float | None:
+    """A finite number from an admin input ('$1,234.5'), else None: 'inf', 'nan' and '1e999' are no amount."""
     text = (text or "").strip().replace("$", "").replace(",", "")
     try:
-        return float(text)
+        number = float(text)
     except ValueError:
         return None
+    return number if math.isfinite(number) else None
 
 
 class Grid:
@@ -116,7 +121,7 @@ class Grid:
             params.extend(extra_params)
         values: dict[str, str] = {}
         active: list[tuple[str, str, str]] = []
-        search = (query.get("search") or "").strip()
+        search, _ = search_term(query.get("search"), MAX_QUERY_LENGTH)
         if search and self.search_cols:
             for word in search.split():
                 where.append("(" + " OR ".join(f"CAST(g.{c} AS TEXT) LIKE ?" for c in self.search_cols) + ")")
@@ -145,7 +150,7 @@ class Grid:
                     shown = f"{lo_raw.strip() or '…'} - {hi_raw.strip() or '…'}"
                     active.append((f"{f.name}_from,{f.name}_to", f.label, shown))
             else:
-                raw = (query.get(f.name) or "").strip()
+                raw, _ = search_term(query.get(f.name), MAX_QUERY_LENGTH)
                 values[f.name] = raw
                 if not raw:
                     continue

@@ -23,6 +23,7 @@ from webrl.sites.shopping_admin.web import POST, Admin, AdminRoute, grid_page, u
 REVIEW_STATUSES = (("Approved", "Approved"), ("Pending", "Pending"), ("Not Approved", "Not Approved"))
 ACTIONS = (("by_percent", "Percent of product price discount"), ("by_fixed", "Fixed amount discount for whole cart"))
 CUSTOMER_GROUPS = ("NOT LOGGED IN", "General", "Wholesale", "Retailer")
+MAX_USES = 2**31 - 1  # Magento keeps uses_per_coupon in an INT column
 
 
 def _shorten(text: str, n: int = 50) -> str:
@@ -248,6 +249,8 @@ async def rule_save(request: Request, admin: Admin, p: dict[str, str]) -> Respon
         errors.append("End Date must follow Start Date.")
     if uses is None or uses < 0:
         errors.append("Please enter a number 0 or greater in the Uses per Coupon field.")
+    elif uses > MAX_USES:
+        errors.append(f"Please enter a value less than or equal to {MAX_USES} in the Uses per Coupon field.")
     if errors:
         for e in errors:
             flash(request, e, "error")

@@ -15,6 +15,10 @@ from typing import Any
 
 from webrl.sites.platform import Transaction, now
 
+# Magento's "Maximum Query Length" (catalog/search/max_query_length, 128 by default): the storefront cuts a longer
+# search there (and says so); the admin's grids take no more in a search or filter either.
+MAX_QUERY_LENGTH = 128
+
 # ---------------------------------------------------------------------------------------------
 # Orders: statuses, as Magento labels them, and the state each status belongs to.
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import stat
 import subprocess
 import sys
 import urllib.error
@@ -82,6 +83,20 @@ def test_control_api_needs_the_token(pristine_store):
         assert control(pristine_store, path, "wrong", method) == 403
     # The sites' own ports do not expose the control API.
     assert httpx.post(f"{pristine_store.urls(0)['shopping']}/reset").status_code in (404, 405)
+
+
+def test_the_control_token_is_private_whatever_mode_it_had(tmp_path, make_config):
+    """A token file left readable by others (0644) stayed so across `down` and `up`: any local user could then
+    reset or inspect the sites."""
+    backend = EmbeddedBackend(make_config(tmp_path, sites=["homepage"]))
+    try:
+        backend.up()
+        backend.paths.token.chmod(0o644)
+        backend.down()
+        backend.up()
+        assert stat.S_IMODE(backend.paths.token.stat().st_mode) == 0o600
+    finally:
+        backend.down()
 
 
 def test_instances_are_isolated(tmp_path, make_config):

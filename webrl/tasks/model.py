@@ -40,7 +40,6 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 EVAL_TYPES = ("string_match", "url_match", "program_html", "miniwob_reward")
 URL_NOTES = ("GOLD in PRED", "EXACT")  # EXACT: vab only
 RULES = ("exact_match", "must_include", "must_exclude", "required_values", "fuzzy_match")
-SITES = ("shopping", "shopping_admin", "reddit", "gitlab", "map", "wikipedia", "homepage", "miniwob")
 AND_SEPARATOR = " |AND| "
 OR_SEPARATOR = " |OR| "
 # Every site a task may name, each with its URL placeholder (__SHOPPING_ADMIN__ ...)
@@ -48,6 +47,16 @@ SITES = ("shopping", "shopping_admin", "reddit", "gitlab", "map", "wikipedia", "
 # a whole placeholder token: __SHOPPING__ never matches the start of __SHOPPING_ADMIN__
 PLACEHOLDER = re.compile(r"__([A-Z][A-Z_]*[A-Z])__")
 GITLAB_CLONE_HOST = re.compile(r"ssh://git@[^/\s]+:2222/")
+
+
+def known_placeholders(text: str | None) -> str | None:
+    """`text` when every placeholder in it names a site. A misspelt one (__SHOPPPING__) is never substituted:
+    the task would fail in the browser (an environment error the score leaves out) or score 0 unexplained."""
+    for match in PLACEHOLDER.finditer(text or ""):
+        if match.group(1).lower() not in SITES:
+            raise ValueError(f"unknown placeholder {match.group(0)} (the sites': "
+                             f"{', '.join(f'__{s.upper()}__' for s in SITES)})")
+    return text
 
 
 class _Open(BaseModel):
@@ -118,6 +127,8 @@ class ProgramHtml(_Open):
     required_contents: RequiredContents
     prep_actions: list[str] | None = None
 
+    _url_placeholders = field_validator("url")(known_placeholders)
+
     @model_serializer(mode="wrap")
     def _serialize(self, handler):
         data = handler(self)
@@ -135,6 +146,8 @@ class EvalSpec(_Open):
     program_html: list[ProgramHtml] = Field(default_factory=list)
     reference_answer_raw_annotation: str | None = None
     annotation_note: str | None = None
+
+    _url_placeholders = field_validator("reference_url", "url_note")(known_placeholders)
 
     @field_validator("program_html", mode="before")
     @classmethod
@@ -208,12 +221,9 @@ class Task(_Open):
     def _start_urls_resolve(cls, start_url: str) -> str:
         """Each tab's URL is a site placeholder or http(s) URL: an unknown placeholder would only fail in the
         browser, as an environment error the score does not count."""
+        known_placeholders(start_url)
         for url in start_url.split(AND_SEPARATOR):
-            match = PLACEHOLDER.match(url)
-            if match and match.group(1).lower() not in SITES:
-                raise ValueError(f"unknown placeholder {match.group(0)} (the sites': "
-                                 f"{', '.join(f'__{s.upper()}__' for s in SITES)})")
-            if not match and not url.startswith(("http://", "https://")):
+            if not PLACEHOLDER.match(url) and not url.startswith(("http://", "https://")):
                 raise ValueError(f"{url!r} is neither a site placeholder (__SHOPPING__/...) nor an http(s) URL")
         return start_url
 
