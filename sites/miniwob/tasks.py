@@ -169,15 +169,10 @@ def make_task(env: str, seed: int, split: str, intent: str, steps: list | None) 
 
 def cheat(steps: list) -> list[str]:
     """A solver's steps in the scripted-solution syntax (webrl.tasks.script)."""
-    out, pause = [], 0
+    out = []
     for action, target, *argument in steps:
-        if action == "Pause":  # ["Pause", ms]: the next step waits that long after the last observation
-            pause = target
-            continue
         argument = argument[0] if argument else None
-        step = script.done(argument) if action == "exit" else script.do(action, target, argument)
-        out.append(script.after_pause(pause, step) if pause else step)
-        pause = 0
+        out.append(script.done(argument) if action == "exit" else script.do(action, target, argument))
     return out or [script.done()]
 
 

@@ -4,12 +4,13 @@ WebRL's limits, and per-step timings."""
 from __future__ import annotations
 
 import asyncio
+from urllib.parse import quote
 
 import httpx
 import pytest
 from env_support import with_page  # tests/env is on sys.path (no __init__.py)
 
-from webrl.env.browser_env import AT_REST_JS, DOM_WATCH_JS, BrowserEnv, EnvOptions, Limits
+from webrl.env.browser_env import AT_REST_JS, REST_WATCH_JS, SHORT_TIMER_MS, BrowserEnv, EnvOptions, Limits
 from webrl.env.observation import observe
 from webrl.tasks.model import Task
 
@@ -179,7 +180,7 @@ QUIET_IN_PAGE = f"""async ([ago, change]) => {{
 
 def test_the_dom_quiet_window_counts_from_the_last_change_or_the_action():
     async def body(page):
-        await page.add_init_script(DOM_WATCH_JS)
+        await page.add_init_script(REST_WATCH_JS % SHORT_TIMER_MS)
         await page.goto("data:text/html,<p>a page</p>")
         await page.wait_for_timeout(100)  # parsed 100 ms ago: quiet since
         waits = {"quiet since the action began 50 ms ago": await page.evaluate(QUIET_IN_PAGE, [50, None]),
@@ -250,3 +251,40 @@ def test_the_page_is_observed_at_rest_not_mid_animation():
     for name, least in (("transition", 380), ("css animation", 280), ("web animation", 280), ("jquery", 280)):
         assert least <= waits[name][0] < least + 600 and waits[name][1] == [], (name, waits[name])
     assert 590 <= waits["longer than the cap"][0] < 1500 and waits["longer than the cap"][1] == ["animation"]
+
+
+TIMER_PAGE = """<button id="menu">menu</button><ul id="sub" hidden><li>an item</li></ul><script>
+  (function tick() { setTimeout(tick, 50); })();  // the page's own clocks: a loop of timers and an interval
+  setInterval(() => setTimeout(() => {}, 100), 50);
+  const sub = document.getElementById("sub");
+  document.getElementById("menu").addEventListener("click", (e) => {
+    const delay = Number(e.detail) || 300, id = setTimeout(() => { sub.hidden = false; }, delay);
+    if (delay === 1) clearTimeout(id);
+  });
+</script>"""
+# Clicks the menu (detail: the timer it sets, 1 = set and cleared) or not, waits for rest: [ms waited, caps, shown].
+CLICKED_JS = f"""async (detail) => {{
+  const start = performance.now();
+  if (detail !== null) document.getElementById("menu").dispatchEvent(new MouseEvent("click", {{detail}}));
+  const capped = await ({AT_REST_JS})([30, 1000, 3000, 1000]);
+  return [performance.now() - start, capped, !document.getElementById("sub").hidden];
+}}"""
+
+
+def test_what_a_page_does_a_moment_after_an_action_is_waited_for():
+    """A submenu that opens 300 ms after a click (jQuery UI menus, autocompletes) is observed open: the short timers
+    the page's handlers set are waited for, not its own loops of timers, long timers or cleared ones."""
+    async def body(page):
+        await page.add_init_script(REST_WATCH_JS % SHORT_TIMER_MS)
+        await page.goto("data:text/html," + quote(TIMER_PAGE))
+        await page.wait_for_timeout(200)
+        waits = {"nothing": await page.evaluate(CLICKED_JS, None),
+                 "a cleared timer": await page.evaluate(CLICKED_JS, 1),
+                 "a long timer": await page.evaluate(CLICKED_JS, 5000)}
+        waits["a 300 ms timer"] = await page.evaluate(CLICKED_JS, 300)
+        return waits
+
+    waits = with_page(body)
+    for name in ("nothing", "a cleared timer", "a long timer"):
+        assert waits[name][0] < 150 and waits[name][1:] == [[], False], (name, waits[name])
+    assert 290 <= waits["a 300 ms timer"][0] < 1000 and waits["a 300 ms timer"][1:] == [[], True]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
@@ -18,7 +17,6 @@ from webrl.policy.factory import make_policy
 from webrl.policy.oracle import find_element
 from webrl.policy.prompt import webrl_prompt
 from webrl.tasks.model import Task
-from webrl.tasks.script import after_pause, split_pause
 
 TASK = Task.model_validate({"task_id": 1, "sites": ["shopping"], "start_url": "__SHOPPING__", "intent": "Buy socks.",
                             "eval": {"eval_types": ["string_match"], "reference_answers": {"must_include": ["x"]}},
@@ -56,17 +54,6 @@ def test_oracle_finds_elements_by_what_a_person_sees():
     missing = Task.model_validate({**TASK.model_dump(), "cheat": ['do(action="Click", element="{Nope}")']})
     reply = oracle.act([PolicyInput(missing, [], OBS)], Sampling())[0].text
     assert parse_action(reply).kind == "none" and "Nope" in reply  # a counted no-op, not a crash
-
-
-def test_oracle_pauses_where_its_script_asks_and_says_nothing_of_it():
-    """A page's timers (a submenu opening 300 ms after a hover) expect a model's thinking time, which the oracle
-    stands in for with a pause; the response is the step alone."""
-    hover = after_pause(300, 'do(action="Hover", element="{Sign In}")')
-    paused = Task.model_validate({**TASK.model_dump(), "cheat": [hover]})
-    started = time.monotonic()
-    reply = make_policy("oracle").act([PolicyInput(paused, [], OBS)], Sampling())[0].text
-    assert time.monotonic() - started >= 0.3 and reply == 'do(action="Hover", element="0")'
-    assert split_pause('do(action="Hover", element="0")') == (0.0, 'do(action="Hover", element="0")')
 
 
 def test_oracle_reads_raw_values_and_text_a_page_without_charset_shows():

@@ -42,32 +42,60 @@ VIEWPORT = {"width": 1280, "height": 720}
 LOAD_CAP_MS = 5000
 NETWORK_QUIET_MS, NETWORK_QUIET_CAP_MS = 30, 500  # (Playwright's "networkidle" always costs 500 ms)
 DOM_QUIET_MS, DOM_QUIET_CAP_MS = 30, 1000
-MOVING_CAP_MS = 3000  # animations: VAB's fixed sleep after every action is 3 s
+MOVING_CAP_MS = 3000  # animations and short timers: VAB's fixed sleep after every action is 3 s
+SHORT_TIMER_MS = 1000  # a page's timers up to this long are part of what an action does (REST_WATCH_JS)
 # What a new episode must not inherit from an earlier one on an origin (cookies are cleared for all at once);
 # Chromium's local_storage covers the tab's session storage too (tests/env/test_browser_env.py checks it).
 CLEARED_STORAGE = "local_storage,indexeddb,websql,cache_storage,service_workers,file_systems,shared_storage"
 
 # Every document of the tab records when its DOM last changed (an init script, so a new document is watched from its
-# first node on); the marking's own `data-label-id` writes do not count. Nothing is written into the DOM.
-DOM_WATCH_JS = """(() => {
+# first node on); the marking's own `data-label-id` writes do not count. Nothing is written into the DOM. It also
+# keeps the short timers (up to SHORT_TIMER_MS) that the page's event handlers and scripts set and that have not
+# fired: what a page does a moment after an action (a submenu that opens 300 ms after its item is hovered, an
+# autocomplete that searches 300 ms after the last key). Timers set by timer callbacks are not kept: a page's own
+# polling or animation loop would never let it rest.
+REST_WATCH_JS = """((shortTimer) => {
   const clock = () => performance.timeOrigin + performance.now();
   const own = (r) => r.type === "attributes" && r.attributeName === "data-label-id";
   window.__webrl_dom_changed = clock();
   new MutationObserver((records) => { if (!records.every(own)) window.__webrl_dom_changed = clock(); })
     .observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
-})();"""
+  const pending = new Set(), setTimer = window.setTimeout, clearTimer = window.clearTimeout;
+  const setRepeat = window.setInterval;
+  let inTimer = 0;
+  const marked = (handler, done) => function (...args) {
+    done?.();
+    inTimer++;
+    try { return handler.apply(this, args); } finally { inTimer--; }
+  };
+  window.setTimeout = function (handler, delay, ...args) {
+    if (typeof handler !== "function") return setTimer.call(window, handler, delay, ...args);
+    const kept = !inTimer && !(Number(delay) > shortTimer);
+    const id = setTimer.call(window, marked(handler, kept ? () => pending.delete(id) : null), delay, ...args);
+    if (kept) pending.add(id);
+    return id;
+  };
+  window.setInterval = function (handler, ...rest) {
+    return setRepeat.call(window, typeof handler === "function" ? marked(handler) : handler, ...rest);
+  };
+  window.clearTimeout = function (id) { pending.delete(id); return clearTimer.call(window, id); };
+  window.__webrl_rest = {pending, setTimer};
+})(%d);"""
 # Resolves once the page is at rest: the DOM has had no change for `quiet` ms, counted from the later of its last
-# change and the action's start (`ago` ms before this call), or `dom_cap` ms have passed; and no animation is running
-# (a CSS transition or animation or a Web Animation of finite length, or jQuery's animation queue), or `moving_cap`
-# ms have passed. A document that is not watched (its init script did not run) counts its DOM from this call, as a
-# MutationObserver started here would. Resolves to the names of the caps that were hit.
+# change and the action's start (`ago` ms before this call), or `dom_cap` ms have passed; and nothing is moving or
+# about to (a CSS transition or animation or a Web Animation of finite length, jQuery's animation queue, a short
+# timer of REST_WATCH_JS's), or `moving_cap` ms have passed. A document that is not watched (its init script did not
+# run) counts its DOM from this call, as a MutationObserver started here would. Resolves to the names of the caps
+# that were hit.
 AT_REST_JS = """([quiet, domCap, movingCap, ago]) => new Promise((resolve) => {
   const clock = () => performance.timeOrigin + performance.now();
   const start = clock();
   const watched = typeof window.__webrl_dom_changed === "number";
+  const rest = window.__webrl_rest, wait = rest?.setTimer ?? setTimeout;
   const finite = (a) => a.playState === "running" && a.effect !== null
     && Number.isFinite(a.effect.getComputedTiming().endTime);
-  const moving = () => document.getAnimations().some(finite) || (window.jQuery?.timers?.length ?? 0) > 0;
+  const moving = () => document.getAnimations().some(finite) || (window.jQuery?.timers?.length ?? 0) > 0
+    || (rest?.pending.size ?? 0) > 0;
   const check = () => {
     const now = clock(), elapsed = now - start;
     const domLeft = (watched ? Math.max(window.__webrl_dom_changed, start - ago) : start) + quiet - now;
@@ -76,7 +104,7 @@ AT_REST_JS = """([quiet, domCap, movingCap, ago]) => new Promise((resolve) => {
     if (domDone && movingDone) {
       resolve([...(domLeft > 0 ? ["dom"] : []), ...(animating ? ["animation"] : [])]);
     } else {
-      setTimeout(check, movingDone ? Math.min(domLeft, domCap - elapsed) : Math.min(20, movingCap - elapsed));
+      wait(check, movingDone ? Math.min(domLeft, domCap - elapsed) : Math.min(20, movingCap - elapsed));
     }
   };
   check();
@@ -337,7 +365,7 @@ class BrowserEnv:
         await self.shutdown()
         proxy = await self.guard.start()
         self.context = await self.browser.new_context(viewport=VIEWPORT, proxy={"server": proxy})
-        await self.context.add_init_script(DOM_WATCH_JS)
+        await self.context.add_init_script(REST_WATCH_JS % SHORT_TIMER_MS)
         self.context.on("request", lambda _: self._count_request(+1))
         self.context.on("requestfinished", lambda _: self._count_request(-1))
         self.context.on("requestfailed", lambda _: self._count_request(-1))

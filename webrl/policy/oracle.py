@@ -5,19 +5,17 @@ sees, in braces, and the oracle finds that element's id in the current observati
 `do(action="Click", element="{Sign In}")` picks the labelled element whose text (or title,
 placeholder, value, data-text) is "Sign In"; `{placeholder=Email}` or `{title=...}` match one attribute;
 `{@x,y}` picks the smallest labelled element whose box holds that point of the viewport (MiniWoB++ solutions
-name elements without text, such as a checkbox, by where they are). A step may ask for a pause before it
-(`webrl.tasks.script.after_pause`): the oracle answers at once, where a page's timers expect a model's thinking time.
+name elements without text, such as a checkbox, by where they are). It answers at once: what a page does a moment
+after an action (a submenu's timer) is waited for by the environment before it observes (webrl.env.browser_env).
 """
 
 from __future__ import annotations
 
 import html
 import re
-import time
 
 from webrl.env.observation import Observation
 from webrl.policy.base import PolicyInput, Response, Sampling
-from webrl.tasks.script import split_pause
 
 TARGET = re.compile(r'element="\{([^}]*)\}"')
 # An element with an id in the simplified HTML: its tag, attributes and direct text. Values and text are printed
@@ -42,10 +40,8 @@ class OraclePolicy:
         step = len(x.history)
         if step >= len(script):
             return 'exit(message="")'
-        pause, action = split_pause(script[step])
-        time.sleep(pause)  # acts run in a thread of their own (webrl.runs.episodes)
         try:
-            return TARGET.sub(lambda m: f'element="{find_element(m.group(1), x.observation)}"', action)
+            return TARGET.sub(lambda m: f'element="{find_element(m.group(1), x.observation)}"', script[step])
         except OracleError as err:  # shows up in the trajectory as an unparseable (no-op) step
             return f"# oracle: {err}"
 

@@ -12,7 +12,6 @@ the last "exit(" (else the last "do(") of a step, so neither may appear inside a
 from __future__ import annotations
 
 import json
-import re
 
 
 def lit(text: str) -> str:
@@ -68,22 +67,6 @@ def scroll_up() -> str:
 
 def go_back() -> str:
     return do("Go Backward")
-
-
-PAUSE = re.compile(r"# pause (\d+) ms\n")
-
-
-def after_pause(ms: int, step: str) -> str:
-    """`step`, taken `ms` milliseconds after the previous step's observation: the time a model would spend
-    thinking, which a page's own timers (a submenu that opens 300 ms after a hover) count on. The oracle sleeps
-    and drops the line; a policy's response never holds it."""
-    return f"# pause {int(ms)} ms\n{step}"
-
-
-def split_pause(step: str) -> tuple[float, str]:
-    """(seconds to wait before it, the step itself) of a scripted step."""
-    match = PAUSE.match(step)
-    return (int(match.group(1)) / 1000, step[match.end():]) if match else (0.0, step)
 
 
 def done(message: str = "", note: str = "") -> str:

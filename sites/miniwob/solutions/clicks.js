@@ -19,8 +19,8 @@
     return [click(link.parentElement.previousElementSibling), click(word)];
   };
   // Menus (jQuery UI): an item with a submenu is an element only by its caret icon, an item with an icon by
-  // that icon, any other by its text. A submenu opens 300 ms after its item is hovered: the oracle hovers it
-  // again half a second later, so that the observation shows the submenu whatever the machine's speed.
+  // that icon, any other by its text. A submenu opens 300 ms after its item is hovered, before the environment
+  // observes the page (it waits for a page's short timers).
   // Positions inside a submenu are measured by showing it where the menu will place it.
   const menuSteps = (leaf, first = []) => {
     const parents = [];
@@ -30,8 +30,7 @@
     const place = (ul) => ul.id === "menu" ? jQuery(ul).show() : jQuery(ul).show().position({my: "left top", at: "right top", of: jQuery(ul.parentElement)});
     if (shown[0]?.id === "menu") place(shown[0]);
     for (const li of parents) {
-      const hovered = hover($(":scope > div > .ui-menu-icon", li));
-      steps.push(hovered, ["Pause", 500], hovered);
+      steps.push(hover($(":scope > div > .ui-menu-icon", li)));
       place($(":scope > ul", li));
     }
     const icon = $(".ui-icon", leaf);
