@@ -176,30 +176,42 @@ LINKS_JS = """(tcp) => {
     const a = document.createElement("a"); a.href = href; a.textContent = text; a.style.fontSize = "40px";
     document.body.prepend(a, document.createElement("br"));
   }
+  const form = document.createElement("form");
+  form.action = "javascript:window.name='ran'";
+  form.innerHTML = '<input name="q" placeholder="form field" style="font-size: 40px">';
+  document.body.prepend(form);
 }"""
+ACTIONS = {"webrl": {"click": 'do(action="Click", element="{}")', "enter": 'do(action="Search", element="{}", '
+                     'argument="x")', "press": 'do(action="Press Enter")', "nothing": "Nothing to do."},
+           "webarena": {"click": "```click [{}]```", "enter": "```type [{}] [x] [1]```", "press": "```press [Enter]```",
+                        "nothing": "```hover [99999]```"}}
 
 
-@pytest.mark.parametrize("space", ["webrl", "webarena"])
-def test_a_link_off_the_sites_is_refused_in_both_action_spaces(site_servers, space):
-    """Links as user content could carry them (the embedded sites' Markdown refuses unsafe links; a real site may
-    not): the click is refused, not made."""
+@pytest.mark.parametrize(("space", "observation"), [("webrl", "webrl"), ("webarena", "webrl"), ("webarena", "axtree")])
+def test_a_link_or_form_off_the_sites_is_refused_in_both_action_spaces(site_servers, space, observation):
+    """Links and forms as user content could carry them (the embedded sites' Markdown refuses unsafe links; a real
+    site may not): a click on the link, typing into the form with Enter, and Enter on a focused link are refused,
+    not made, wherever the element is observed."""
     backend = site_servers("shopping", "shopping_admin")
-    click = {"webrl": 'do(action="Click", element="{}")', "webarena": "```click [{}]```"}[space]
-    nothing = {"webrl": "Nothing to do.", "webarena": "```hover [99999]```"}[space]
+    actions = ACTIONS[space]
 
     with listeners() as out:
         async def body(env):
             await env.reset(task())
             await env.page.evaluate(LINKS_JS, out.tcp_port)
-            obs, *_ = await env.step(nothing)  # a step that changes nothing: the links are observed
+            obs, *_ = await env.step(actions["nothing"])  # a step that changes nothing: the links are observed
             errors = []
-            for text in ("script link", "data link", "away link"):
+            for text, how in (("script link", "click"), ("data link", "click"), ("away link", "click"),
+                              ("form field", "enter")):
                 [element] = [i for i, line in _labelled(obs.text) if text in line]
-                *_, info = await env.step(click.format(element))
+                *_, info = await env.step(actions[how].format(element))
                 errors.append(info["error"])
+            await env.page.focus("a[href^=javascript]")  # as Tab presses would
+            *_, info = await env.step(actions["press"])
+            errors.append(info["error"])
             return errors, await env.page.evaluate("window.name")
 
-        errors, name = run(backend, body, action_space=space)
+        errors, name = run(backend, body, action_space=space, observation=observation)
         connections = out.connections
     assert all(e and "refused" in e for e in errors), errors
     assert name != "ran" and connections == 0

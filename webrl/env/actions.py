@@ -22,6 +22,11 @@ when the action runs (a link wrapped over two lines: between them); Type, Search
 data-bbox from the observation (its first client rect). `click_at="line"` (webrl's own) lands every action at the
 centre of the element's first line box of at least 1 px², as observed. The accessibility tree's boxes are its
 nodes' layout boxes, as WebArena's.
+
+`may_visit` (the sandbox, webrl.env.browser_env): an action that would load a URL the agent may not visit is refused
+before any input, untouched: `goto`, and a click, type, search or select whose point lies on a link (or a submit
+button) to one, and a key press on a focused one. The browser would run a `javascript:` URL's script in the
+site's page and make a `data:` page itself, without a request a proxy could stop.
 """
 
 from __future__ import annotations
@@ -274,24 +279,37 @@ _SCROLL_WINDOW_JS = """(sign) => {
 _FRAME_JS = "() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))"
 
 
-async def execute(action: Action, page, obs, click_at: str = "box", cdp=None):
+async def execute(action: Action, page, obs, click_at: str = "box", cdp=None, may_visit=None):
     """Carry out `action` in `page` (observed as `obs`, with the same `click_at`). Raises ActionError when it
-    cannot be done (unknown element id, no matching option, ...). Returns the page that is current afterwards
-    when a tab action changed it (new_tab, tab_focus, close_tab), else None. `cdp`: a CDP session of `page`, with
-    which typing asks whether the page listens to keys (see _type); without one, text is typed key by key."""
+    cannot be done (unknown element id, no matching option, ...) or would load a URL that `may_visit` (a
+    predicate, None: any) refuses. Returns the page that is current afterwards when a tab action changed it
+    (new_tab, tab_focus, close_tab), else None. `cdp`: a CDP session of `page`, with which typing asks whether the
+    page listens to keys (see _type); without one, text is typed key by key."""
     kind = action.kind
     if kind in ("none", "exit", "stop"):
         return None
     webarena = action.space == "webarena"
 
+    async def leaving(point: tuple[float, float] | None = None, url: str | None = None) -> None:
+        """Refuse, untouched, an action that would load `url`, or whatever the element at `point` (None: the
+        focused element) would load when activated."""
+        if may_visit is None:
+            return
+        if url is None:
+            url = await page.evaluate(_DESTINATION_JS, list(point) if point else None)
+        if url is not None and not may_visit(url):
+            raise ActionError(f"{kind} to {url[:200]!r} refused: only the task's sites may be visited", untouched=True)
+
     if kind == "click":
         x, y = await _click_point(action, page, obs, click_at, arm=True)
+        await leaving((x, y))
         await _navigating(page, lambda: page.mouse.click(x, y), armed=True)
     elif kind == "hover":
         x, y = _centre(action, obs)
         await page.mouse.move(x, y)
     elif kind == "type" and webarena:  # click and type, no clearing; a trailing "\n" presses Enter
         x, y = _centre(action, obs)
+        await leaving((x, y))
         await page.mouse.click(x, y)
         text = action.argument or ""
         if text.endswith("\n"):
@@ -301,6 +319,7 @@ async def execute(action: Action, page, obs, click_at: str = "box", cdp=None):
             await _type(page, text, cdp)
     elif kind in ("type", "search"):
         x, y = _centre(action, obs)
+        await leaving((x, y))
         await page.mouse.click(x, y)
         await page.keyboard.press("Control+A")
         await page.keyboard.press("Backspace")
@@ -309,6 +328,7 @@ async def execute(action: Action, page, obs, click_at: str = "box", cdp=None):
             await _navigating(page, lambda: page.keyboard.press("Enter"))
     elif kind == "select":
         x, y = await _click_point(action, page, obs, click_at, arm=True)
+        await leaving((x, y))
         try:
             result = await _navigating(page, lambda: page.evaluate(_SELECT_JS, [action.element, x, y, action.argument]),
                                        armed=True)
@@ -328,8 +348,10 @@ async def execute(action: Action, page, obs, click_at: str = "box", cdp=None):
             await page.mouse.wheel(0, sign * height * 2 / 3)
             await _quiet(page)
     elif kind == "press_enter":
+        await leaving()
         await _navigating(page, lambda: page.keyboard.press("Enter"))
     elif kind == "press":
+        await leaving()
         await _navigating(page, lambda: page.keyboard.press(_key_combination(action.argument or "")))
     elif kind in ("go_backward", "go_forward"):
         go = page.go_back if kind == "go_backward" else page.go_forward
@@ -338,6 +360,7 @@ async def execute(action: Action, page, obs, click_at: str = "box", cdp=None):
         except PlaywrightError as err:
             raise ActionError(f"{kind} failed: {str(err).splitlines()[0]}") from err
     elif kind == "goto":
+        await leaving(url=action.argument or "")
         try:
             await page.goto(action.argument or "", wait_until="load", timeout=NAVIGATION_TIMEOUT_MS)
         except PlaywrightError as err:
@@ -387,6 +410,17 @@ async def _click_point(action: Action, page, obs, click_at: str, arm: bool = Fal
         raise ActionError(f"element {action.element} is no longer on the page", untouched=True)
     bx, by, bw, bh = box
     return bx + bw / 2, by + bh / 2
+
+
+# What activating the element at a point ([x, y]; null: the focused element) would load: the href of its link, the
+# action of the form a submit button or a field (Enter) would submit; else null.
+_DESTINATION_JS = """(point) => {
+  const el = point === null ? document.activeElement : document.elementFromPoint(point[0], point[1]);
+  const link = el?.closest("a[href], area[href]");
+  if (link) return link.href;
+  if (!el?.form) return null;
+  return ["submit", "image"].includes(el.type) ? el.formAction : el.form.action;
+}"""
 
 
 # The labelled element's bounding box when it has a layout box, else null. One evaluate in the page's own world, in

@@ -30,7 +30,7 @@ from webrl.env.actions import Action, ActionError, execute, parse_action
 from webrl.env.auth import AuthCache
 from webrl.env.guard import OriginGuard
 from webrl.env.miniwob import DEFAULT_TIME_LIMIT_S, episode_done, start_episode
-from webrl.env.observation import LABEL_ATTRIBUTE, Observation, observe
+from webrl.env.observation import Observation, observe
 from webrl.errors import SitesChanged, WebrlError
 from webrl.evaluators.result import EvalResult
 from webrl.evaluators.router import evaluate
@@ -109,13 +109,6 @@ AT_REST_JS = """([quiet, domCap, movingCap, ago]) => new Promise((resolve) => {
   };
   check();
 })"""
-
-# The URL a click on the labelled element follows: the href of the element or of its nearest enclosing link, else null.
-LINK_JS = f"""(id) => {{
-  const link = document.querySelector(`[{LABEL_ATTRIBUTE}="${{id}}"]`)?.closest("a[href], area[href]");
-  return link ? link.href : null;
-}}"""
-
 
 @dataclass(frozen=True)
 class EnvOptions:
@@ -227,10 +220,10 @@ class BrowserEnv:
                 self.answer = action.argument or ""
             else:
                 try:
-                    await self._refuse_navigation_away(action)
                     # Tab actions (webarena space) return the page that is now current.
                     cdp = self._cdp if self.page is self.tab else None  # the tab's session (typing asks it)
-                    self.page = await execute(action, self.page, self.obs, self.options.click_at, cdp) or self.page
+                    self.page = await execute(action, self.page, self.obs, self.options.click_at, cdp,
+                                              self._may_visit) or self.page
                 except ActionError as err:
                     error, untouched = str(err), err.untouched
         timings["act"] = _ms(start)
@@ -270,20 +263,12 @@ class BrowserEnv:
         answer = self.answer if self.answer is not None else ""
         return await evaluate(self.task, answer, self.page, mode=self.mode, judge=self.judge, urls=urls)
 
-    async def _refuse_navigation_away(self, action: Action) -> None:
-        """A `goto`, or a click on a link, whose URL is not an http(s) page of an origin the agent may reach is refused
-        before the browser sees it (javascript:, data:, file:, view-source:, blob:, another origin): the proxy would
-        stop a request elsewhere, but not script in a javascript: URL nor a page the browser makes itself (data:)."""
-        if action.kind == "goto":
-            url = action.argument or ""
-        elif action.kind == "click" and action.element is not None and self.obs.kind == "webrl":
-            url = await self.page.evaluate(LINK_JS, str(action.element))
-        else:
-            return
-        if url is not None and host_port(url) not in self.guard.allowed:
-            self.blocked.append(url[:200])
-            raise ActionError(f"{action.kind} to {url[:200]!r} refused: only the task's sites may be visited",
-                              untouched=True)
+    def _may_visit(self, url: str) -> bool:
+        """Whether the agent may load `url`: an http(s) page of an origin the guard admits; a refusal is recorded."""
+        if host_port(url) in self.guard.allowed:
+            return True
+        self.blocked.append(url[:200])
+        return False
 
     async def _shows_start_page(self) -> bool:
         """Whether this MiniWoB episode can start on the page the tab shows: the previous episode's, of the same
