@@ -14,9 +14,10 @@ from webrl.env.observation import Observation
 from webrl.errors import UsageError, WebrlError
 from webrl.policy.base import PolicyInput, Sampling
 from webrl.policy.factory import make_policy
-from webrl.policy.oracle import find_element
+from webrl.policy.oracle import OracleError, find_element
 from webrl.policy.prompt import webrl_prompt
 from webrl.tasks.model import Task
+from webrl.tasks.script import before
 
 TASK = Task.model_validate({"task_id": 1, "sites": ["shopping"], "start_url": "__SHOPPING__", "intent": "Buy socks.",
                             "eval": {"eval_types": ["string_match"], "reference_answers": {"must_include": ["x"]}},
@@ -48,6 +49,10 @@ def test_oracle_finds_elements_by_what_a_person_sees():
     assert find_element("title=Search", OBS) == 2
     # by position: the smallest box that holds the point (the button lies on the search field)
     assert find_element("@60,20", OBS) == 0 and find_element("@100,50", OBS) == 1 and find_element("@290,50", OBS) == 2
+    # by its neighbour: the labelled element printed just before (a product's photo, an <img> without text)
+    assert find_element(before("title=Search"), OBS) == 1 and find_element(before("before(title=Search)"), OBS) == 0
+    with pytest.raises(OracleError, match="no labelled element before"):
+        find_element(before("Sign In"), OBS)
     oracle = make_policy("oracle")
     assert oracle.act([PolicyInput(TASK, [], OBS)], Sampling())[0].text == 'do(action="Click", element="0")'
     assert oracle.act([PolicyInput(TASK, ["x"], OBS)], Sampling())[0].text == 'exit(message="done")'

@@ -183,7 +183,7 @@ def test_nearby_search_is_ordered_by_distance(client, osm):
     with closing(db(osm)) as conn:
         cafes = conn.execute("SELECT * FROM places WHERE category = 'cafe'").fetchall()
     nearest = min(cafes, key=lambda p: haversine(station["lat"], station["lon"], p["lat"], p["lon"]))
-    first = re.search(r'class="set_position" href="/node/(\d+)"', r.text).group(1)
+    first = re.search(r'class="set_position stretched-link" href="/node/(\d+)"', r.text).group(1)
     assert int(first) == nearest["osm_id"]
 
 

@@ -66,10 +66,9 @@ def test_oracle_solves_the_test_split_and_every_template(suite, site_servers, ru
             covered.add(task.template)
             chosen[task.task_id] = task
     # Two episodes at once on two instance sets: the browser, the sites and the harness take turns on the cores.
-    # With webrl's click: the scripted routes click products by their name, which VAB's click misses where the
-    # name wraps onto a short second line (README, The observation).
+    # The default harness (VAB's click point), as `webrl eval` runs a model.
     backend = site_servers("shopping", "shopping_admin", "reddit", "gitlab", "map", instances=2)
-    rows = run_oracle(backend, list(chosen.values()), parallel=2, click_at="line")
+    rows = run_oracle(backend, list(chosen.values()), parallel=2)
     failures = [f"{task.template} (task {task_id}, {task.split}): {task.intent}\nstatus {row['status']}, eval "
                 f"{json.dumps(row.get('eval'), default=str)[:1500]}\nsteps:\n"
                 + "\n".join(f"  {s['url']}  {s['response']!r}  error={s['error']}" for s in row["steps"])

@@ -5,8 +5,10 @@ sees, in braces, and the oracle finds that element's id in the current observati
 `do(action="Click", element="{Sign In}")` picks the labelled element whose text (or title,
 placeholder, value, data-text) is "Sign In"; `{placeholder=Email}` or `{title=...}` match one attribute;
 `{@x,y}` picks the smallest labelled element whose box holds that point of the viewport (MiniWoB++ solutions
-name elements without text, such as a checkbox, by where they are). It answers at once: what a page does a moment
-after an action (a submenu's timer) is waited for by the environment before it observes (webrl.env.browser_env).
+name elements without text, such as a checkbox, by where they are), and `{before(TARGET)}` the labelled element
+printed just before the one TARGET names (an element without text, such as a product's photo, by its neighbour:
+`webrl.tasks.script.before`). It answers at once: what a page does a moment after an action (a submenu's timer) is
+waited for by the environment before it observes (webrl.env.browser_env).
 """
 
 from __future__ import annotations
@@ -47,11 +49,19 @@ class OraclePolicy:
 
 
 POINT = re.compile(r"@(-?\d+),(-?\d+)")
+BEFORE = re.compile(r"before\((.+)\)", re.S)
 
 
 def find_element(target: str, observation: Observation) -> int:
-    """The id of the first labelled element matching `target` ("text" or "attribute=value"), or of the smallest
-    one whose box holds the point "@x,y"."""
+    """The id of the first labelled element matching `target` ("text" or "attribute=value"), of the smallest
+    one whose box holds the point "@x,y", or of the one printed just before the element "before(TARGET)" names."""
+    if before := BEFORE.fullmatch(target):
+        named = find_element(before.group(1), observation)
+        printed = [int(m.group(2)) for m in LABELLED.finditer(observation.text)]
+        at = printed.index(named) if named in printed else 0
+        if at == 0:
+            raise OracleError(f"no labelled element before {{{before.group(1)}}} on this page")
+        return printed[at - 1]
     if point := POINT.fullmatch(target):
         x, y = map(int, point.groups())
         holding = [(w * h, i) for i, (left, top, w, h) in observation.boxes.items()

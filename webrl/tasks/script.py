@@ -34,6 +34,12 @@ def do(action: str, target: str | None = None, argument: str | None = None) -> s
     return f"do({', '.join(parts)})"
 
 
+def before(target: str) -> str:
+    """A target naming the labelled element printed just before the one `target` names: an element that shows no
+    text of its own (a product's photo is an <img> whose alt text the observation leaves out) by its neighbour."""
+    return f"before({target})"
+
+
 def click(target: str) -> str:
     return do("Click", target)
 

@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 
 from webrl.sites.platform import money
-from webrl.tasks.script import click, hover, scroll_down, search
+from webrl.tasks.script import before, click, hover, scroll_down, search
 from webrl.tasks.templates import Data
 
 DB = "store"
@@ -27,9 +27,11 @@ def search_store(text: str) -> str:
 
 
 def open_product(name: str) -> list[str]:
-    """From any page: search the product by its name and open it from the results (it ranks first). After a
-    search the search box holds the name too, so the result link is named by its data-text."""
-    return [search_store(name), click(f"data-text={name}")]
+    """From any page: search the product by its name and open it from the results (it ranks first) by its photo,
+    the labelled <img> just before its name's link (after a search the search box holds the name too, so the link is
+    named by its data-text). Not by the name: VAB's click lands at the centre of a link's bounding box, which for
+    a name wrapped onto two lines lies between them, on no link (as on the real site)."""
+    return [search_store(name), click(before(f"data-text={name}"))]
 
 
 def open_category(category: dict) -> list[str]:
