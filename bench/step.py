@@ -6,7 +6,7 @@ sleeps a fixed 3 s after every action. The benchmark replays a scripted browsing
 embedded shop (menu clicks, searches, scrolling, going back) through the one episode runner, several
 episodes, and prints the median and p90 of each part.
 
-    .venv/bin/python bench/step.py [--episodes 3]
+    .venv/bin/python bench/step.py [--episodes 3] [--json RESULT.json]
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from stamp import write_result  # bench/ is on sys.path when a bench runs
 from webrl.config import load_config, on_free_ports
 from webrl.policy.oracle import OraclePolicy
 from webrl.runs.episodes import Browsers, EvalSettings, open_env, run_episode
@@ -67,6 +68,7 @@ async def measure(backend: EmbeddedBackend, episodes: int, out: Path) -> list[di
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=3)
+    parser.add_argument("--json", type=Path, help="also write the medians and p90s, stamped (bench/stamp.py), here")
     args = parser.parse_args()
     console = Console()
     with tempfile.TemporaryDirectory() as state:
@@ -82,11 +84,15 @@ def main() -> None:
     for column in ("part", "median", "p90", "max"):
         table.add_column(column, justify="left" if column == "part" else "right")
     parts = ["act", "wait_load", "wait_network", "wait_rest", "settle", "observe", "total"]
+    numbers = {}
     for part in parts:
         values = [s.get(part, 0.0) for s in steps]
-        table.add_row(part, f"{statistics.median(values):.0f} ms", f"{statistics.quantiles(values, n=10)[-1]:.0f} ms",
+        numbers[part] = {"median_ms": statistics.median(values), "p90_ms": statistics.quantiles(values, n=10)[-1]}
+        table.add_row(part, f"{numbers[part]['median_ms']:.0f} ms", f"{numbers[part]['p90_ms']:.0f} ms",
                       f"{max(values):.0f} ms")
     console.print(table)
+    if args.json:
+        write_result(args.json, {"bench": "step", "steps": len(steps), "parts": numbers})
     median = statistics.median(s["total"] for s in steps)
     console.print(f"median step overhead {median:.0f} ms: goal ≤ {GOAL_MS} ms {'✓' if median <= GOAL_MS else '✗'}; "
                   f"VAB's fixed sleep alone is {VAB_SLEEP_MS} ms ({VAB_SLEEP_MS / median:.0f}× longer)")

@@ -6,6 +6,7 @@ task set (default: the embedded test split, then MiniWoB++'s test seeds of the s
 the one episode runner with the oracle over it once per worker count (screenshots off, as in training rollouts).
 
     .venv/bin/python bench/throughput.py [--tasks embedded:test miniwob:test] [--episodes 60] [--workers 1 2 4]
+                                         [--json RESULT.json]
 
 Prints per task set: steps/s, episodes/s, oracle success and the ratio to 1 worker in one table (ratios from one
 run: these machines are shared and noisy), and the per-episode breakdown of the 2-worker run (medians and p90 of
@@ -27,6 +28,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from stamp import write_result  # bench/ is on sys.path when a bench runs
 from webrl.config import load_config, on_free_ports
 from webrl.policy.factory import make_policy
 from webrl.runs.eval import EvalSettings, run_eval
@@ -76,13 +78,20 @@ def main() -> None:
     parser.add_argument("--tasks", nargs="+", default=["embedded:test", "miniwob:test"])
     parser.add_argument("--episodes", type=int, default=60, help="oracle episodes per row")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--json", type=Path, help="also write the numbers, stamped (bench/stamp.py), to this file")
     args = parser.parse_args()
     console = Console()
+    numbers: dict[str, dict] = {}
     with bench_sites(max(args.workers)) as (backend, state):
         for name in args.tasks:
             tasks = sample(name, state, args.episodes)
             results = {w: run(backend, tasks, state / f"{name.replace(':', '-')}-{w}", w) for w in args.workers}
             report(console, name, tasks, results, args.workers)
+            numbers[name] = {str(w): {"steps_per_s": r["steps"] / r["wall"], "episodes_per_s": r["episodes"] / r["wall"],
+                                      "success": r["success"], "episodes": r["episodes"]}
+                             for w, (r, _) in results.items()}
+    if args.json:
+        write_result(args.json, {"bench": "throughput", "workers": numbers})
 
 
 @contextmanager
