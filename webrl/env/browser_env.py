@@ -8,10 +8,12 @@
 
 Limits follow WebRL's evaluation scripts: 30 steps, 5 consecutive unparseable responses, 5 identical
 actions in a row. There are no fixed sleeps: after each action the env waits until the page is at rest (load,
-then network quiet, DOM quiet and no animation running, each capped) and records how long each part took.
+then network quiet, DOM quiet and no animation or short timer pending, each capped) and records how long each part
+took.
 The agent reaches only the task's sites and the homepage: the browser context's every connection goes through
-webrl's proxy (webrl.env.guard), and a `goto` or a link elsewhere is refused before the browser sees it; what
-was blocked is recorded.
+webrl's proxy (webrl.env.guard), and an action that would load anything else (a `goto`, a link or form at a click
+point, Enter on a focused one) is refused before the browser sees it (webrl.env.actions); what was blocked is
+recorded.
 Every episode starts in the same tab, cleaned of everything earlier episodes left (see `_clean_tab`).
 """
 
