@@ -25,7 +25,7 @@ from webrl.policy.models import (
     prepared_models,
     resolve_model,
 )
-from webrl.policy.prompt import END_OF_TURN, webrl_prompt
+from webrl.policy.prompt import END_OF_TURN, SYSTEM_PROMPT, webrl_prompt
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
@@ -59,6 +59,15 @@ def test_tiny_builds_once_and_reloads_offline(tmp_path, offline):
     model = load_causal_lm(path)
     assert model.config.eos_token_id == tokenizer.eos_token_id and not model.training
     assert model(**tokenizer("hello", return_tensors="pt")).logits.shape[-1] == len(tokenizer)
+
+
+def test_tinys_corpus_is_the_text_it_will_see_not_source_code():
+    """The tokenizer (hence the vocabulary and the random initialisation) changes with the prompt text and the site
+    templates only: an edit to a comment of the prompt module must not make another model."""
+    corpus = models._tiny_corpus()
+    assert SYSTEM_PROMPT in corpus and any(text.startswith("Task Instruction: ") for text in corpus)
+    assert not any("def webrl_prompt" in text or '"""' in text for text in corpus)
+    assert sum("<html" in text or "{%" in text for text in corpus) > 20  # the sites' page templates
 
 
 def test_bad_specs_are_usage_errors(tmp_path, offline):
