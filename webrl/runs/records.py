@@ -1,0 +1,132 @@
+"""The episode record: one line of a run's episodes.jsonl, written and read only here.
+
+`webrl eval`, the training loop's rollouts, evaluations and demonstrations all write EpisodeRecords; rewards,
+metrics, the ORM's data, reports and comparisons read them back through `read_episodes`. Each line carries the
+schema version it was written with; a line without one was written before records had a version (version 1: the
+same fields, less what later versions added) and loads all the same.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError, model_validator
+
+from webrl.errors import UsageError
+from webrl.tasks.model import MiniwobEpisode
+
+SCHEMA_VERSION = 2  # 2: schema_version itself; 1: every line before it
+EPISODES_FILE = "episodes.jsonl"
+
+# done: the rule evaluators judged it (score 0 or 1); unjudged: it needs a judge that was not given; error: the
+# evaluator failed on the task (its file names the cause); env_error / policy_error: the environment or the policy
+# failed, nothing was judged
+Status = Literal["done", "unjudged", "error", "env_error", "policy_error"]
+
+
+class EpisodeStep(BaseModel):
+    """One step: the observation the policy answered, its raw response, the parsed action, what went wrong and
+    where the time went."""
+
+    index: int
+    url: str
+    observation: str
+    response: str
+    action: dict[str, Any]
+    error: str | None = None
+    timings_ms: dict[str, float] = {}
+    capped: list[str] = []  # the waits for rest that hit their cap ("load", "dom", ...)
+    screenshot: str | None = None  # relative to the run folder
+    policy: dict[str, Any] = {}  # what the policy reports about its answer (tokens, cut, ...)
+
+
+class EpisodeEval(BaseModel):
+    mode: str  # the evaluation mode (webarena, vab, browsergym)
+    judge: str | None = None
+    details: list[dict[str, Any]] = []  # one entry per evaluator, checks inside
+
+
+class EpisodeRecord(BaseModel):
+    """One episode of a task: its outcome and every step."""
+
+    schema_version: int = SCHEMA_VERSION
+    task_id: int | str
+    repeat: int = 0
+    sites: list[str] = []
+    intent: str = ""
+    miniwob: MiniwobEpisode | None = None  # a MiniWoB++ task's environment and seed
+    status: Status
+    error: str | None = None
+    score: float | None = None  # None: not judged
+    answer: str | None = None
+    truncated_by: str | None = None  # the limit that ended an episode the agent did not end
+    eval: EpisodeEval | None = None
+    reset: dict[str, Any] | None = None  # the environment's reset info: sites reset and where its time went
+    blocked_requests: list[str] = []  # what the sandbox refused (host:port, or a refused navigation's URL)
+    steps: list[EpisodeStep] = []
+    last_observation: str | None = None  # the page after the last step (the ORM's final page)
+    seconds: float | None = None
+    timings_ms: dict[str, float] = {}
+
+    @model_validator(mode="after")
+    def _judged_has_a_score(self) -> EpisodeRecord:
+        if self.status == "done" and self.score is None:
+            raise ValueError("a judged episode (status done) needs a score")
+        return self
+
+    @property
+    def key(self) -> tuple[int | str, int]:
+        return self.task_id, self.repeat
+
+    @property
+    def name(self) -> str:
+        """The episode's name in step files: task id and repeat."""
+        return f"{self.task_id}-{self.repeat}"
+
+    @property
+    def judged(self) -> bool:
+        return self.status == "done"
+
+    @property
+    def success(self) -> bool | None:
+        """Whether a judged episode succeeded (None: not judged)."""
+        return self.score == 1.0 if self.judged else None
+
+    @property
+    def acted(self) -> bool:
+        """Whether the policy answered at least once and the final page was observed."""
+        return bool(self.steps) and self.last_observation is not None
+
+    def to_line(self) -> str:
+        return json.dumps(self.model_dump(mode="json")) + "\n"
+
+
+def parse_episode(line: str, where: str = "episode") -> EpisodeRecord:
+    """One line of an episodes file; a bad line is a usage error naming `where` and the field."""
+    try:
+        data = json.loads(line)
+        if isinstance(data, dict):
+            data.setdefault("schema_version", 1)
+        return EpisodeRecord.model_validate(data)
+    except json.JSONDecodeError as err:
+        raise UsageError(f"{where}: not valid JSON ({err.msg})") from None
+    except ValidationError as err:
+        first = err.errors()[0]
+        task = data.get("task_id") if isinstance(data, dict) else None
+        field = f"field '{'.'.join(str(p) for p in first['loc'])}': " if first["loc"] else ""
+        raise UsageError(f"{where}: task {task!r}: {field}{first['msg'].removeprefix('Value error, ')}") from None
+
+
+def read_episodes(path: Path) -> list[EpisodeRecord]:
+    """The episode records of a run folder (its episodes.jsonl) or of an episodes file, in task order; none where
+    the file does not exist yet."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / EPISODES_FILE
+    if not path.exists():
+        return []
+    records = [parse_episode(line, f"{path}:{number}")
+               for number, line in enumerate(path.read_text().splitlines(), start=1) if line.strip()]
+    return sorted(records, key=lambda r: (str(r.task_id), r.repeat))
