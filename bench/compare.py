@@ -30,7 +30,7 @@ from rich.table import Table
 from webrl.cli.console import make_console
 from webrl.runs.train_report import ENVIRONMENT_COLUMNS, eval_rate
 from webrl.train.recipe import METRICS_FILE, PROGRESS_FILE
-from webrl.train.settings import SETTINGS_FILE, RunSettings, read_settings, write_settings
+from webrl.train.settings import SETTINGS_FILE, RunSettings, deep_merge, read_settings, write_settings
 
 COMPARED = ("Average", *ENVIRONMENT_COLUMNS)  # held-out success columns: all episodes, demonstrated / new envs
 # arm -> the settings that make it (the rest is the base run's, the same for every arm)
@@ -39,15 +39,15 @@ ARMS: dict[str, dict] = {
     "webrl": {"algorithm": "webrl"},
     "filtered-bc": {"algorithm": "filtered-bc"},
     "awr": {"algorithm": "awr"},
-    "no-replay": {"algorithm": "webrl", "replay": False},
+    "no-replay": {"algorithm": "webrl", "update": {"replay": False}},
     "no-critic-filter": {"algorithm": "webrl", "critic_filter": False},
-    "paper-objective": {"algorithm": "webrl", "objective": "paper"},
+    "paper-objective": {"algorithm": "webrl", "update": {"objective": "paper"}},
     # the critic: ranking tasks (at 1e-5 it scores all alike) on the official data, or on this actor's own outcomes
-    "critic-1e-4": {"algorithm": "webrl", "critic_lr": 1e-4, "critic_replay": True},
-    "own-critic": {"algorithm": "webrl", "critic_lr": 1e-4, "critic_replay": False},
+    "critic-1e-4": {"algorithm": "webrl", "update": {"critic_lr": 1e-4, "critic_replay": True}},
+    "own-critic": {"algorithm": "webrl", "update": {"critic_lr": 1e-4, "critic_replay": False}},
     # the replay of earlier successes: the paper's confidence band, or the surest ones too (the cpu-demo preset's)
-    "paper-replay": {"algorithm": "webrl", "replay_confidence": (0.5, 0.95)},
-    "sure-replay": {"algorithm": "webrl", "replay_confidence": (0.5, 1.0)},
+    "paper-replay": {"algorithm": "webrl", "update": {"replay_confidence": (0.5, 0.95)}},
+    "sure-replay": {"algorithm": "webrl", "update": {"replay_confidence": (0.5, 1.0)}},
     "orm-reward": {"algorithm": "webrl", "reward": "orm"},  # the ORM of --orm instead of the rules
 }
 # without --arms: the paper's comparison and WebRL's ablations against the cpu-demo preset (the other arms compare
@@ -71,7 +71,7 @@ def run_arm(name: str, seed: int, args: argparse.Namespace) -> dict[str, list[fl
     environments the SFT demonstrated and on the new ones (None where a run did not measure them)."""
     base = read_settings(args.base)
     orm = {"orm": str(args.orm.resolve())} if name == "orm-reward" else {}
-    settings = RunSettings.model_validate({**base.model_dump(), **ARMS[name], **orm, "seed": seed})
+    settings = RunSettings.model_validate(deep_merge(base.model_dump(), {**ARMS[name], **orm, "seed": seed}))
     out = args.base if settings == base else args.out / f"{name}-seed{seed}"
     if name != "sft":
         if not (out / SETTINGS_FILE).is_file():

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
 import time
 from pathlib import Path
@@ -27,6 +26,7 @@ from throughput import bench_sites, sample
 
 from webrl.policy.hf import HFPolicy
 from webrl.runs.eval import EvalSettings, run_eval
+from webrl.runs.records import read_episodes
 
 MODES = {"one at a time": 1, "batched": 8}  # the policy's batch size
 
@@ -37,9 +37,9 @@ def run(backend, tasks, policy: HFPolicy, out: Path, workers: int, max_steps: in
     start = time.perf_counter()
     asyncio.run(run_eval(settings, tasks, backend, policy))
     wall = time.perf_counter() - start
-    rows = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
-    answers = [step["policy"] for row in rows for step in row["steps"] if step.get("policy")]
-    return {"steps": sum(len(row["steps"]) for row in rows), "wall": wall,
+    records = read_episodes(out)
+    answers = [step.policy for record in records for step in record.steps if step.policy]
+    return {"steps": sum(len(record.steps) for record in records), "wall": wall,
             "batch": statistics.mean(a["batch_size"] for a in answers),
             "latency_ms": 1000 * statistics.median(a["latency_s"] for a in answers)}
 

@@ -61,7 +61,7 @@ async def measure(backend: EmbeddedBackend, episodes: int, out: Path) -> list[di
     async with Browsers() as browsers, open_env(browsers, backend, 0, settings) as env:
         for repeat in range(episodes):
             row = await run_episode(env, browsers, OraclePolicy(), session_task(), repeat, settings)
-            steps += [step["timings_ms"] for step in row["steps"][:len(SESSION)]]  # not the final answer
+            steps += [step.timings_ms for step in row.steps[:len(SESSION)]]  # not the final answer
     return steps
 
 

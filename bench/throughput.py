@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
 import tempfile
 import time
@@ -32,6 +31,7 @@ from stamp import write_result  # bench/ is on sys.path when a bench runs
 from webrl.config import load_config, on_free_ports
 from webrl.policy.factory import make_policy
 from webrl.runs.eval import EvalSettings, run_eval
+from webrl.runs.records import EpisodeRecord, read_episodes
 from webrl.sites.embedded.backend import EmbeddedBackend
 from webrl.sites.miniwob.tasks import scripted_names
 from webrl.sites.task_sets import resolve_task_set
@@ -49,27 +49,27 @@ def sample(name: str, state: Path, episodes: int) -> list:
     return tasks[::step][:episodes]
 
 
-def run(backend, tasks, out: Path, workers: int) -> tuple[dict, list[dict]]:
+def run(backend, tasks, out: Path, workers: int) -> tuple[dict, list[EpisodeRecord]]:
     settings = EvalSettings(tasks="bench", policy="oracle", out=out, parallel=workers, screenshots=False)
     start = time.perf_counter()
     asyncio.run(run_eval(settings, tasks, backend, make_policy("oracle")))
     wall = time.perf_counter() - start
-    rows = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
-    steps = sum(len(r["steps"]) for r in rows)
-    return {"episodes": len(rows), "steps": steps, "wall": wall, "success": sum(r["score"] == 1.0 for r in rows)}, rows
+    rows = read_episodes(out)
+    steps = sum(len(r.steps) for r in rows)
+    return {"episodes": len(rows), "steps": steps, "wall": wall, "success": sum(r.score == 1.0 for r in rows)}, rows
 
 
 def p90(values: list[float]) -> float:
     return statistics.quantiles(values, n=10)[-1] if len(values) > 1 else values[0]
 
 
-def breakdown(rows: list[dict]) -> list[tuple[str, list[float]]]:
+def breakdown(rows: list[EpisodeRecord]) -> list[tuple[str, list[float]]]:
     """(part, per-episode milliseconds) for the reset's parts, the episode's parts, and what is outside the steps."""
-    parts = [(f"reset: {p}", [r["reset"]["timings_ms"].get(p, 0.0) for r in rows]) for p in RESET_PARTS]
-    parts += [(p, [r["timings_ms"][p] for r in rows]) for p in EPISODE_PARTS]
+    parts = [(f"reset: {p}", [r.reset["timings_ms"].get(p, 0.0) for r in rows]) for p in RESET_PARTS]
+    parts += [(p, [r.timings_ms[p] for r in rows]) for p in EPISODE_PARTS]
     parts.append(("outside the steps (total - policy - steps)",
-                  [r["timings_ms"]["total"] - r["timings_ms"]["policy"] - r["timings_ms"]["steps"] for r in rows]))
-    parts.append(("episode total", [r["timings_ms"]["total"] for r in rows]))
+                  [r.timings_ms["total"] - r.timings_ms["policy"] - r.timings_ms["steps"] for r in rows]))
+    parts.append(("episode total", [r.timings_ms["total"] for r in rows]))
     return parts
 
 

@@ -18,6 +18,7 @@ from webrl.env.miniwob import DEFAULT_TIME_LIMIT_S
 from webrl.errors import IncompleteRun, UsageError
 from webrl.policy.factory import POLICY_FORMS, make_policy, serving
 from webrl.policy.models import model_cache
+from webrl.runs.records import EpisodeRecord
 from webrl.sites.backends import make_backend
 
 console = make_console()
@@ -95,8 +96,8 @@ def eval_command(
         bar = progress.add_task("episodes", total=len(task_list) * repeats, rate="")
         successes = []
 
-        def on_episode(row: dict) -> None:
-            successes.append(row["score"] == 1.0)
+        def on_episode(record: EpisodeRecord) -> None:
+            successes.append(record.score == 1.0)
             progress.update(bar, advance=1, rate=f"{sum(successes)}/{len(successes)} succeeded")
 
         try:

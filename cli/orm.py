@@ -21,7 +21,7 @@ from webrl.cli.train import (
     with_train_settings,
 )
 from webrl.orm import ORM_EPOCHS, ORM_LR
-from webrl.rl.settings import COSINE_WARMUP
+from webrl.rl.settings import COSINE_WARMUP, TrainSettings
 
 console = make_console()
 app = typer.Typer(help="The outcome reward model: train it on rule-labelled trajectories, and measure it against "
@@ -38,7 +38,7 @@ TABLE_COLUMNS = ("n", "accuracy", "precision", "recall", "f1", "majority", "tp",
 
 
 @app.command("train")
-@with_train_settings(lr=ORM_LR, epochs=ORM_EPOCHS, **COSINE_WARMUP)
+@with_train_settings(TrainSettings, lr=ORM_LR, epochs=ORM_EPOCHS, **COSINE_WARMUP)
 def train(
     data: DataOption,
     model: Annotated[str, typer.Option(help="Model spec to fine-tune: tiny, smollm2-135m, ORG/NAME or a folder "

@@ -14,6 +14,7 @@ from webrl.cli.console import make_console
 from webrl.cli.main import GLOBALS
 from webrl.cli.sites import compact_table
 from webrl.errors import UsageError
+from webrl.runs.records import EpisodeRecord
 
 console = make_console()
 app = typer.Typer(help="The embedded task suite: list, show, export, demonstrations; MiniWoB++'s environments.",
@@ -130,10 +131,10 @@ def demos(out: Annotated[Path, typer.Option(help="JSONL file: one record per ste
     with Progress(console=console) as progress:
         bar = progress.add_task("demonstrations", total=len(tasks))
 
-        def on_episode(row):
+        def on_episode(record: EpisodeRecord) -> None:
             progress.advance(bar)
-            if row["score"] != 1.0:
-                failed.append(row["task_id"])
+            if record.score != 1.0:
+                failed.append(record.task_id)
 
         kept, written = write_demos(tasks, backend, episodes, out, backend_name=config.sites.backend,
                                     parallel=parallel, on_episode=on_episode)

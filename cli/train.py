@@ -1,7 +1,8 @@
 """`webrl sft` and `webrl rl-update`: supervised fine-tuning and one WebRL phase's update (each a
-webrl.train.job.TrainJob, as `webrl train` runs them); `webrl train`: the whole run (webrl.train.recipe).
+webrl.rl.job job, as `webrl train` runs them); `webrl train`: the whole run (webrl.train.recipe).
 
-The training options come from webrl.rl.settings.TrainSettings (its field descriptions are the help texts).
+The options come from the settings models (webrl.rl.settings, webrl.train.settings): their field descriptions are
+the help texts and their validators the checks, so a new setting is one field.
 `--procs N` / `--hostfile F` run the same command again under the DeepSpeed launcher: N processes here (GPUs,
 or CPU processes over gloo), or N on every host of the hostfile.
 """
@@ -16,15 +17,17 @@ import sys
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import typer
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
 from rich.table import Table
 
 from webrl.cli.console import make_console
 from webrl.errors import UsageError
-from webrl.rl.settings import COSINE_WARMUP, REPLAY_CONFIDENCE, check_replay_confidence
+from webrl.rl.settings import COSINE_WARMUP, SftSettings, UpdateSettings
+from webrl.train.settings import options_layer, preset, resolve_run_settings, settings_yaml
 
 console = make_console()
 
@@ -41,20 +44,20 @@ OutOption = Annotated[Path, typer.Option(help="Output folder: actor/ (Hugging Fa
                                          file_okay=False)]
 
 
-# ---- TrainSettings as options ----------------------------------------------------------------------------
+# ---- settings models as options ---------------------------------------------------------------------------
 
 
-def settings_parameters(defaults: dict[str, Any]) -> list[inspect.Parameter]:
-    """One keyword option per TrainSettings field, its description as the help."""
-    from webrl.rl.settings import TrainSettings
+def field_option(field: FieldInfo, help_text: str | None = None) -> Any:
+    """A typer option for a settings field: its description is the help, its metavar (if any) the metavar."""
+    extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+    return typer.Option(help=help_text or field.description, metavar=extra.get("metavar"))
 
-    params = []
-    for name, field in TrainSettings.model_fields.items():
-        option = typer.Option(help=field.description)
-        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
-                                        default=defaults.get(name, field.default),
-                                        annotation=Annotated[field.annotation, option]))
-    return params
+
+def settings_parameters(model: type[BaseModel], defaults: dict[str, Any]) -> list[inspect.Parameter]:
+    """One keyword option per field of `model` (TrainSettings or a training's settings built on it)."""
+    return [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=defaults.get(name, field.default),
+                              annotation=Annotated[field.annotation, field_option(field)])
+            for name, field in model.model_fields.items()]
 
 
 def extend_command(command: Callable, extra: list[inspect.Parameter], call: Callable[[dict[str, Any]], Any],
@@ -72,24 +75,26 @@ def extend_command(command: Callable, extra: list[inspect.Parameter], call: Call
     return run
 
 
-def with_train_settings(**defaults: Any) -> Callable[[Callable], Callable]:
-    """Give a command the TrainSettings options (with these defaults); it receives them as `settings`."""
-    from webrl.rl.settings import TrainSettings
+def with_train_settings(model: type[BaseModel], **defaults: Any) -> Callable[[Callable], Callable]:
+    """Give a command one option per field of the settings `model` (with these defaults); it receives them as
+    `settings`, validated: a bad value is a usage error naming its option."""
 
-    def settings_from(fields: dict[str, Any]) -> TrainSettings:
+    def settings_from(fields: dict[str, Any]) -> BaseModel:
         try:
-            return TrainSettings(**fields)
+            return model(**fields)
         except ValidationError as err:
             problem = err.errors()[0]
             where = "--" + "-".join(str(p) for p in problem["loc"]).replace("_", "-") if problem["loc"] else ""
-            raise UsageError(f"{where}: {problem['msg']}".lstrip(": ")) from None
+            message = problem["msg"].removeprefix("Value error, ")
+            got = "" if problem["type"] == "value_error" else f", not {problem['input']}"
+            raise UsageError(f"{where}: {message}{got}".lstrip(": ")) from None
 
     def wrap(command: Callable) -> Callable:
         def call(kwargs: dict[str, Any]) -> Any:
-            fields = {name: kwargs.pop(name) for name in TrainSettings.model_fields}
+            fields = {name: kwargs.pop(name) for name in model.model_fields}
             return command(settings=settings_from(fields), **kwargs)
 
-        return extend_command(command, settings_parameters(defaults), call, drop="settings")
+        return extend_command(command, settings_parameters(model, defaults), call, drop="settings")
 
     return wrap
 
@@ -165,7 +170,7 @@ def model_cache_dir() -> Path:
 
 
 @launchable
-@with_train_settings(lr=1e-5, **COSINE_WARMUP)
+@with_train_settings(SftSettings, lr=1e-5, **COSINE_WARMUP)
 def sft(
     data: Annotated[Path, typer.Option(help="Step JSONL: {task_id, step, prompt, response, [episode], [reward]} "
                                             "per line (`webrl tasks demos` writes one).", dir_okay=False)],
@@ -173,23 +178,20 @@ def sft(
                                             "(`webrl models list`).")],
     out: OutOption,
     max_tokens: MaxTokensOption = None,
-    page_loss: Annotated[float, typer.Option(min=0.0, help="Also train a language-model loss on the prompt's tokens, "
-                                             "this weight beside the answer's (0: the answer only, as WebRL; a "
-                                             "from-scratch model such as tiny needs it to read the page).")] = 0.0,
     *,
     settings: Any = None,
 ) -> None:
     """Supervised fine-tuning on demonstrations: token-mean NLL of the response tokens (and, with --page-loss,
     of the prompt's). Writes OUT/actor for `webrl rl-update --actor OUT/actor`."""
-    from webrl.train.job import TrainJob, run_job
+    from webrl.rl.job import SftJob, run_job
 
-    summary = run_job(TrainJob(kind="sft", data=data, model=model, out=out, settings=settings, max_tokens=max_tokens,
-                               models_dir=model_cache_dir(), page_loss=page_loss))
+    summary = run_job(SftJob(data=data, model=model, out=out, settings=settings, max_tokens=max_tokens,
+                             models_dir=model_cache_dir()))
     print_summary(f"sft → {out}", summary)
 
 
 @launchable
-@with_train_settings()
+@with_train_settings(UpdateSettings)
 def rl_update(
     data: Annotated[Path, typer.Option(help="The phase's rollouts as step JSONL (reward, required: the episode's "
                                             "outcome 0/1 on each step).", dir_okay=False)],
@@ -198,114 +200,60 @@ def rl_update(
     out: OutOption,
     critic: Annotated[Path | None, typer.Option(help="The previous phase's OUT/critic [default: a fresh critic "
                                                      "from the actor's weights].", file_okay=False)] = None,
-    replay: Annotated[list[Path] | None, typer.Option(
+    replay_steps: Annotated[list[Path] | None, typer.Option(
         metavar="FILE", help="Step files of earlier phases (the SFT demonstrations at phase 0) for the replay "
                              "buffer; repeat the option for several.", dir_okay=False)] = None,
-    objective: Annotated[Literal["official", "paper", "awr"], typer.Option(
-        help="official: the released code's losses and binarised advantage (the published numbers); paper: "
-             "Eq. 8, Eq. 9 and the squared KL-regularised loss; awr: the paper's AWR baseline, Eq. 8's critic, "
-             "A = r_T − V(s) and the token-mean log-likelihood weighted by min(exp(A), 20).")] = "official",
-    beta: Annotated[float, typer.Option(min=0.0, help="The paper objective's KL weight β (the paper does not "
-                                                     "state its value; the official form adapts its own).")] = 1.0,
-    critic_lr: Annotated[float | None, typer.Option(help="The critic's learning rate (> 0) "
-                                                    "[default: --lr, as in the official code].")] = None,
-    critic_replay: Annotated[bool, typer.Option(help="Train the critic on the replay steps too (the official "
-                                                     "code); --no-critic-replay: on the rollouts' steps only "
-                                                     "(the actor still trains on both).")] = True,
-    replay_confidence: Annotated[tuple[float, float], typer.Option(
-        metavar="LOW HIGH", help="Replay an earlier successful step when the actor's confidence in it, exp(mean "
-                                 "token log-prob), lies in (LOW, HIGH] (the paper's best).")] = REPLAY_CONFIDENCE,
     max_tokens: MaxTokensOption = None,
     *,
     settings: Any = None,
 ) -> None:
     """One WebRL phase: reference log-probs and replay selection, critic update, advantages, actor update.
     Writes OUT/actor, OUT/critic and OUT/metrics.json."""
-    from webrl.train.job import TrainJob, run_job
+    from webrl.rl.job import UpdateJob, run_job
 
-    if critic_lr is not None and critic_lr <= 0:
-        raise UsageError(f"--critic-lr: must be greater than 0, not {critic_lr}")
-    try:
-        check_replay_confidence(replay_confidence)
-    except ValueError as err:
-        raise UsageError(f"--replay-confidence: {err}") from None
-    summary = run_job(TrainJob(kind="update", data=data, model=actor, out=out, settings=settings,
-                               max_tokens=max_tokens, models_dir=model_cache_dir(), objective=objective, beta=beta,
-                               critic=critic, critic_lr=critic_lr, critic_replay=critic_replay,
-                               replay=replay or [], replay_confidence=replay_confidence))
-    print_summary(f"rl-update ({objective}) → {out}", summary)
-
-
+    summary = run_job(UpdateJob(data=data, model=actor, out=out, settings=settings, max_tokens=max_tokens,
+                                models_dir=model_cache_dir(), critic=critic, replay=replay_steps or []))
+    print_summary(f"rl-update ({settings.objective}) → {out}", summary)
 
 
 # ---- webrl train -----------------------------------------------------------------------------------------
 
-RUN_OPTION_SKIP = ("sft", "update")  # nested TrainSettings: from --config, or --lr / --sft-lr
+SECTION_LABELS = {"sft": "phase 0's SFT", "update": "every phase's update"}
 
 
 def run_parameters() -> list[inspect.Parameter]:
-    """One option per scalar RunSettings field, defaulting to "not given" so that the preset and the file apply."""
-    from webrl.train.settings import RunSettings
+    """One option per scalar RunSettings field and per NESTED_OPTIONS entry, defaulting to "not given" so that
+    the preset and the files apply; the fields' descriptions are the help."""
+    from webrl.train.settings import NESTED_OPTIONS, RunSettings
 
+    fields = {name: (field, field.get_default(call_default_factory=True), "")
+              for name, field in RunSettings.model_fields.items() if not isinstance(field.get_default(
+                  call_default_factory=True), BaseModel)}
+    for option, (section, name) in NESTED_OPTIONS.items():
+        owner = RunSettings.model_fields[section]
+        fields[option] = (owner.annotation.model_fields[name], getattr(owner.get_default(call_default_factory=True),
+                                                                        name), f"[{SECTION_LABELS[section]}] ")
     params = []
-    for name, field in RunSettings.model_fields.items():
-        if name in RUN_OPTION_SKIP:
-            continue
-        default = field.get_default(call_default_factory=True)
+    for name, (field, default, prefix) in fields.items():
         shown = f" [default: {default}]" if default is not None else ""
-        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None,
-                                        annotation=Annotated[field.annotation | None,
-                                                             typer.Option(help=f"{field.description}{shown}")]))
+        annotation = Annotated[field.annotation | None, field_option(field, f"{prefix}{field.description}{shown}")]
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation))
     return params
 
 
-def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    merged = dict(base)
-    for key, value in over.items():
-        merged[key] = deep_merge(merged[key], value) if isinstance(value, dict) and isinstance(merged.get(key), dict) \
-            else value
-    return merged
-
-
-def resolve_run_settings(preset: str | None, config_file: Path | None, flags: dict[str, Any],
-                         defaults: dict[str, Any] | None = None) -> Any:
-    """Preset < `defaults` (the global configuration's `train` section) < config file (its `train:` section, or the
-    whole file) < flags, validated; a bad value names its source."""
+def settings_layers(preset_name: str | None, config_file: Path | None, defaults: dict[str, Any],
+                    options: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The settings of a run by rising precedence, each named for its errors: the preset, the configuration's
+    `train` section, the --config file (its `train:` section, or the whole file), the options."""
     from webrl.config import _read_config_file
-    from webrl.train.settings import PRESETS, RunSettings
 
-    layers: list[tuple[str, dict[str, Any]]] = []
-    if preset is not None:
-        if preset not in PRESETS:
-            raise UsageError(f"--preset {preset}: unknown; choose one of {', '.join(PRESETS)}")
-        layers.append((f"--preset {preset}", PRESETS[preset]))
+    layers = [(f"--preset {preset_name}", preset(preset_name))] if preset_name is not None else []
     if defaults:
         layers.append(("the configuration's train section", defaults))
     if config_file is not None:
         data = _read_config_file(config_file)
         layers.append((f"--config {config_file}", data.get("train", data)))
-    layers.append(("options", {k: v for k, v in flags.items() if v is not None}))
-    merged: dict[str, Any] = {}
-    for _, layer in layers:
-        merged = deep_merge(merged, layer)
-    try:
-        return RunSettings.model_validate(merged)
-    except ValidationError as err:
-        first = err.errors()[0]
-        loc = [str(p) for p in first["loc"]]
-        source = next((name for name, layer in reversed(layers) if _has(layer, loc)), "settings")
-        if not loc:  # a rule over several fields
-            raise UsageError(f"{source}: {first['msg'].removeprefix('Value error, ')}") from None
-        raise UsageError(f"{source}: field '{'.'.join(loc)}': {first['msg']}") from None
-
-
-def _has(layer: dict[str, Any], loc: list[str]) -> bool:
-    node: Any = layer
-    for key in loc:
-        if not isinstance(node, dict) or key not in node:
-            return False
-        node = node[key]
-    return True
+    return [*layers, ("options", options_layer(options))]
 
 
 class LiveView:
@@ -350,21 +298,21 @@ def phase_table(phases: list[dict]) -> Table:
 
 
 def train_command(
-    preset: Annotated[str | None, typer.Option(help="Start from a preset: cpu-demo (WebRL learning MiniWoB++ on 2 "
-                                                    "CPU cores, tiny model), embedded-demo (the whole loop on the "
-                                                    "WebArena-Lite look-alikes, tiny model), ci (two tiny phases, "
-                                                    "the test suite's), paper (the paper's hyperparameters, "
-                                                    "GPUs).")] = None,
+    preset: Annotated[str | None, typer.Option(help="Start from a preset, a settings file shipped with webrl "
+                                                    "(configs/NAME.yaml: its header says how long it takes and what "
+                                                    "to expect): cpu-demo (WebRL learning MiniWoB++ on 2 CPU cores, "
+                                                    "tiny model), embedded-demo (the whole loop on the WebArena-Lite "
+                                                    "look-alikes, tiny model), ci (two tiny phases, the test "
+                                                    "suite's), paper (the paper's hyperparameters, GPUs).")] = None,
     config: Annotated[Path | None, typer.Option("--config", help="YAML/TOML file of these settings (its train: "
-                                                "section or the whole file); sft: and update: hold the training "
-                                                "settings of `webrl sft` / `webrl rl-update`.", dir_okay=False)] = None,
+                                                "section or the whole file; --print-config writes one); sft: and "
+                                                "update: hold the settings of `webrl sft` / `webrl rl-update`.",
+                                                dir_okay=False)] = None,
     out: Annotated[Path | None, typer.Option(help="Run folder [default: runs/train-<time>].", file_okay=False)] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the run in --out from its last finished "
                                                           "stage, with its saved settings.")] = False,
-    lr: Annotated[float | None, typer.Option(help="Learning rate of every phase's update [default: the preset's, "
-                                                  "else 1e-6].")] = None,
-    sft_lr: Annotated[float | None, typer.Option(help="Learning rate of phase 0's SFT [default: the preset's, "
-                                                      "else 1e-5].")] = None,
+    print_config: Annotated[bool, typer.Option("--print-config", help="Print the resolved settings as a file "
+                                                                      "--config reads back, and stop.")] = False,
     **options: Any,
 ) -> None:
     """The whole WebRL run: SFT (phase 0), then per phase: tasks from the last phase's failures, critic filter,
@@ -377,10 +325,11 @@ def train_command(
 
     if resume and out is None:
         raise UsageError("--resume needs the --out folder of the run to continue")
-    nested = {"update": {"lr": lr} if lr is not None else {}, "sft": {"lr": sft_lr} if sft_lr is not None else {}}
     site_config = GLOBALS.config()
-    settings = resolve_run_settings(preset, config, {**options, **{k: v for k, v in nested.items() if v}},
-                                    site_config.train)
+    settings = resolve_run_settings(settings_layers(preset, config, site_config.train, options))
+    if print_config:
+        typer.echo(settings_yaml(settings), nl=False)
+        return
     out = out or Path("runs") / f"train-{datetime.now():%Y%m%d-%H%M%S}"
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.fields[rate]}"), console=console) as progress:

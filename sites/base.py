@@ -7,6 +7,8 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
+from webrl.config import Config
+
 
 class SiteStatus(BaseModel):
     site: str
@@ -24,7 +26,22 @@ class ResetResult(BaseModel):
     ms: float  # time to restore this site's state; sites sharing a database report the same restore
 
 
+class RunningSites(Protocol):
+    """What a backend reports of the sites it has up (its plan: the embedded server's, or the containers')."""
+
+    seed: int  # the embedded sites' data seed (task sets are resolved against it)
+    sites: list[str]
+    instances: int
+
+
 class SiteBackend(Protocol):
+    """Where the sites come from (the embedded server, or Docker containers): what every caller may use."""
+
+    config: Config
+
+    def running(self) -> RunningSites | None:
+        """The sites that are up (None: not started)."""
+
     def up(self) -> list[SiteStatus]: ...
 
     def down(self) -> None: ...

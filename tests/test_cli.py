@@ -105,7 +105,7 @@ def test_unreadable_inputs_say_where(cli_env, tmp_path):
     steps.write_text('{"task_id": 1, "step": 0, "prompt": "p", "response": "r"}\n')
     result = webrl(cli_env, "rl-update", "--data", str(steps), "--actor", "tiny", "--critic-lr", "0", "--out",
                    str(tmp_path / "o"))
-    assert_usage_error(result, "--critic-lr: must be greater than 0, not 0.0")
+    assert_usage_error(result, "--critic-lr: Input should be greater than 0, not 0.0")
     result = webrl(cli_env, "sft", "--data", str(steps), "--model", "nosuchmodel", "--out", str(tmp_path / "o"))
     assert_usage_error(result, "unknown model spec 'nosuchmodel'")
     assert "accelerator" not in result.stderr

@@ -14,6 +14,7 @@ from webrl.errors import UsageError
 from webrl.orm.data import Example, episode_example, load_examples, write_examples
 from webrl.policy.factory import make_policy
 from webrl.runs.eval import EvalSettings, run_eval
+from webrl.runs.records import EpisodeRecord
 from webrl.tasks.load import load_tasks
 
 SMOKE = Path(__file__).parents[2] / "sites" / "embedded" / "tasks" / "smoke.json"
@@ -21,10 +22,11 @@ SMOKE = Path(__file__).parents[2] / "sites" / "embedded" / "tasks" / "smoke.json
 
 def episode(task_id: int, status: str, score: float | None, responses: list[str], **extra) -> dict:
     """An episode record as `webrl eval` writes it (runs/eval.py `_episode` / `run_episode`)."""
-    steps = [{"index": i, "url": "http://127.0.0.1:7770/", "response": r, "action": {"kind": "click"}, "error": None,
-              "timings_ms": {}, "screenshot": None, "policy": {}} for i, r in enumerate(responses)]
+    steps = [{"index": i, "url": "http://127.0.0.1:7770/", "observation": "<html> a page </html>", "response": r,
+              "action": {"kind": "click"}, "error": None, "timings_ms": {}, "screenshot": None, "policy": {}}
+             for i, r in enumerate(responses)]
     return {"task_id": task_id, "repeat": 0, "sites": ["shopping"], "intent": f"task {task_id}", "status": status,
-            "error": None, "score": score, "answer": "", "truncated_by": None, "eval": {}, "reset": {},
+            "error": None, "score": score, "answer": "", "truncated_by": None, "eval": None, "reset": {},
             "blocked_requests": [], "steps": steps, "last_observation": f"<html> page of {task_id} </html>" if steps
             else None, "seconds": 1.0, **extra}
 
@@ -47,7 +49,7 @@ def test_every_status_of_an_eval_run(tmp_path):
     assert first == Example(intent="task 0", responses=("do(a)", "exit()"), html="<html> page of 0 </html>", label=1,
                             task_id=0, sites=("shopping",), source=str(tmp_path))
     assert load_examples([tmp_path / "episodes.jsonl"]).examples == loaded.examples  # the file itself
-    unjudged = episode_example(rows[2])
+    unjudged = episode_example(EpisodeRecord.model_validate(rows[2]))
     assert unjudged.label is None and unjudged.html == "<html> page of 2 </html>"  # what the ORM would score
 
 
@@ -77,7 +79,7 @@ GOOD = {"intent": "a", "responses": ["exit()"], "html": "<p/>", "label": 1}
      r"x\.jsonl:2: task 9: missing field 'last_observation' .*run the evaluation again"),
     (json.dumps({**episode(9, "done", 1.0, ["exit()"]), "steps": []}), r"x\.jsonl:2: task 9: field 'steps' is empty"),
     (json.dumps({k: v for k, v in episode(9, "done", 1.0, ["exit()"]).items() if k != "score"}),
-     r"x\.jsonl:2: task 9: missing field 'score'"),
+     r"x\.jsonl:2: task 9: a judged episode \(status done\) needs a score"),
 ])
 def test_bad_lines_name_file_line_and_field(tmp_path, line, message):
     path = write_lines(tmp_path / "x.jsonl", [GOOD, line])

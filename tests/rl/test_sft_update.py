@@ -24,7 +24,8 @@ from webrl.policy.models import load_causal_lm, load_tokenizer
 from webrl.policy.prompt import webrl_prompt
 from webrl.rl.critic import Critic
 from webrl.rl.data import action_logprobs, collate, encode, load_steps, next_token_logprobs, pad_token_id
-from webrl.rl.engine import TrainSettings
+from webrl.rl.job import SftJob
+from webrl.rl.settings import SftSettings
 from webrl.rl.sft import run_sft
 
 pytestmark = pytest.mark.slow  # trains under DeepSpeed, some under its launcher
@@ -73,8 +74,8 @@ def update_env(env: dict[str, str]) -> dict[str, str]:
 
 
 def update_command(phase: dict, out: Path, *extra: str) -> list[str]:
-    return ["rl-update", "--data", str(phase["rollouts"]), "--actor", str(phase["sft"] / "actor"), "--replay",
-            str(phase["demos"]), "--out", str(out), *UPDATE_ARGS, *extra]
+    return ["rl-update", "--data", str(phase["rollouts"]), "--actor", str(phase["sft"] / "actor"),
+            "--replay-steps", str(phase["demos"]), "--out", str(out), *UPDATE_ARGS, *extra]
 
 
 def events(out: Path, name: str) -> list[dict]:
@@ -123,7 +124,8 @@ def phase(tiny, tmp_path_factory, one_thread):
     rollouts = write_jsonl(root / "rollouts.jsonl", [
         row for task in range(6) for row in episode(task, task % 2 == 0, episode=f"{task}-a", reward=float(task % 2 == 0),
                                                     long_step=1 if task == 5 else None)])
-    sft_summary = run_sft(demos, str(tiny), root / "sft", TrainSettings(epochs=4, zero_stage=2, **FAST), MAX_TOKENS)
+    sft_summary = run_sft(SftJob(data=demos, model=str(tiny), out=root / "sft", max_tokens=MAX_TOKENS,
+                                 settings=SftSettings(epochs=4, zero_stage=2, **FAST)))
     phase = {"root": root, "demos": demos, "rollouts": rollouts, "sft": root / "sft", "sft_summary": sft_summary,
              "env": update_env(child_env()) | {"WEBRL_STATE_DIR": str(root / "state")}, "update": root / "update"}
     began = time.perf_counter()
@@ -167,8 +169,8 @@ def test_sft_with_a_page_loss_also_learns_the_pages(phase, tiny):
     tokenizer = load_tokenizer(tiny)
     steps = load_steps(phase["demos"])
     out = phase["root"] / "sft-page"
-    summary = run_sft(phase["demos"], str(tiny), out, TrainSettings(epochs=4, zero_stage=0, **FAST), MAX_TOKENS,
-                      page_loss=1.0)
+    summary = run_sft(SftJob(data=phase["demos"], model=str(tiny), out=out, max_tokens=MAX_TOKENS,
+                             settings=SftSettings(epochs=4, zero_stage=0, page_loss=1.0, **FAST)))
     answer_only = page_nll(phase["sft"] / "actor", steps, tokenizer)
     with_page = page_nll(out / "actor", steps, tokenizer)
     assert with_page < answer_only - 1.0, (answer_only, with_page)

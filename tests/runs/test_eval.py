@@ -15,6 +15,7 @@ import pytest
 from webrl.errors import UsageError
 from webrl.policy.factory import make_policy
 from webrl.runs.eval import EvalSettings, run_eval, summarize
+from webrl.runs.records import EpisodeEval, EpisodeRecord
 from webrl.tasks.load import load_tasks
 from webrl.tasks.model import Task
 
@@ -82,10 +83,10 @@ def test_resume_skips_finished_episodes(store, tmp_path):
 
 
 def test_evaluator_errors_enter_the_rate_as_the_mode_says():
-    rows = [{"task_id": 0, "repeat": 0, "sites": ["shopping"], "status": "done", "score": 1.0},
-            {"task_id": 1, "repeat": 0, "sites": ["shopping"], "status": "error", "score": None,
-             "eval": {"details": [{"type": "warning", "text": "w"}, {"type": "error", "field": "eval.url_note",
-                                                                      "error": "url_note 'X' is not supported"}]}}]
+    rows = [EpisodeRecord(task_id=0, sites=["shopping"], status="done", score=1.0),
+            EpisodeRecord(task_id=1, sites=["shopping"], status="error", eval=EpisodeEval(mode="vab", details=[
+                {"type": "warning", "text": "w"},
+                {"type": "error", "field": "eval.url_note", "error": "url_note 'X' is not supported"}]))]
     for mode, rate, episodes, counts_as in (("webarena", 100.0, 1, "left out"), ("vab", 50.0, 2, "failure"),
                                             ("browsergym", 100.0, 1, "left out")):
         summary = summarize(rows, EvalSettings(tasks="x", out=Path(), mode=mode), make_policy("oracle"), 2)
@@ -167,18 +168,18 @@ def test_site_down_is_env_error_not_failure(store, tmp_path):
 
     row = episode(SiteDown(store, free_port()), tmp_path, make_policy("oracle"))
     # the sign-in's request or the page load finds nobody listening
-    assert row["status"] == "env_error" and row["score"] is None
-    assert "ECONNREFUSED" in row["error"] or "ERR_CONNECTION_REFUSED" in row["error"], row["error"]
+    assert row.status == "env_error" and row.score is None
+    assert "ECONNREFUSED" in row.error or "ERR_CONNECTION_REFUSED" in row.error, row.error
 
 
 def test_crashed_browser_is_relaunched(store, tmp_path):
     row = episode(store, tmp_path, make_policy("oracle"), crash_browser=True)
-    assert row["status"] == "done" and row["score"] == 1.0
+    assert row.status == "done" and row.score == 1.0
 
 
 def test_policy_failure_is_recorded(store, tmp_path):
     row = episode(store, tmp_path, BrokenPolicy())
-    assert row["status"] == "policy_error" and "model server unreachable" in row["error"]
+    assert row.status == "policy_error" and "model server unreachable" in row.error
 
 
 @pytest.mark.slow  # an eval interrupted and resumed in subprocesses (~30 s)
@@ -294,6 +295,6 @@ def test_a_site_reset_during_an_episode_makes_it_an_env_error(store, tmp_path):
     under it, so the retry faults too)."""
     policy = ResettingOracle(store)
     row = episode(store, tmp_path, policy)
-    assert row["status"] == "env_error" and row["score"] is None, row
-    assert "was reset during its episode" in row["error"] and policy.resets == 2  # the episode and its retry
-    assert episode(store, tmp_path / "clean", make_policy("oracle"))["status"] == "done"
+    assert row.status == "env_error" and row.score is None, row
+    assert "was reset during its episode" in row.error and policy.resets == 2  # the episode and its retry
+    assert episode(store, tmp_path / "clean", make_policy("oracle")).status == "done"

@@ -35,6 +35,7 @@ from docker_support import docker_engine_with
 from webrl.config import DEFAULT_PORTS, INSTANCE_STRIDE, load_config, on_free_ports
 from webrl.errors import UsageError, WebrlError
 from webrl.policy.factory import make_policy
+from webrl.runs.records import EpisodeRecord
 from webrl.runs.eval import EvalSettings
 from webrl.sites.docker.backend import DockerBackend
 from webrl.sites.docker.configure import MAGENTO_SCHEDULED_INDEXERS, configure_commands
@@ -180,10 +181,10 @@ class KillsItsSite:
         return self.oracle.act(inputs, sampling)
 
 
-def run_one_episode(backend, policy, task, out: Path) -> dict:
+def run_one_episode(backend, policy, task, out: Path) -> EpisodeRecord:
     from webrl.runs.episodes import Browsers, open_env, run_episode
 
-    async def go() -> dict:
+    async def go() -> EpisodeRecord:
         settings = EvalSettings(tasks="smoke", out=out)
         async with Browsers() as browsers, open_env(browsers, backend, 0, settings) as env:
             return await run_episode(env, browsers, policy, task, 0, settings)
@@ -196,10 +197,10 @@ def test_a_container_killed_mid_episode_is_recreated_and_the_episode_is_an_env_e
     policy = KillsItsSite(engine, shop)
     row = run_one_episode(shop, policy, price_task, tmp_path)
     assert policy.kills == 2  # the episode and its one retry
-    assert row["status"] == "env_error" and row["score"] is None and "recreated" in row["error"], row
+    assert row.status == "env_error" and row.score is None and "recreated" in row.error, row
     assert container(engine, shop, 0).status == "running"
     again = run_one_episode(shop, make_policy("oracle"), price_task, tmp_path)
-    assert again["status"] == "done" and again["score"] == 1.0
+    assert again.status == "done" and again.score == 1.0
 
 
 def test_eval_resets_dirty_sites_between_episodes(shop, run_oracle):

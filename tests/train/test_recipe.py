@@ -18,10 +18,10 @@ from cli_support import webrl
 from safetensors.torch import load_file
 
 from webrl.policy.prompt import webrl_prompt
-from webrl.rl.settings import TrainSettings
-from webrl.train.job import TrainJob
+from webrl.rl.job import SftJob, UpdateJob, read_job, write_job
+from webrl.rl.settings import SftSettings, UpdateSettings
 from webrl.train.rewards import percentile_threshold
-from webrl.train.settings import PRESETS, RunSettings
+from webrl.train.settings import RunSettings, preset
 
 pytestmark = pytest.mark.slow  # whole training runs (minutes on 2 cores)
 
@@ -51,7 +51,7 @@ def test_ci_preset_runs_sft_and_two_phases_unattended(ci_run):
     done = read_json(out / "progress.json")["done"]
     assert list(done) == ["0:demos", "0:sft", "0:eval", *(f"{k}:{s}" for k in (1, 2) for s in STAGES)]
     settings = RunSettings.model_validate(yaml.safe_load((out / "settings.yaml").read_text()))
-    assert settings == RunSettings(**PRESETS["ci"])
+    assert settings == RunSettings(**preset("ci"))
 
     # phase 0: the oracle's successful steps are the demonstrations, SFT gives the first actor
     demos = lines(out / "phases/0/demos.jsonl")
@@ -99,11 +99,11 @@ def test_ci_preset_runs_sft_and_two_phases_unattended(ci_run):
         assert metrics["training"]["data"]["replay_candidates"] > 0  # the demonstrations (and phase 1's steps)
     # the critic of phase 1 is where phase 2 starts; the actor chain is phase 0 → 1 → 2; the replay buffer is the
     # demonstrations and phase 1's steps; the child ran the job file the recipe wrote, with the run's settings
-    job = TrainJob.model_validate(yaml.safe_load((out / "phases/2/update/job.yaml").read_text()))
-    assert job.critic == out / "phases/1/update/critic" and job.model == str(out / "phases/1/update/actor")
+    job = read_job(out / "phases/2/update/job.yaml")
+    assert isinstance(job, UpdateJob) and job.critic == out / "phases/1/update/critic" and job.model == str(out / "phases/1/update/actor")
     assert job.replay == [out / "phases/0/demos.jsonl", out / "phases/1/steps.jsonl"]
     assert job.settings == settings.update and job.max_tokens == settings.max_tokens
-    assert "-m webrl.train.job " + str(out / "phases/2/update/job.yaml") in (out / "phases/2/update.log").read_text()
+    assert "-m webrl.rl.job " + str(out / "phases/2/update/job.yaml") in (out / "phases/2/update.log").read_text()
 
     every = read_json(out / "metrics.json")
     assert [m["phase"] for m in every] == [0, 1, 2]
@@ -192,7 +192,7 @@ def test_the_same_recipe_runs_on_miniwob(sites, tmp_path):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     demos = lines(out / "phases/0/demos.jsonl")
     assert demos and {d["task_id"].rpartition(".")[0] for d in demos} <= set(DEMONSTRATED.split(","))
-    assert TrainJob.model_validate(yaml.safe_load((out / "phases/0/sft/job.yaml").read_text())).page_loss == 0.5
+    assert read_job(out / "phases/0/sft/job.yaml").settings.page_loss == 0.5
     sft = read_json(out / "phases/0/sft/metrics.json")["sft"]
     assert sft["page_loss"] == 0.5 and sft["page_loss_mean"] > 0
     first, second = (read_json(out / f"phases/{k}/tasks.json") for k in (1, 2))
@@ -203,8 +203,9 @@ def test_the_same_recipe_runs_on_miniwob(sites, tmp_path):
         assert report["made"]["new seed"] >= 1
         assert report["critic"] == {"applied": False, "chosen": "at random (critic_filter off)"}
     for k in (1, 2):
-        job = TrainJob.model_validate(yaml.safe_load((out / f"phases/{k}/update/job.yaml").read_text()))
-        assert job.replay == [] and job.settings.seed == 3 and job.replay_confidence == (0.4, 1.0)
+        job = read_job(out / f"phases/{k}/update/job.yaml")
+        assert not job.settings.replay and job.settings.seed == 3 and job.settings.replay_confidence == (0.4, 1.0)
+        assert read_json(out / f"phases/{k}/update/metrics.json")["data"]["replay_candidates"] == 0
     for k in (0, 1, 2):
         evaluated = lines(out / f"phases/{k}/eval/episodes.jsonl")
         assert len(evaluated) == 4 and all(row["miniwob"]["seed"] < 10 for row in evaluated)
@@ -233,7 +234,8 @@ def test_bad_input_is_refused_with_the_reason(sites, ci_run, tmp_path):
     typo.write_text("phasess: 3\n")
     cases.append((("--config", str(typo), "--out", str(tmp_path / "y")), "field 'phasess': Extra inputs"))
     cases.append((("--replay-confidence", "0.9", "0.5", "--out", str(tmp_path / "v")),
-                  "options: replay_confidence: expected 0 <= LOW < HIGH <= 1, got 0.9 0.5"))
+                  "options: field 'update.replay_confidence' (--replay-confidence): expected 0 <= LOW < HIGH <= 1, "
+                  "got 0.9 0.5"))
     cases.append((("--train-tasks", "miniwob", "--out", str(tmp_path / "w")),
                   "options: the train tasks are embedded:train or miniwob[:ENV,...]:train"))
     result = webrl(sites | {"WEBRL_TRAIN__PHASES": "-1"}, "train", "--out", str(tmp_path / "z"))
@@ -253,9 +255,11 @@ def test_filtered_bc_threshold_is_the_70th_percentile_of_the_rewards():
 
 def test_a_training_job_file_holds_the_resolved_settings(tmp_path):
     """The recipe's children read one file; what they read is what the recipe resolved, nothing lost."""
-    job = TrainJob(kind="update", data=tmp_path / "steps.jsonl", model="tiny", out=tmp_path / "update",
-                   settings=TrainSettings(zero_stage=0, lr=3e-4, betas=(0.8, 0.95), gradient_checkpointing=True),
-                   max_tokens=512, models_dir=tmp_path / "models", objective="paper", beta=0.5,
-                   critic=tmp_path / "critic", replay=[tmp_path / "demos.jsonl"], replay_confidence=(0.5, 1.0))
-    text = yaml.safe_dump(job.model_dump(mode="json"), sort_keys=False)
-    assert TrainJob.model_validate(yaml.safe_load(text)) == job
+    update = UpdateJob(data=tmp_path / "steps.jsonl", model="tiny", out=tmp_path / "update", max_tokens=512,
+                       settings=UpdateSettings(zero_stage=0, lr=3e-4, betas=(0.8, 0.95), gradient_checkpointing=True,
+                                               objective="paper", beta=0.5, replay_confidence=(0.5, 1.0)),
+                       models_dir=tmp_path / "models", critic=tmp_path / "critic", replay=[tmp_path / "demos.jsonl"])
+    sft = SftJob(data=tmp_path / "demos.jsonl", model="tiny", out=tmp_path / "sft",
+                 settings=SftSettings(lr=1e-3, page_loss=0.5))
+    for job in (update, sft):
+        assert read_job(write_job(job)) == job

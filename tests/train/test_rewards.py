@@ -9,6 +9,7 @@ from webrl.curriculum.generate import generated_task
 from webrl.orm.model import OutcomeRewardModel
 from webrl.policy.prompt import webrl_prompt
 from webrl.rl.data import load_steps
+from webrl.runs.records import EpisodeRecord, EpisodeStep
 from webrl.tasks.model import Task
 from webrl.train.rewards import reward_episodes, reward_summary, step_records, write_steps
 
@@ -18,11 +19,12 @@ SEED = Task.model_validate({"task_id": 1, "sites": ["shopping"], "start_url": "_
 GENERATED = generated_task("Buy two lamps", [SEED], 2, "test", 1)
 
 
-def episode(task_id, status, score=None, responses=("click [3]", "exit(message=\"5\")"), repeat=0) -> dict:
-    steps = [{"observation": f"<html>page {i} of {task_id}</html>", "response": r} for i, r in enumerate(responses)]
-    return {"task_id": task_id, "repeat": repeat, "intent": f"intent of {task_id}", "sites": ["shopping"],
-            "status": status, "score": score, "steps": steps,
-            "last_observation": steps[-1]["observation"] if steps else None}
+def episode(task_id, status, score=None, responses=("click [3]", "exit(message=\"5\")"), repeat=0) -> EpisodeRecord:
+    steps = [EpisodeStep(index=i, url="http://127.0.0.1:7770/", observation=f"<html>page {i} of {task_id}</html>",
+                         response=r, action={}) for i, r in enumerate(responses)]
+    return EpisodeRecord(task_id=task_id, repeat=repeat, intent=f"intent of {task_id}", sites=["shopping"],
+                         status=status, score=score, steps=steps,
+                         last_observation=steps[-1].observation if steps else None)
 
 
 def test_rules_where_the_task_has_them_the_orm_elsewhere_and_the_rest_left_out(tiny):
@@ -59,13 +61,14 @@ def test_step_records_rebuild_each_prompt_and_load_as_an_episode(tmp_path):
         webrl_prompt("intent of 7", [], "<html>page 0 of 7</html>"),
         webrl_prompt("intent of 7", ["click [3]"], "<html>page 1 of 7</html>"),
         webrl_prompt("intent of 7", ["click [3]", "type [4] [lamp]"], "<html>page 2 of 7</html>")]
-    rewarded = reward_episodes([row, episode(8, "done", 0.0)], {7: SEED, 8: SEED})
+    rows = [row, episode(8, "done", 0.0)]
+    rewarded = reward_episodes(rows, {7: SEED, 8: SEED})
     path = tmp_path / "steps.jsonl"
-    assert write_steps(path, rewarded) == 5
+    assert write_steps(path, rows, rewarded) == 5
     steps = load_steps(path)
     assert [(s.episode, s.step, s.reward, s.done) for s in steps] == [
         ("7-0", 0, 1.0, False), ("7-0", 1, 1.0, False), ("7-0", 2, 1.0, True), ("8-0", 0, 0.0, False),
         ("8-0", 1, 0.0, True)]
     assert steps[0].next_prompt == records[1]["prompt"]
-    assert write_steps(path, rewarded, successful_only=True) == 3
+    assert write_steps(path, rows, rewarded, successful_only=True) == 3
     assert {json.loads(line)["episode"] for line in path.read_text().splitlines()} == {"7-0"}

@@ -35,6 +35,7 @@ from webrl.rl.critic import Critic
 from webrl.rl.data import Encoded, collate, encode_prompt, pad_token_id
 from webrl.rl.objective import value_from_logits
 from webrl.runs.episodes import Browsers, open_env
+from webrl.sites.base import SiteBackend
 from webrl.tasks.model import Task
 
 DEFAULT_BAND = (0.05, 0.75)
@@ -53,7 +54,7 @@ def page_key(task: Task) -> PageKey:
     return task.start_url, tuple(task.sites), task.storage_state is not None, episode
 
 
-async def observe_start_pages(tasks: Sequence[Task], backend, instance: int = 0,
+async def observe_start_pages(tasks: Sequence[Task], backend: SiteBackend, instance: int = 0,
                               cache: dict[PageKey, str] | None = None) -> dict[PageKey, str]:
     """The start page's observation text for every distinct `page_key` of `tasks`, from a real browser on the
     running backend's `instance`; keys already in `cache` are not observed again (the cache is filled in)."""
@@ -68,13 +69,14 @@ async def observe_start_pages(tasks: Sequence[Task], backend, instance: int = 0,
     return pages
 
 
-def start_pages(tasks: Sequence[Task], backend, instance: int = 0,
+def start_pages(tasks: Sequence[Task], backend: SiteBackend, instance: int = 0,
                 cache: dict[PageKey, str] | None = None) -> dict[PageKey, str]:
     """`observe_start_pages` for callers outside an event loop."""
     return asyncio.run(observe_start_pages(tasks, backend, instance, cache))
 
 
-def stored_start_pages(tasks: Sequence[Task], backend, path: Path, instance: int = 0) -> dict[PageKey, str]:
+def stored_start_pages(tasks: Sequence[Task], backend: SiteBackend, path: Path, instance: int = 0
+                       ) -> dict[PageKey, str]:
     """`start_pages` with a JSON file as the cache, so that a page is observed once per run (and a resumed run
     scores its tasks on the very pages it saw before)."""
     try:

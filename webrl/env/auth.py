@@ -11,8 +11,10 @@ from __future__ import annotations
 from html.parser import HTMLParser
 from urllib.parse import urljoin
 
+from playwright.async_api import Browser
+
 from webrl.errors import WebrlError
-from webrl.sites.base import ACCOUNTS
+from webrl.sites.base import ACCOUNTS, SiteBackend
 
 LOGINS = {
     # site: (login page path, the user and password fields' names)
@@ -24,7 +26,7 @@ LOGINS = {
 
 
 class AuthCache:
-    def __init__(self, browser, backend, instance: int):
+    def __init__(self, browser: Browser, backend: SiteBackend, instance: int):
         self.browser, self.backend, self.instance = browser, backend, instance
         self._cookies: dict[str, tuple[object, list[dict]]] = {}  # site -> (its last reset when signed in, cookies)
 

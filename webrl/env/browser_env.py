@@ -22,9 +22,10 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple, TypedDict
 from urllib.parse import urlsplit
 
+from playwright.async_api import Browser
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
@@ -34,11 +35,14 @@ from webrl.env.guard import OriginGuard
 from webrl.env.miniwob import DEFAULT_TIME_LIMIT_S, episode_done, start_episode
 from webrl.env.observation import Observation, observe
 from webrl.errors import SitesChanged, WebrlError
+from webrl.evaluators.judge import Judge
 from webrl.evaluators.result import EvalResult
 from webrl.evaluators.router import evaluate
 from webrl.netutil import host_port
+from webrl.sites.base import SiteBackend
 from webrl.tasks.load import substitute
 from webrl.tasks.model import Task
+from webrl.timing import timed
 
 VIEWPORT = {"width": 1280, "height": 720}
 LOAD_CAP_MS = 5000
@@ -140,9 +144,31 @@ class Step:
     capped: list[str] = field(default_factory=list)  # the waits for rest that hit their cap ("load", "dom", ...)
 
 
+class ResetInfo(TypedDict):
+    reset_sites: list[str]  # the sites reset before the episode
+    reset_ms: float
+    timings_ms: dict[str, float]  # close, reset, sign_in, context, start_page, miniwob_start, observe
+
+
+class StepInfo(TypedDict):
+    error: str | None  # why the action failed (unparseable, refused, element missing, ...)
+    timings_ms: dict[str, float]
+    eval: EvalResult | None  # the evaluation, on the episode's last step
+    truncated_by: str | None  # the limit that ended an episode the agent did not end
+
+
+class StepResult(NamedTuple):
+    observation: Observation
+    reward: float  # the evaluation's score on the last step, 0 before
+    terminated: bool  # the agent answered, or a MiniWoB++ page ended the episode
+    truncated: bool  # a limit ended it
+    info: StepInfo
+
+
 class BrowserEnv:
-    def __init__(self, browser, backend, instance: int = 0, *, observation: str = "webrl",
-                 action_space: str = "webrl", limits: Limits = Limits(), mode: str = "webarena", judge=None,
+    def __init__(self, browser: Browser, backend: SiteBackend, instance: int = 0, *, observation: str = "webrl",
+                 action_space: str = "webrl", limits: Limits = Limits(), mode: str = "webarena",
+                 judge: Judge | None = None,
                  miniwob_time_limit_s: float = DEFAULT_TIME_LIMIT_S, options: EnvOptions = EnvOptions()):
         self.browser, self.backend, self.instance = browser, backend, instance
         self.observation_kind, self.action_space, self.limits = observation, action_space, limits
@@ -157,13 +183,12 @@ class BrowserEnv:
 
     # -- episode ------------------------------------------------------------------------------
 
-    async def reset(self, task: Task) -> tuple[Observation, dict]:
+    async def reset(self, task: Task) -> tuple[Observation, ResetInfo]:
         """A fresh episode of `task`; the info holds the sites reset and where the reset's time went
         (`timings_ms`: close, reset, sign_in, context, start_page, miniwob_start, observe)."""
         timings: dict[str, float] = {}
-        mark = time.perf_counter()
-        await self.close()
-        timings["close"] = _ms(mark)
+        with timed(timings, "close"):
+            await self.close()
         # In a worker thread: a reset can take seconds (a Docker container is recreated), and the other
         # --parallel workers share this event loop.
         urls, reset, reset_ms = await asyncio.to_thread(self._reset_sites, task)
@@ -172,86 +197,78 @@ class BrowserEnv:
         self.task = substitute(task, urls)
         # Tasks that need an account name a storage state (WebArena's convention); map tasks have none.
         login = [s for s in self.task.sites if s in urls] if self.task.storage_state else []
-        mark = time.perf_counter()
-        storage = await self.auth.storage_state(login, self._resets_at_start)  # signed in again after any reset
-        timings["sign_in"] = _ms(mark)
-        mark = time.perf_counter()
-        restart = await self._shows_start_page()
-        await self._clean_tab(storage["cookies"], keep_page=restart)
-        allowed = [u for site, u in urls.items() if site in self.task.sites or site == "homepage"]
-        self.guard.allow(allowed)
-        self.blocked = self.guard.blocked = []  # what was refused this episode: by the proxy, or a navigation
-        self._visited |= {_origin(u) for u in allowed}  # the agent reaches no other origin
-        timings["context"] = _ms(mark)
-        mark = time.perf_counter()
-        self.page = self.tab  # the agent starts on the first start URL's page
-        for i, url in enumerate([] if restart else self.task.start_urls):
-            page = self.tab if i == 0 else await self.context.new_page()
-            loading = time.perf_counter()
-            await page.goto(url)
-            if i == 0:
-                await self._settle(page, loading)
-        timings["start_page"] = _ms(mark)
+        with timed(timings, "sign_in"):
+            storage = await self.auth.storage_state(login, self._resets_at_start)  # again after any reset
+        with timed(timings, "context"):
+            restart = await self._shows_start_page()
+            await self._clean_tab(storage["cookies"], keep_page=restart)
+            allowed = [u for site, u in urls.items() if site in self.task.sites or site == "homepage"]
+            self.guard.allow(allowed)
+            self.blocked = self.guard.blocked = []  # what was refused this episode: by the proxy, or a navigation
+            self._visited |= {_origin(u) for u in allowed}  # the agent reaches no other origin
+        with timed(timings, "start_page"):
+            self.page = self.tab  # the agent starts on the first start URL's page
+            for i, url in enumerate([] if restart else self.task.start_urls):
+                page = self.tab if i == 0 else await self.context.new_page()
+                loading = time.perf_counter()
+                await page.goto(url)
+                if i == 0:
+                    await self._settle(page, loading)
         if self.task.miniwob is not None:
-            mark = time.perf_counter()
-            await self._start_miniwob(restart)
-            timings["miniwob_start"] = _ms(mark)
+            with timed(timings, "miniwob_start"):
+                await self._start_miniwob(restart)
         self.steps: list[Step] = []
         self.history: list[str] = []
         self.answer: str | None = None
         self.page_ended = False  # a MiniWoB page ended the episode
         self._parse_failures = 0
-        mark = time.perf_counter()
-        self.obs = await self._observe()
-        timings["observe"] = _ms(mark)
-        return self.obs, {"reset_sites": reset, "reset_ms": round(reset_ms, 1), "timings_ms": timings}
+        with timed(timings, "observe"):
+            self.obs = await self._observe()
+        return self.obs, ResetInfo(reset_sites=reset, reset_ms=round(reset_ms, 1), timings_ms=timings)
 
-    async def step(self, text: str):
-        """Apply one raw model response. Returns (obs, reward, terminated, truncated, info); the
-        reward is the evaluator's score on the last step and 0 before."""
+    async def step(self, text: str) -> StepResult:
+        """Apply one raw model response."""
         timings: dict[str, float] = {}
-        start = time.perf_counter()
-        action = parse_action(text, self.action_space)
-        error, untouched, capped = None, action.kind in ("exit", "stop", "none"), []
-        if action.kind == "none":
-            self._parse_failures += 1
-            error = f"unparseable response: {action.error}"
-        else:
-            self._parse_failures = 0
-            if action.kind in ("exit", "stop"):
-                self.answer = action.argument or ""
-            else:
-                try:
-                    # Tab actions (webarena space) return the page that is now current.
-                    cdp = self._cdp if self.page is self.tab else None  # the tab's session (typing asks it)
-                    self.page = await execute(action, self.page, self.obs, self.options.click_at, cdp,
-                                              self._may_visit) or self.page
-                except ActionError as err:
-                    error, untouched = str(err), err.untouched
-        timings["act"] = _ms(start)
-        mark = time.perf_counter()
-        if not untouched:  # an answer, an unparseable response or an action that failed before any input: no wait
-            capped = await self._settle(self.page, start, timings)
-        timings["settle"] = _ms(mark)
-        self.steps.append(Step(len(self.steps), self.page.url, text, _action_dict(action), error, timings, capped))
-        self.history.append(text)
+        start = time.perf_counter()  # the settle waits for what the action began
+        with timed(timings, "total"):
+            with timed(timings, "act"):
+                action = parse_action(text, self.action_space)
+                error, untouched, capped = None, action.kind in ("exit", "stop", "none"), []
+                if action.kind == "none":
+                    self._parse_failures += 1
+                    error = f"unparseable response: {action.error}"
+                else:
+                    self._parse_failures = 0
+                    if action.kind in ("exit", "stop"):
+                        self.answer = action.argument or ""
+                    else:
+                        try:
+                            # Tab actions (webarena space) return the page that is now current.
+                            cdp = self._cdp if self.page is self.tab else None  # the tab's session (typing asks it)
+                            self.page = await execute(action, self.page, self.obs, self.options.click_at, cdp,
+                                                      self._may_visit) or self.page
+                        except ActionError as err:
+                            error, untouched = str(err), err.untouched
+            with timed(timings, "settle"):
+                if not untouched:  # an answer, an unparseable response or a failed action before any input
+                    capped = await self._settle(self.page, start, timings)
+            self.steps.append(Step(len(self.steps), self.page.url, text, _action_dict(action), error, timings,
+                                   capped))
+            self.history.append(text)
 
-        # A MiniWoB page ends its episode itself (a right or wrong submit): that is the agent's last step.
-        self.page_ended = self.task.miniwob is not None and await episode_done(self.page)
-        terminated = self.answer is not None or self.page_ended
-        truncated = not terminated and self._limit_reached()
-        mark = time.perf_counter()
-        self.obs = obs = await self._observe()
-        timings["observe"] = _ms(mark)
-        timings["total"] = _ms(start)
+            # A MiniWoB page ends its episode itself (a right or wrong submit): that is the agent's last step.
+            self.page_ended = self.task.miniwob is not None and await episode_done(self.page)
+            terminated = self.answer is not None or self.page_ended
+            truncated = not terminated and self._limit_reached()
+            with timed(timings, "observe"):
+                self.obs = obs = await self._observe()
         reward, result = 0.0, None
         if terminated or truncated:
-            mark = time.perf_counter()
-            result = await self.evaluate()
-            timings["evaluate"] = _ms(mark)
+            with timed(timings, "evaluate"):
+                result = await self.evaluate()
             reward = result.score or 0.0
-        info = {"error": error, "timings_ms": timings, "eval": result, "truncated_by": self._why_truncated()}
-        return obs, reward, terminated, truncated, info
+        info = StepInfo(error=error, timings_ms=timings, eval=result, truncated_by=self._why_truncated())
+        return StepResult(obs, reward, terminated, truncated, info)
 
     async def _observe(self) -> Observation:
         return await observe(self.page, self.observation_kind, escape=self.options.escape_text,
@@ -385,22 +402,20 @@ class BrowserEnv:
         timings = {} if timings is None else timings
         capped: list[str] = []
 
-        async def timed(name: str, wait):
-            mark = time.perf_counter()
-            try:
-                return await wait
-            except PlaywrightTimeoutError:
-                capped.append(name)
-            except PlaywrightError:  # a navigation replaced the document meanwhile: it is loaded, or being loaded
-                pass
-            finally:
-                timings[f"wait_{name}"] = _ms(mark)
+        async def wait_for(name: str, wait):
+            with timed(timings, f"wait_{name}"):
+                try:
+                    return await wait
+                except PlaywrightTimeoutError:
+                    capped.append(name)
+                except PlaywrightError:  # a navigation replaced the document meanwhile: it is loaded, or loading
+                    pass
 
-        await timed("load", page.wait_for_load_state("load", timeout=LOAD_CAP_MS))
+        await wait_for("load", page.wait_for_load_state("load", timeout=LOAD_CAP_MS))
         ago = (time.perf_counter() - since) * 1000
         quiet, rest = await asyncio.gather(
-            timed("network", self._network_quiet()),
-            timed("rest", page.evaluate(AT_REST_JS, [DOM_QUIET_MS, DOM_QUIET_CAP_MS, MOVING_CAP_MS, ago])))
+            wait_for("network", self._network_quiet()),
+            wait_for("rest", page.evaluate(AT_REST_JS, [DOM_QUIET_MS, DOM_QUIET_CAP_MS, MOVING_CAP_MS, ago])))
         return capped + ([] if quiet is not False else ["network"]) + (rest or [])
 
     def _count_request(self, change: int) -> None:
@@ -422,10 +437,6 @@ class BrowserEnv:
 def _origin(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}"
-
-
-def _ms(since: float) -> float:
-    return round((time.perf_counter() - since) * 1000, 1)
 
 
 def _action_dict(action: Action) -> dict:

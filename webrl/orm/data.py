@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from webrl.errors import UsageError
-
-EPISODES_FILE = "episodes.jsonl"
+from webrl.runs.records import EPISODES_FILE, EpisodeRecord, parse_episode
 
 
 @dataclass(frozen=True)
@@ -87,26 +86,17 @@ def example_from_record(record: dict, where: str, source: str) -> Example:
                    source=str(record.get("source") or source))
 
 
-def episode_example(record: dict, where: str = "episode", source: str = "") -> Example:
-    """What the ORM reads of one `webrl eval` episode record (any status, as long as it has steps); the label
-    is the rule score's success when the episode was judged (status "done"), else None."""
-    steps = _require(record, "steps", (list,), where)
-    if not steps:
+def episode_example(record: EpisodeRecord, where: str = "episode", source: str = "") -> Example:
+    """What the ORM reads of one episode (any status, as long as it acted); the label is the rule score's success
+    when the episode was judged (status "done"), else None."""
+    if not record.steps:
         raise UsageError(f"{where}: field 'steps' is empty (the episode never acted)")
-    responses = []
-    for index, step in enumerate(steps):
-        if not isinstance(step, dict) or not isinstance(step.get("response"), str):
-            raise UsageError(f"{where}: field 'steps' item {index} has no 'response' string")
-        responses.append(step["response"])
-    if record.get("last_observation") is None:
+    if record.last_observation is None:
         raise UsageError(f"{where}: missing field 'last_observation' (the final page; episodes recorded before "
                          "webrl eval stored it cannot be judged: run the evaluation again)")
-    judged = _require(record, "status", (str,), where) == "done"
-    return Example(intent=_require(record, "intent", (str,), where), responses=tuple(responses),
-                   html=_require(record, "last_observation", (str,), where),
-                   label=int(_require(record, "score", (int, float), where) == 1.0) if judged else None,
-                   task_id=record.get("task_id"), sites=_strings(record, "sites", where, required=False),
-                   source=source)
+    return Example(intent=record.intent, responses=tuple(step.response for step in record.steps),
+                   html=record.last_observation, label=None if record.success is None else int(record.success),
+                   task_id=record.task_id, sites=tuple(record.sites), source=source)
 
 
 def _jsonl_path(path: Path) -> Path:
@@ -139,14 +129,16 @@ def read_examples(path: Path, loaded: Loaded) -> None:
             raise UsageError(f"{where}: not valid JSON ({err.msg})") from None
         if not isinstance(record, dict):
             raise UsageError(f"{where}: expected a JSON object, got {type(record).__name__}")
+        if "steps" in record:  # an episode record
+            episode = parse_episode(line, where)
+            if not episode.judged:
+                loaded.skipped[episode.status] += 1  # no rule label: unjudged, error, env_error, policy_error
+            else:
+                loaded.examples.append(episode_example(episode, f"{where}: task {episode.task_id!r}", source))
+            continue
         if "task_id" in record:
             where = f"{where}: task {record['task_id']!r}"
-        if "steps" not in record:
-            loaded.examples.append(example_from_record(record, where, source))
-        elif (status := _require(record, "status", (str,), where)) != "done":
-            loaded.skipped[status] += 1  # no rule label: unjudged, error, env_error, policy_error
-        else:
-            loaded.examples.append(episode_example(record, where, source))
+        loaded.examples.append(example_from_record(record, where, source))
 
 
 def load_examples(paths: list[Path]) -> Loaded:

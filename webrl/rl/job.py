@@ -1,9 +1,9 @@
-"""One training of a `webrl train` run (phase 0's SFT, a phase's update) as a process of its own.
+"""One training (an SFT, or a phase's critic and actor update) as a typed job, run in this process or as a process
+of its own.
 
-The recipe (webrl.train.recipe) writes what to train as a `TrainJob` file in the training's folder and runs
-`python -m webrl.train.job FILE`, under the DeepSpeed launcher when the run asks for several processes. The
-child reads that one file, the resolved settings, and calls the same functions `webrl sft` and
-`webrl rl-update` call; all of a training's memory is returned when it ends.
+`webrl sft` and `webrl rl-update` build a job from their options and run it here; `webrl train` writes each of its
+trainings as a job file in the training's folder and runs `python -m webrl.rl.job FILE`, under the DeepSpeed
+launcher when the run asks for several processes, so that all of a training's memory is returned when it ends.
 """
 
 from __future__ import annotations
@@ -12,64 +12,79 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, TypeAdapter
 
 from webrl.errors import WebrlError
 from webrl.files import write_atomically
-from webrl.rl.settings import REPLAY_CONFIDENCE, TrainSettings
+from webrl.rl.settings import SftSettings, UpdateSettings
 
 JOB_FILE = "job.yaml"
 
 
-class TrainJob(BaseModel):
-    """A training, resolved: its data, its starting model, where it writes, and how it trains."""
-
+class _Job(BaseModel):
     model_config = {"extra": "forbid"}
 
-    kind: Literal["sft", "update"]
     data: Path  # the step file (webrl.rl.data)
-    model: str  # the model spec or folder it starts from (for an update: the actor, also the frozen reference)
+    model: str  # the model spec or folder it starts from
     out: Path
-    settings: TrainSettings
-    max_tokens: int | None = None
-    models_dir: Path  # where model specs are prepared (<state dir>/models)
-    page_loss: float = 0.0  # the SFT's (webrl.rl.sft)
-    # the update's (webrl.rl.update)
-    objective: Literal["official", "paper", "awr"] = "official"
-    beta: float = 1.0
+    max_tokens: int | None = None  # prompt + response, in tokens [default: the model's context, at most 16384]
+    models_dir: Path | None = None  # where model specs are prepared (<state dir>/models)
+
+
+class SftJob(_Job):
+    """Fine-tune `model` on the demonstrations in `data` (webrl.rl.sft)."""
+
+    kind: Literal["sft"] = "sft"
+    settings: SftSettings
+
+
+class UpdateJob(_Job):
+    """One phase's critic and actor update (webrl.rl.update): `model` is the actor at the start of the phase (also
+    the frozen reference), `critic` the previous phase's (None: a fresh one from the actor's weights), `replay` the
+    earlier step files whose successes may be replayed."""
+
+    kind: Literal["update"] = "update"
+    settings: UpdateSettings
     critic: Path | None = None
-    critic_lr: float | None = None  # None: settings.lr
-    critic_replay: bool = True  # the critic trains on the replayed steps too (official)
     replay: list[Path] = []
-    replay_confidence: tuple[float, float] = REPLAY_CONFIDENCE  # replayed steps' actor confidence, (low, high]
 
 
-def run_job(job: TrainJob) -> dict:
+TrainJob = Annotated[SftJob | UpdateJob, Field(discriminator="kind")]
+JOB = TypeAdapter(TrainJob)
+
+
+def run_job(job: SftJob | UpdateJob) -> dict[str, Any]:
     """Train as `job` says, in this process (and its launcher's siblings); the training's summary."""
-    if job.kind == "sft":
+    if isinstance(job, SftJob):
         from webrl.rl.sft import run_sft
 
-        return run_sft(job.data, job.model, job.out, job.settings, job.max_tokens, job.models_dir, job.page_loss)
-    from webrl.rl.objective import Objective
+        return run_sft(job)
     from webrl.rl.update import run_update
 
-    return run_update(job.data, job.model, job.critic, job.replay, job.out, job.settings,
-                      Objective(job.objective, beta=job.beta), job.max_tokens, job.models_dir, job.critic_lr,
-                      job.critic_replay, job.replay_confidence)
+    return run_update(job)
 
 
-def spawn(job: TrainJob, procs: int, log: Path) -> None:
-    """Run `job` as a child process (`procs` of them under the DeepSpeed launcher); its output goes to `log`."""
-    from webrl.rl.engine import DIST_VARIABLES, launch_command
-
+def write_job(job: SftJob | UpdateJob) -> Path:
     job.out.mkdir(parents=True, exist_ok=True)
     path = job.out / JOB_FILE
     write_atomically(path, yaml.safe_dump(job.model_dump(mode="json"), sort_keys=False))
+    return path
+
+
+def read_job(path: Path) -> SftJob | UpdateJob:
+    return JOB.validate_python(yaml.safe_load(Path(path).read_text()))
+
+
+def spawn(job: SftJob | UpdateJob, procs: int, log: Path) -> None:
+    """Run `job` as a child process (`procs` of them under the DeepSpeed launcher); its output goes to `log`."""
+    from webrl.rl.engine import DIST_VARIABLES, launch_command
+
+    path = write_job(job)
     runner = launch_command(procs) + ["--module"] if procs > 1 else [sys.executable, "-m"]
-    command = [*runner, "webrl.train.job", str(path)]
+    command = [*runner, "webrl.rl.job", str(path)]
     env = {k: v for k, v in os.environ.items() if k not in DIST_VARIABLES}  # its own process group, not ours
     with log.open("a") as sink:
         sink.write("$ " + " ".join(command) + "\n")
@@ -82,7 +97,7 @@ def spawn(job: TrainJob, procs: int, log: Path) -> None:
 
 def main(argv: list[str]) -> None:
     [path] = argv
-    run_job(TrainJob.model_validate(yaml.safe_load(Path(path).read_text())))
+    run_job(read_job(Path(path)))
 
 
 if __name__ == "__main__":

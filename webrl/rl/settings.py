@@ -1,23 +1,17 @@
-"""How one training (SFT, or a phase's critic and actor update) runs on the engine; kept apart from the engine so
-that the CLI builds its options without importing torch."""
+"""How one training runs: the engine's settings (TrainSettings) and, on top of them, what an SFT (SftSettings) and a
+phase's critic and actor update (UpdateSettings) optimise. Kept apart from the engine so that the CLI builds its
+options from these models without importing torch; every field's description is its option's help."""
 
 from __future__ import annotations
 
 import math
 from typing import Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 # The replay buffer keeps earlier successful steps whose actor confidence exp(mean token log-prob) = 1/perplexity
 # lies in (low, high]: the paper's best range (Table 2), perplexity in [1/0.95, 1/0.5)
 REPLAY_CONFIDENCE = (0.5, 0.95)
-
-
-def check_replay_confidence(bounds: tuple[float, float]) -> None:
-    """ValueError unless the replay's confidence bounds are 0 <= LOW < HIGH <= 1."""
-    low, high = bounds
-    if not 0 <= low < high <= 1:
-        raise ValueError(f"expected 0 <= LOW < HIGH <= 1, got {low} {high}")
 
 
 # WebRL's SFT (paper Table 4) and ORM training (Table 5) schedule; its actor and critic updates keep a constant rate
@@ -25,7 +19,9 @@ COSINE_WARMUP = {"lr_schedule": "cosine", "warmup": 0.1}
 
 
 class TrainSettings(BaseModel):
-    """How to train; the field descriptions are the CLI's help."""
+    """How to train: the optimizer, its schedule, batching and the DeepSpeed engine."""
+
+    model_config = {"extra": "forbid"}
 
     zero_stage: int = Field(2, ge=0, le=3, description="DeepSpeed ZeRO stage: 0 replicates everything, 1 shards "
                             "the optimizer states, 2 also the gradients, 3 also the parameters.")
@@ -79,3 +75,49 @@ class TrainSettings(BaseModel):
 
             return "bf16" if torch.cuda.is_available() else "fp32"
         return self.precision
+
+
+class SftSettings(TrainSettings):
+    """Supervised fine-tuning: the token-mean NLL of the answers (WebRL's SFT), optionally of the pages too."""
+
+    page_loss: float = Field(0.0, ge=0.0, description="Also train a language-model loss on the prompt's tokens, "
+                             "this weight beside the answer's (0: the answer only, as WebRL; a from-scratch model "
+                             "such as tiny needs it to read the page).")
+
+
+class UpdateSettings(TrainSettings):
+    """A phase's WebRL update: how the critic trains, which earlier steps are replayed, and the actor's objective."""
+
+    objective: Literal["official", "paper", "awr"] = Field(
+        "official", description="official: the released code's losses and binarised advantage (the published "
+        "numbers); paper: Eq. 8, Eq. 9 and the squared KL-regularised loss; awr: the paper's AWR baseline, Eq. 8's "
+        "critic, A = r_T - V(s) and the token-mean log-likelihood weighted by min(exp(A), 20).")
+    beta: float = Field(1.0, ge=0.0, description="The paper objective's KL weight (the paper does not state its "
+                        "value; the official form adapts its own).")
+    critic_lr: float | None = Field(None, gt=0, description="The critic's learning rate [default: the actor's lr, "
+                                    "as in the official code].")
+    critic_replay: bool = Field(True, description="The critic trains on the replayed steps too, as in the official "
+                                "code; off: on the phase's own rollouts only, so that its values (and the next "
+                                "phase's task band) say where this actor succeeds.")
+    replay: bool = Field(True, description="Train on the filtered replay of earlier successful steps (the "
+                         "demonstrations, earlier phases) beside the phase's own; off (an ablation): its own only.")
+    replay_confidence: tuple[float, float] = Field(
+        REPLAY_CONFIDENCE, description="Replay an earlier successful step when the actor's confidence in it, "
+        "exp(mean token log-prob), lies in (LOW, HIGH] (the paper's best: 0.5 0.95; a HIGH of 1 also replays what "
+        "the actor already does surely).", json_schema_extra={"metavar": "LOW HIGH"})
+
+    @field_validator("replay_confidence")
+    @classmethod
+    def _a_confidence_band(cls, bounds: tuple[float, float]) -> tuple[float, float]:
+        low, high = bounds
+        if not 0 <= low < high <= 1:
+            raise ValueError(f"expected 0 <= LOW < HIGH <= 1, got {low} {high}")
+        return bounds
+
+    def critic_settings(self) -> TrainSettings:
+        """How the critic trains: these settings at the critic's learning rate."""
+        return self.train_settings().model_copy(update={"lr": self.critic_lr or self.lr})
+
+    def train_settings(self) -> TrainSettings:
+        """The engine's part of these settings (Filtered BC trains the update's way with the SFT loss)."""
+        return TrainSettings(**self.model_dump(include=set(TrainSettings.model_fields)))

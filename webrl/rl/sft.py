@@ -6,7 +6,7 @@ already reads pages; a from-scratch one (`tiny`) learns from the answer's one to
 output the commonest element id, and only with the page's own text as a target does it learn to look the
 instruction up in the page (README "Training": click-tab's held-out answers 26/80 -> 80/80).
 
-Output layout of `run_sft(..., out)`, the same as an RL update's so the next command takes `--actor OUT/actor`:
+Output layout of `run_sft(job)` in job.out, the same as an RL update's so the next command takes `--actor OUT/actor`:
 
     out/actor/          Hugging Face folder (weights, config, tokenizer) for from_pretrained and vLLM
     out/metrics.json    the summary `run_sft` returns
@@ -38,7 +38,8 @@ from webrl.rl.data import (
     next_token_logprobs,
     pad_token_id,
 )
-from webrl.rl.engine import ACTOR_DIR, Engine, TrainSettings, event_summary, init_distributed, write_metrics
+from webrl.rl.engine import ACTOR_DIR, Engine, event_summary, init_distributed, write_metrics
+from webrl.rl.job import SftJob
 from webrl.rl.objective import sft_loss
 
 
@@ -64,28 +65,29 @@ def sft_loss_fn(pad_id: int, page_loss: float = 0.0) -> Callable:
     return loss
 
 
-def run_sft(data: Path, model_spec: str, out: Path, settings: TrainSettings, max_tokens: int | None = None,
-            cache_dir: Path | None = None, page_loss: float = 0.0) -> dict[str, Any]:
-    """Fine-tune `model_spec` on the step file `data` (webrl.rl.data format; `webrl tasks demos` writes one)
-    and write out/actor; see the module docstring and `sft_loss_fn` for `page_loss`. Returns the summary also
+def run_sft(job: SftJob) -> dict[str, Any]:
+    """Fine-tune `job.model` on the step file `job.data` (webrl.rl.data format; `webrl tasks demos` writes one)
+    and write out/actor; see the module docstring and `sft_loss_fn` for the page loss. Returns the summary also
     written to out/metrics.json."""
+    settings, out = job.settings, Path(job.out)
     began = time.perf_counter()
-    steps = load_steps(Path(data))  # bad input is refused before DeepSpeed and the process group are set up
-    model_dir = resolve_model(model_spec, cache_dir)
+    steps = load_steps(Path(job.data))  # bad input is refused before DeepSpeed and the process group are set up
+    model_dir = resolve_model(job.model, job.models_dir)
     tokenizer = load_tokenizer(model_dir)
-    limit = max_tokens_for(model_dir, max_tokens)
+    limit = max_tokens_for(model_dir, job.max_tokens)
     init_distributed()
     encoded, skipped = encode_steps(tokenizer, steps, limit)
     items = [e for e in encoded if e is not None]
     if not items:
-        raise UsageError(f"{data}: no step fits in --max-tokens {limit} (all {len(steps)} responses are longer)")
-    engine = Engine(load_causal_lm(model_dir), settings, Path(out), "sft")
-    result = engine.train(items, sft_loss_fn(pad_token_id(tokenizer), page_loss))
+        raise UsageError(f"{job.data}: no step fits in --max-tokens {limit} (all {len(steps)} responses are longer)")
+    engine = Engine(load_causal_lm(model_dir), settings, out, "sft")
+    result = engine.train(items, sft_loss_fn(pad_token_id(tokenizer), settings.page_loss))
     with quiet():
-        engine.save_pretrained(Path(out) / ACTOR_DIR, tokenizer)
+        engine.save_pretrained(out / ACTOR_DIR, tokenizer)
     summary = {"data": {"steps": len(steps), "kept": len(items), "skipped_too_long": skipped, "max_tokens": limit},
-               "sft": {**event_summary(Path(out), "sft"), "resumed_from": result["resumed_from"], "page_loss": page_loss},
+               "sft": {**event_summary(out, "sft"), "resumed_from": result["resumed_from"],
+                       "page_loss": settings.page_loss},
                "seconds": round(time.perf_counter() - began, 2), "model": str(model_dir),
-               "actor": str(Path(out) / ACTOR_DIR), "settings": settings.model_dump(mode="json")}
-    write_metrics(Path(out), summary)
+               "actor": str(out / ACTOR_DIR), "settings": settings.model_dump(mode="json")}
+    write_metrics(out, summary)
     return summary

@@ -67,7 +67,7 @@ from webrl.rl.engine import ACTOR_DIR, Engine, TrainSettings, event_summary, ini
 from webrl.rl.objective import Objective, value_from_logits
 from webrl.rl.passes import batched_pass, logprob_rows, pass_device, pass_dtype, sharded_map
 from webrl.rl.replay import mix, replay_candidates, select_replay
-from webrl.rl.settings import REPLAY_CONFIDENCE
+from webrl.rl.job import UpdateJob
 
 CRITIC_DIR, PREPARE_FILE, VALUES_FILE = "critic", "prepare.json", "values.json"
 PASS_BATCH = 4  # rows per no-grad forward pass
@@ -347,39 +347,39 @@ def advantage_stats(items: Sequence[Item], values: dict[str, Any]) -> dict[str, 
             "value_mean": sum(values["v"]) / len(values["v"])}
 
 
-def run_update(rollouts: Path, actor_spec: str, critic_dir: Path | None, replay_files: Sequence[Path], out: Path,
-               settings: TrainSettings, objective: Objective, max_tokens: int | None = None,
-               cache_dir: Path | None = None, critic_lr: float | None = None,
-               critic_replay: bool = True, replay_confidence: tuple[float, float] = REPLAY_CONFIDENCE
-               ) -> dict[str, Any]:
+def run_update(job: UpdateJob) -> dict[str, Any]:
     """One phase's critic and actor update (module docstring); returns the summary in out/metrics.json. The
-    critic trains with `critic_lr` where given, else with the actor's `settings.lr` (the official default.yaml
-    sets both to 1e-6), on the replayed steps too unless `critic_replay` is off. Earlier successful steps are
-    replayed where the actor's confidence in them lies in `replay_confidence` (low, high]."""
-    out, seconds = Path(out), {}
+    critic trains at `critic_lr` where given, else at the actor's `lr` (the official default.yaml sets both to
+    1e-6), on the replayed steps too unless `critic_replay` is off. Earlier successful steps are replayed (unless
+    `replay` is off) where the actor's confidence in them lies in `replay_confidence` (low, high]."""
+    settings, out, seconds = job.settings, Path(job.out), {}
+    objective = Objective(settings.objective, beta=settings.beta)
+    replay_files = job.replay if settings.replay else []
     began = time.perf_counter()
-    inputs = read_inputs(Path(rollouts), actor_spec, replay_files, max_tokens, cache_dir)  # bad input: refused first
+    # bad input is refused first
+    inputs = read_inputs(Path(job.data), job.model, replay_files, job.max_tokens, job.models_dir)
     init_distributed()
-    key = cache_key(Path(rollouts), inputs, critic_dir, replay_files, replay_confidence, settings, objective)
-    prepared = cached(out / PREPARE_FILE, key, lambda: reference_pass(inputs, settings, replay_confidence))
+    key = cache_key(Path(job.data), inputs, job.critic, replay_files, settings.replay_confidence, settings, objective)
+    prepared = cached(out / PREPARE_FILE, key, lambda: reference_pass(inputs, settings, settings.replay_confidence))
     items = phase_items(inputs, prepared)
     seconds["prepare"] = time.perf_counter() - began
-    critic_settings = settings if critic_lr is None else settings.model_copy(update={"lr": critic_lr})
+    critic_settings = settings.critic_settings()
     # V(s) also depends on how the critic trained: another --critic-lr or critic data must not reuse these values
     values = cached(out / VALUES_FILE, {**key, "critic_settings": critic_settings.model_dump(mode="json"),
-                                        "critic_replay": critic_replay},
-                    lambda: critic_stage(inputs, items, critic_dir, out, critic_settings, objective, critic_replay))
+                                        "critic_replay": settings.critic_replay},
+                    lambda: critic_stage(inputs, items, job.critic, out, critic_settings, objective,
+                                         settings.critic_replay))
     items = [dataclasses.replace(item, advantage=a) for item, a in zip(items, values["advantage"], strict=True)]
     seconds["critic"] = time.perf_counter() - began - seconds["prepare"]
-    actor = actor_stage(inputs, items, out, settings, objective)
+    actor = actor_stage(inputs, items, out, settings.train_settings(), objective)
     seconds["actor"] = time.perf_counter() - began - seconds["prepare"] - seconds["critic"]
     summary = {"data": prepared["counts"], "advantage": advantage_stats(items, values),
-               "critic": {**event_summary(out, "critic"), "resumed_from": values["critic_resumed_from"]}, "actor": {**event_summary(out, "actor"),
-                                                                  "resumed_from": actor["resumed_from"]},
+               "critic": {**event_summary(out, "critic"), "resumed_from": values["critic_resumed_from"]},
+               "actor": {**event_summary(out, "actor"), "resumed_from": actor["resumed_from"]},
                "seconds": {k: round(v, 2) for k, v in seconds.items()},
                "actor_in": str(inputs.actor_dir), "actor_out": str(out / ACTOR_DIR), "critic_out": str(out / CRITIC_DIR),
                "objective": dataclasses.asdict(objective), "settings": settings.model_dump(mode="json"),
-               "critic_lr": critic_settings.lr, "critic_replay": critic_replay,
-               "replay_confidence": list(replay_confidence)}
+               "critic_lr": critic_settings.lr, "critic_replay": settings.critic_replay,
+               "replay_confidence": list(settings.replay_confidence)}
     write_metrics(out, summary)
     return summary

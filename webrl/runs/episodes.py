@@ -2,9 +2,9 @@
 critic filter's start pages and the benches all drive the browser environment through `open_env` and
 `run_episode`.
 
-An episode record (one line of episodes.jsonl) holds the task, status (done, env_error, policy_error), score,
-answer, evaluation details and every step: the observation the policy answered, its raw response, the parsed
-action, errors and timings.
+An episode's outcome is an EpisodeRecord (webrl.runs.records): the task, status, score, answer, evaluation
+details and every step (the observation the policy answered, its raw response, the parsed action, errors and
+timings).
 """
 
 from __future__ import annotations
@@ -25,8 +25,12 @@ from webrl.browser import launch_chromium
 from webrl.env.browser_env import BrowserEnv, EnvOptions, Limits
 from webrl.env.miniwob import DEFAULT_TIME_LIMIT_S
 from webrl.errors import SitesChanged, SitesUnavailable
+from webrl.evaluators.judge import Judge
 from webrl.policy.base import Policy, PolicyInput, Sampling
+from webrl.runs.records import EpisodeEval, EpisodeRecord, EpisodeStep
+from webrl.sites.base import SiteBackend
 from webrl.tasks.model import Task
+from webrl.timing import timed
 
 ENV_ERROR_RETRIES = 1
 ENV_FAULTS = (PlaywrightError, OSError, asyncio.TimeoutError, SitesUnavailable, SitesChanged)
@@ -87,8 +91,8 @@ class Browsers:
 
 
 @asynccontextmanager
-async def open_env(browsers: Browsers, backend, instance: int = 0, settings: EvalSettings | None = None,
-                   judge=None) -> AsyncIterator[BrowserEnv]:
+async def open_env(browsers: Browsers, backend: SiteBackend, instance: int = 0, settings: EvalSettings | None = None,
+                   judge: Judge | None = None) -> AsyncIterator[BrowserEnv]:
     """A browser environment on the backend's site `instance`, set up as `settings` say (the defaults without);
     its page is closed afterwards."""
     settings = settings or EvalSettings(tasks="", out=Path())
@@ -107,7 +111,7 @@ class PolicyFailure(Exception):
 
 
 async def run_episode(env: BrowserEnv, browsers: Browsers, policy: Policy, task: Task, repeat: int,
-                      settings: EvalSettings) -> dict:
+                      settings: EvalSettings) -> EpisodeRecord:
     """One episode. An environment fault (site down, browser crash) is retried once, then recorded as
     env_error; neither counts as an agent failure."""
     status, error = "env_error", None
@@ -127,13 +131,8 @@ async def run_episode(env: BrowserEnv, browsers: Browsers, policy: Policy, task:
                 pass
         finally:
             await env.close()
-    return {"task_id": task.task_id, "repeat": repeat, "sites": task.sites, "intent": task.intent,
-            **_miniwob_field(task), "status": status, "error": error, "score": None, "steps": [],
-            "last_observation": None}
-
-
-def _miniwob_field(task: Task) -> dict:
-    return {"miniwob": task.miniwob.model_dump()} if task.miniwob is not None else {}
+    return EpisodeRecord(task_id=task.task_id, repeat=repeat, sites=task.sites, intent=task.intent,
+                         miniwob=task.miniwob, status=status, error=error)
 
 
 def step_sampling(settings: EvalSettings, task: Task, repeat: int, step: int) -> Sampling:
@@ -146,54 +145,46 @@ def step_sampling(settings: EvalSettings, task: Task, repeat: int, step: int) ->
     return Sampling(temperature=settings.temperature, max_tokens=settings.max_tokens, seed=seed)
 
 
-async def _episode(env, policy, task, repeat, settings, started) -> dict:
+async def _episode(env: BrowserEnv, policy: Policy, task: Task, repeat: int, settings: EvalSettings,
+                   started: float) -> EpisodeRecord:
     """One episode's record; `timings_ms` says where its time went: the reset (its parts in `reset`), the policy,
     screenshots, the environment's steps (evaluation included), closing the context."""
     timings = dict.fromkeys(("reset", "policy", "screenshots", "steps", "close"), 0.0)
-    mark = time.perf_counter()
-    obs, info = await env.reset(task)
-    timings["reset"] = _ms(mark)
+    with timed(timings, "reset"):
+        obs, info = await env.reset(task)
     if settings.screenshots:
         (settings.out / "screens").mkdir(parents=True, exist_ok=True)
-    steps, result, why = [], None, None
+    steps: list[EpisodeStep] = []
     while True:
         seen = obs  # what the policy answers to; the last one is the ORM's final page (reference traces' html)
-        mark = time.perf_counter()
-        try:
-            sampling = step_sampling(settings, task, repeat, len(steps))
-            [response] = await asyncio.to_thread(policy.act, [PolicyInput(env.task, env.history, obs)], sampling)
-        except Exception as err:
-            raise PolicyFailure(f"{type(err).__name__}: {err}") from err
-        timings["policy"] += _ms(mark)
+        with timed(timings, "policy"):
+            try:
+                sampling = step_sampling(settings, task, repeat, len(steps))
+                [response] = await asyncio.to_thread(policy.act, [PolicyInput(env.task, env.history, obs)],
+                                                     sampling)
+            except Exception as err:
+                raise PolicyFailure(f"{type(err).__name__}: {err}") from err
         shot = None
         if settings.screenshots:
-            mark = time.perf_counter()
-            shot = f"screens/{task.task_id}-{repeat}-{len(steps)}.jpg"
-            await env.page.screenshot(path=settings.out / shot, type="jpeg", quality=40)
-            timings["screenshots"] += _ms(mark)
-        mark = time.perf_counter()
-        obs, _, terminated, truncated, step_info = await env.step(response.text)
-        timings["steps"] += _ms(mark)
+            with timed(timings, "screenshots"):
+                shot = f"screens/{task.task_id}-{repeat}-{len(steps)}.jpg"
+                await env.page.screenshot(path=settings.out / shot, type="jpeg", quality=40)
+        with timed(timings, "steps"):
+            obs, _, terminated, truncated, step_info = await env.step(response.text)
         record = env.steps[-1]
-        steps.append({"index": record.index, "url": record.url, "observation": seen.text, "response": record.response,
-                      "action": record.action, "error": record.error, "timings_ms": record.timings_ms,
-                      "capped": record.capped, "screenshot": shot, "policy": response.meta})
+        steps.append(EpisodeStep(index=record.index, url=record.url, observation=seen.text,
+                                 response=record.response, action=record.action, error=record.error,
+                                 timings_ms=record.timings_ms, capped=record.capped, screenshot=shot,
+                                 policy=response.meta))
         if terminated or truncated:
             result, why = step_info["eval"], step_info["truncated_by"]
             break
-    mark = time.perf_counter()
-    await env.close()
-    timings["close"] = _ms(mark)
-    timings["total"] = _ms(started)
-    return {
-        "task_id": task.task_id, "repeat": repeat, "sites": task.sites, "intent": task.intent, **_miniwob_field(task),
-        "status": "done" if result.status == "scored" else result.status, "score": result.score,
-        "answer": env.answer, "truncated_by": why, "eval": {"mode": result.mode, "judge": result.judge,
-                                                            "details": result.details},
-        "reset": info, "blocked_requests": env.blocked, "steps": steps, "last_observation": seen.text,
-        "seconds": round(time.perf_counter() - started, 2), "timings_ms": {k: round(v, 1) for k, v in timings.items()},
-    }
-
-
-def _ms(since: float) -> float:
-    return (time.perf_counter() - since) * 1000
+    with timed(timings, "close"):
+        await env.close()
+    timings["total"] = round((time.perf_counter() - started) * 1000, 1)
+    return EpisodeRecord(
+        task_id=task.task_id, repeat=repeat, sites=task.sites, intent=task.intent, miniwob=task.miniwob,
+        status="done" if result.status == "scored" else result.status, score=result.score, answer=env.answer,
+        truncated_by=why, eval=EpisodeEval(mode=result.mode, judge=result.judge, details=result.details),
+        reset=info, blocked_requests=env.blocked, steps=steps, last_observation=seen.text,
+        seconds=round(time.perf_counter() - started, 2), timings_ms=timings)

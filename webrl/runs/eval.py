@@ -24,12 +24,15 @@ from importlib import metadata
 from pathlib import Path
 
 from webrl.errors import IncompleteRun, UsageError
+from webrl.evaluators.judge import Judge
 from webrl.evaluators.result import ERROR_COUNTS_AS
 from webrl.files import write_atomically
 from webrl.policy.base import Policy
 from webrl.policy.factory import make_policy, serving
 from webrl.runs.episodes import Browsers, EvalSettings, open_env, run_episode
+from webrl.runs.records import EPISODES_FILE, EpisodeRecord, parse_episode, read_episodes
 from webrl.runs.report import write_report
+from webrl.sites.base import SiteBackend
 from webrl.sites.leases import instance_lease
 from webrl.tasks.model import Task
 
@@ -62,23 +65,25 @@ def check_identity(out: Path, identity: dict, resume: bool) -> None:
     write_atomically(path, json.dumps(identity, indent=1))
 
 
-def finished_episodes(path: Path) -> set[tuple[int, int]]:
+def finished_episodes(path: Path) -> set[tuple[int | str, int]]:
     """The (task, repeat) pairs already judged. A line cut short by a crash and an episode that ended in an
     environment fault are dropped (rewriting the file atomically), so that those episodes run again."""
-    rows = []
-    for line in path.read_text().splitlines() if path.exists() else []:
+    kept = []
+    for number, line in enumerate(path.read_text().splitlines() if path.exists() else [], start=1):
         try:
-            row = json.loads(line)
+            json.loads(line)
         except json.JSONDecodeError:
             continue
-        if row.get("status") != "env_error":
-            rows.append(row)
+        record = parse_episode(line, f"{path}:{number}")
+        if record.status != "env_error":
+            kept.append(record)
     if path.exists():
-        write_atomically(path, "".join(json.dumps(row) + "\n" for row in rows))
-    return {(row["task_id"], row["repeat"]) for row in rows}
+        write_atomically(path, "".join(record.to_line() for record in kept))
+    return {record.key for record in kept}
 
 
-async def run_eval(settings: EvalSettings, tasks: list[Task], backend, policy: Policy, judge=None,
+async def run_eval(settings: EvalSettings, tasks: list[Task], backend: SiteBackend, policy: Policy,
+                   judge: Judge | None = None,
                    on_episode=lambda row: None) -> dict:
     plan = backend.running()
     if plan is None:
@@ -94,7 +99,7 @@ async def run_eval(settings: EvalSettings, tasks: list[Task], backend, policy: P
         for instance in range(settings.parallel):
             leases.enter_context(instance_lease(backend.config.state_dir, instance, f"a run into {settings.out}"))
         settings.out.mkdir(parents=True, exist_ok=True)
-        episodes_path = settings.out / "episodes.jsonl"
+        episodes_path = settings.out / EPISODES_FILE
         if not settings.resume and episodes_path.exists():
             raise UsageError(f"{episodes_path} exists: pass --resume to continue that run, or choose another --out")
         check_identity(settings.out, run_identity(settings, tasks), settings.resume)
@@ -113,11 +118,11 @@ async def run_eval(settings: EvalSettings, tasks: list[Task], backend, policy: P
             async with open_env(browsers, backend, instance, settings, judge) as env:
                 while not queue.empty() and faults_in_a_row < STOP_AFTER_FAULTS:
                     task, repeat = queue.get_nowait()
-                    row = await run_episode(env, browsers, policy, task, repeat, settings)
-                    faults_in_a_row = faults_in_a_row + 1 if row["status"] == "env_error" else 0
-                    sink.write(json.dumps(row) + "\n")
+                    record = await run_episode(env, browsers, policy, task, repeat, settings)
+                    faults_in_a_row = faults_in_a_row + 1 if record.status == "env_error" else 0
+                    sink.write(record.to_line())
                     sink.flush()
-                    on_episode(row)
+                    on_episode(record)
 
         try:
             async with Browsers() as browsers:
@@ -137,7 +142,8 @@ def incomplete(summary: dict) -> str | None:
             f"{counts.get('env_error', 0)} ended in an environment fault, {counts.get('missing', 0)} not run")
 
 
-def run_policy(settings: EvalSettings, tasks: list[Task], backend, models_dir: Path | None = None, judge=None,
+def run_policy(settings: EvalSettings, tasks: list[Task], backend: SiteBackend, models_dir: Path | None = None,
+               judge: Judge | None = None,
                on_episode=lambda row: None) -> dict:
     """`run_eval` with the policy `settings.policy` names, built, served and let go here (the training loop's
     rollouts, evaluations and demonstrations: each frees its model before the next stage)."""
@@ -155,11 +161,10 @@ def run_policy(settings: EvalSettings, tasks: list[Task], backend, models_dir: P
 
 def write_summary(settings: EvalSettings, policy: Policy, planned: int) -> dict:
     """summary.json and report.html from the episodes recorded so far, out of `planned`."""
-    path = settings.out / "episodes.jsonl"
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
-    summary = summarize(rows, settings, policy, planned)
+    records = read_episodes(settings.out)
+    summary = summarize(records, settings, policy, planned)
     write_atomically(settings.out / "summary.json", json.dumps(summary, indent=2, default=str))
-    write_report(settings.out, rows, summary)
+    write_report(settings.out, records, summary)
     return summary
 
 
@@ -168,7 +173,7 @@ def site_column(sites: list[str]) -> str:
     return next((column for column, site in SITE_COLUMNS.items() if sites and sites[0] == site), "Other")
 
 
-def summarize(rows: list[dict], settings: EvalSettings, policy: Policy, planned: int) -> dict:
+def summarize(rows: list[EpisodeRecord], settings: EvalSettings, policy: Policy, planned: int) -> dict:
     """Per-site success rates in WebRL's column order, mean ± std over repeats; the episodes planned, by
     status, and missing (planned but not recorded: the run stopped before them). An episode whose evaluation
     raised (status 'error', e.g. an eval block the mode's original evaluator rejects) enters the rates as that
@@ -177,10 +182,10 @@ def summarize(rows: list[dict], settings: EvalSettings, policy: Policy, planned:
     counts_as = ERROR_COUNTS_AS[settings.mode]
     by_repeat: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
-        if row["status"] == "done" or (row["status"] == "error" and counts_as == "failure"):
-            column = site_column(row["sites"])
-            by_repeat[row["repeat"]][column].append(float(row["score"] == 1.0))
-            by_repeat[row["repeat"]]["Average"].append(float(row["score"] == 1.0))
+        if row.judged or (row.status == "error" and counts_as == "failure"):
+            column = site_column(row.sites)
+            by_repeat[row.repeat][column].append(float(row.score == 1.0))
+            by_repeat[row.repeat]["Average"].append(float(row.score == 1.0))
     table = {}
     for column in [*SITE_COLUMNS, "Other", "Average"]:
         rates = [100 * statistics.mean(r[column]) for r in by_repeat.values() if r.get(column)]
@@ -190,43 +195,43 @@ def summarize(rows: list[dict], settings: EvalSettings, policy: Policy, planned:
                              "episodes": sum(len(r[column]) for r in by_repeat.values())}
     counts = defaultdict(int)
     for row in rows:
-        counts[row["status"]] += 1
+        counts[row.status] += 1
     return {
         "created": datetime.now(UTC).isoformat(),
         "settings": settings.model_dump(mode="json"),
         "policy": policy.name,
         "success_rate": table,
-        **({"miniwob": miniwob_table(rows)} if any(row.get("miniwob") for row in rows) else {}),
+        **({"miniwob": miniwob_table(rows)} if any(row.miniwob for row in rows) else {}),
         "episodes": {"planned": planned, **counts, "missing": planned - len(rows)},
-        "evaluator_errors": [{"task_id": row["task_id"], "repeat": row["repeat"], **evaluator_error(row),
-                              "counts_as": counts_as} for row in rows if row["status"] == "error"],
+        "evaluator_errors": [{"task_id": row.task_id, "repeat": row.repeat, **evaluator_error(row),
+                              "counts_as": counts_as} for row in rows if row.status == "error"],
         "versions": {name: _version(name) for name in ("webrl", "playwright", "torch", "transformers")},
         "python": platform.python_version(),
         "git_commit": _git_commit(),
     }
 
 
-def evaluator_error(row: dict) -> dict:
+def evaluator_error(row: EpisodeRecord) -> dict:
     """The error an episode's evaluation ended in, and the task field at fault (None: not the task file)."""
-    error = next(d for d in reversed(row["eval"]["details"]) if d.get("type") == "error")
+    error = next(d for d in reversed(row.eval.details) if d.get("type") == "error")
     return {"field": error.get("field"), "error": error["error"]}
 
 
-def miniwob_table(rows: list[dict]) -> dict:
+def miniwob_table(rows: list[EpisodeRecord]) -> dict:
     """MiniWoB++ per environment (scored episodes of every repeat): success %, mean raw reward of the page, mean
     steps; and the mean of the environments' success rates, the number MiniWoB++ papers report."""
-    by_env: dict[str, list[dict]] = defaultdict(list)
+    by_env: dict[str, list[EpisodeRecord]] = defaultdict(list)
     for row in rows:
-        if row.get("miniwob") and row["status"] == "done":
-            by_env[row["miniwob"]["env"]].append(row)
+        if row.miniwob and row.judged:
+            by_env[row.miniwob.env].append(row)
     environments = {}
     for env, episodes in sorted(by_env.items()):
-        rewards = [d["raw_reward"] for r in episodes for d in r["eval"]["details"] if d.get("type") == "miniwob_reward"]
+        rewards = [d["raw_reward"] for r in episodes for d in r.eval.details if d.get("type") == "miniwob_reward"]
         environments[env] = {
             "episodes": len(episodes),
-            "success": round(100 * statistics.mean(float(r["score"] == 1.0) for r in episodes), 1),
+            "success": round(100 * statistics.mean(float(r.score == 1.0) for r in episodes), 1),
             "raw_reward": round(statistics.mean(rewards), 3) if rewards else None,
-            "steps": round(statistics.mean(len(r["steps"]) for r in episodes), 2),
+            "steps": round(statistics.mean(len(r.steps) for r in episodes), 2),
         }
     mean = statistics.mean(e["success"] for e in environments.values()) if environments else None
     return {"environments": environments, "mean_success": None if mean is None else round(mean, 1)}

@@ -7,27 +7,27 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from webrl.runs.records import EpisodeRecord, read_episodes
 from webrl.runs.train_report import ENVIRONMENT_COLUMNS
-from webrl.train.rewards import read_episodes
 
 
-def valid_action_rate(rows: Sequence[dict]) -> float | None:
+def valid_action_rate(rows: Sequence[EpisodeRecord]) -> float | None:
     """The percentage of answers that parsed as an action: what a small model learns first, long before it
     succeeds at a task."""
-    steps = [step for row in rows for step in row["steps"]]
+    steps = [step for row in rows for step in row.steps]
     if not steps:
         return None
-    return round(100 * sum(not (step.get("error") or "").startswith("unparseable") for step in steps) / len(steps), 1)
+    return round(100 * sum(not (step.error or "").startswith("unparseable") for step in steps) / len(steps), 1)
 
 
-def environment_rates(rows: Sequence[dict], demonstrated: set[str]) -> dict[str, dict]:
+def environment_rates(rows: Sequence[EpisodeRecord], demonstrated: set[str]) -> dict[str, dict]:
     """Success (%) on the judged evaluation episodes of the MiniWoB++ environments the SFT was shown and of the
     others, which only the curriculum brings; {} where no episode is of a MiniWoB++ environment."""
     groups: dict[str, list[bool]] = {name: [] for name in ENVIRONMENT_COLUMNS}
     for row in rows:
-        if "miniwob" in row and row["status"] == "done":
-            shown = row["miniwob"]["env"] in demonstrated
-            groups[ENVIRONMENT_COLUMNS[0 if shown else 1]].append(row["score"] == 1.0)
+        if row.miniwob is not None and row.judged:
+            shown = row.miniwob.env in demonstrated
+            groups[ENVIRONMENT_COLUMNS[0 if shown else 1]].append(row.success)
     return {name: {"mean": round(100 * sum(won) / len(won), 1), "episodes": len(won)}
             for name, won in groups.items() if won}
 

@@ -17,9 +17,10 @@ every other rollout) and their successful steps are the demonstrations; SFT on t
 5. eval      the new actor, greedy, on the evaluation tasks.
 
 Simplifications against the paper, stated: on CPU the actor is served by transformers in this process (vLLM on
-GPUs); the learning rate is constant; a phase with nothing to learn from keeps the actor it started with.
+GPUs); each training's rate schedule is its settings' (the paper's update keeps a constant rate, the cpu-demo
+preset decays it); a phase with nothing to learn from keeps the actor it started with.
 
-Trainings run as child processes (webrl.train.job: one settings file each, the DeepSpeed launcher for `procs` >
+Trainings run as child processes (webrl.rl.job: one job file each, the DeepSpeed launcher for `procs` >
 1, all of a training's memory returned when it ends). Episodes run through the one episode runner (`webrl
 eval`'s).
 
@@ -33,29 +34,32 @@ uninterrupted run gives.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import shutil
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
+from webrl.config import Config
 from webrl.errors import UsageError, WebrlError
 from webrl.evaluators.judge import parse_judge_spec
 from webrl.files import write_atomically
-from webrl.rl.settings import TrainSettings
+from webrl.rl.job import SftJob, UpdateJob, spawn
+from webrl.rl.settings import SftSettings, TrainSettings
 from webrl.runs.eval import EvalSettings, run_policy
+from webrl.runs.records import EpisodeRecord, read_episodes
 from webrl.runs.train_report import write_train_report
+from webrl.sites.base import SiteBackend
 from webrl.sites.task_sets import resolve_task_set
 from webrl.tasks.model import Task
 from webrl.train import tasks as phase_tasks
-from webrl.train.job import TrainJob, spawn
 from webrl.train.metrics import all_metrics, phase_metrics
 from webrl.train.rewards import (
     Rewarded,
     filtered_bc_episodes,
-    read_episodes,
     reward_episodes,
     reward_summary,
     write_demos,
@@ -66,6 +70,7 @@ from webrl.train.settings import SETTINGS_FILE, RunSettings, read_settings, writ
 PROGRESS_FILE, METRICS_FILE = "progress.json", "metrics.json"
 START_PAGES_FILE = "start-pages.json"  # the observed start page of every candidate task, once per run
 TRAININGS = ("sft", "update")  # the stages that train, each into phases/<k>/<stage>/
+Training = TypeVar("Training", bound=TrainSettings)
 
 
 class Progress(Protocol):
@@ -97,7 +102,8 @@ class Silent:
 class TrainRun:
     """One run folder and the stages that fill it (module docstring)."""
 
-    def __init__(self, settings: RunSettings, out: Path, config, backend, progress: Progress | None = None):
+    def __init__(self, settings: RunSettings, out: Path, config: Config, backend: SiteBackend,
+                 progress: Progress | None = None):
         self.settings, self.out, self.config, self.backend = settings, Path(out), config, backend
         self.progress = progress or Silent()
         self.models_dir = Path(config.state_dir) / "models"
@@ -106,7 +112,8 @@ class TrainRun:
         self._task_sets: dict[str, list[Task]] = {}
 
     @classmethod
-    def start(cls, settings: RunSettings, out: Path, config, backend, progress: Progress | None = None,
+    def start(cls, settings: RunSettings, out: Path, config: Config, backend: SiteBackend,
+              progress: Progress | None = None,
               resume: bool = False) -> TrainRun:
         out = Path(out)
         if resume:
@@ -154,9 +161,9 @@ class TrainRun:
         if not demos.read_text().strip():
             raise WebrlError(f"{demos}: no demonstrations (no scripted solution succeeded); see "
                              f"{self.phase_dir(0) / 'demos' / 'report.html'}")
-        spawn(TrainJob(kind="sft", data=demos, model=self.settings.model, out=self.phase_dir(0) / "sft",
-                       settings=self.training(self.settings.sft), max_tokens=self.settings.max_tokens,
-                       models_dir=self.models_dir, page_loss=self.settings.sft_page_loss),
+        spawn(SftJob(data=demos, model=self.settings.model, out=self.phase_dir(0) / "sft",
+                     settings=self.training(self.settings.sft), max_tokens=self.settings.max_tokens,
+                     models_dir=self.models_dir),
               self.settings.procs, self.phase_dir(0) / "sft.log")
 
     def make_tasks(self, k: int) -> None:
@@ -167,8 +174,7 @@ class TrainRun:
         train = self.train_tasks()
         kept, report = [], {"source": "train split"}
         if k > 1:
-            failed = [item.row["task_id"] for item in self._rewarded(k - 1) if item.reward is not None
-                      and item.reward < 0.5]
+            failed = [item.task_id for item in self._rewarded(k - 1) if item.reward is not None and item.reward < 0.5]
             by_id = {t.task_id: t for t in self.phase_tasks(k - 1)}
             failed_tasks = list({i: by_id[i] for i in failed if i in by_id}.values())
             earlier = [t for j in range(1, k) for t in self.phase_tasks(j)]
@@ -203,40 +209,40 @@ class TrainRun:
             from webrl.orm.model import OutcomeRewardModel
 
             orm = OutcomeRewardModel.load(self.settings.orm, self.models_dir, self.settings.max_tokens)
-        rewarded = reward_episodes(read_episodes(self.phase_dir(k) / "rollouts"), tasks, orm,
-                                   orm_first=self.settings.reward == "orm")
+        records = read_episodes(self.phase_dir(k) / "rollouts")
+        rewarded = reward_episodes(records, tasks, orm, orm_first=self.settings.reward == "orm")
         del orm
-        slim = [{"row": {key: item.row[key] for key in ("task_id", "repeat", "status", "score")},
-                 "reward": item.reward, "source": item.source, "rule": item.rule, "orm": item.orm} for item in rewarded]
-        write_steps(self.phase_dir(k) / "steps.jsonl", rewarded)
-        write_atomically(self.phase_dir(k) / "rewarded.json", json.dumps(slim))
+        write_steps(self.phase_dir(k) / "steps.jsonl", records, rewarded)
+        write_atomically(self.phase_dir(k) / "rewarded.json", json.dumps([dataclasses.asdict(r) for r in rewarded]))
         write_atomically(self.phase_dir(k) / "rewards.json", json.dumps(reward_summary(rewarded), indent=1))
 
     def update(self, k: int) -> None:
         """The phase's training (module docstring, stage 4); nothing to learn from leaves the actor as it was."""
         settings, phase = self.settings, self.phase_dir(k)
         steps = phase / "steps.jsonl"
-        job = TrainJob(kind="update", data=steps, model=self.actor(k - 1), out=phase / "update",
-                       settings=self.training(settings.update), max_tokens=settings.max_tokens,
-                       models_dir=self.models_dir)
+        common = {"model": self.actor(k - 1), "out": phase / "update", "max_tokens": settings.max_tokens,
+                  "models_dir": self.models_dir}
+        job: SftJob | UpdateJob
         if settings.algorithm == "filtered-bc":
             keep = filtered_bc_episodes(self._rewarded(k))
             lines = [line for line in steps.read_text().splitlines() if line and json.loads(line)["episode"] in keep]
-            job.kind, job.data = "sft", phase / "filtered-bc.jsonl"
+            job = SftJob(data=phase / "filtered-bc.jsonl", **common,
+                         settings=SftSettings(**self.training(settings.update).train_settings().model_dump()))
             write_atomically(job.data, "".join(line + "\n" for line in lines))
         else:
+            update = self.training(settings.update)
+            if settings.algorithm == "awr":
+                update = update.model_copy(update={"objective": "awr"})
             replay = [self.phase_dir(0) / "demos.jsonl", *(self.phase_dir(j) / "steps.jsonl" for j in range(1, k))]
-            job.replay = [p for p in replay if p.exists() and p.read_text().strip()] if settings.replay else []
-            job.objective = "awr" if settings.algorithm == "awr" else settings.objective
-            job.beta, job.critic, job.critic_lr = settings.beta, self.critic(k - 1), settings.critic_lr
-            job.critic_replay, job.replay_confidence = settings.critic_replay, settings.replay_confidence
+            job = UpdateJob(data=steps, **common, settings=update, critic=self.critic(k - 1),
+                            replay=[p for p in replay if p.exists() and p.read_text().strip()])
         if job.data.read_text().strip():  # the phase's steps, or Filtered BC's selection of them
             spawn(job, settings.procs, phase / "update.log")
 
     def evaluate(self, k: int) -> None:
         self._episodes(self.phase_dir(k) / "eval", self.eval_tasks(), self.actor(k), temperature=0.0, seed=None)
 
-    def training(self, settings: TrainSettings) -> TrainSettings:
+    def training(self, settings: Training) -> Training:
         """A training's settings with the run's seed (its data order, a fresh critic's heads): runs that differ
         only in --seed differ in their trainings too."""
         return settings.model_copy(update={"seed": self.settings.seed})
@@ -297,8 +303,7 @@ class TrainRun:
         return [Task.model_validate(c) for c in json.loads(path.read_text())] if path.exists() else []
 
     def _rewarded(self, k: int) -> list[Rewarded]:
-        return [Rewarded(row=r["row"], reward=r["reward"], source=r["source"], rule=r["rule"], orm=r["orm"])
-                for r in json.loads((self.phase_dir(k) / "rewarded.json").read_text())]
+        return [Rewarded(**r) for r in json.loads((self.phase_dir(k) / "rewarded.json").read_text())]
 
     # ---- running stages, episodes and trainings ----------------------------------------------------------
 
@@ -333,8 +338,8 @@ class TrainRun:
         run_policy(settings, list(tasks), self.backend, self.models_dir, parse_judge_spec(self.settings.judge),
                    self._on_episode)
 
-    def _on_episode(self, row: dict) -> None:
-        self.progress.episode(row["score"] == 1.0 if row["status"] == "done" else None)
+    def _on_episode(self, record: EpisodeRecord) -> None:
+        self.progress.episode(record.success)
 
     def _finish_phase(self, k: int) -> None:
         seconds = {key.partition(":")[2]: s for key, s in self.done.items() if key.startswith(f"{k}:")}

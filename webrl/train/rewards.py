@@ -29,56 +29,56 @@ from webrl.files import write_atomically
 from webrl.orm.data import episode_example
 from webrl.policy.prompt import webrl_prompt
 from webrl.runs.eval import EvalSettings, run_policy
+from webrl.runs.records import EpisodeRecord, read_episodes
+from webrl.sites.base import SiteBackend
 from webrl.tasks.model import Task
 
-SCORED = "done"  # the status of an episode the rule evaluators judged
 FILTERED_BC_PERCENTILE = 70  # the paper's Filtered BC threshold (Table 4)
 DEMO_MAX_STEPS = 30  # the scripted solutions' limit, whatever the rollouts' is
 
 
 @dataclass(frozen=True)
 class Rewarded:
-    """One episode and its outcome: `reward` is what training uses (None: left out), `source` where it came
-    from ("rules", "orm", or why it is left out)."""
+    """One episode's outcome: `reward` is what training uses (None: left out), `source` where it came from
+    ("rules", "orm", or why it is left out); `rule` and `orm` each verdict where there was one."""
 
-    row: dict
+    task_id: int | str
+    repeat: int
+    status: str
     reward: float | None
     source: str
     rule: float | None = None
     orm: float | None = None
 
-
-def read_episodes(path: Path) -> list[dict]:
-    """The episode records of a `webrl eval` run folder or episodes.jsonl, in task order."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / "episodes.jsonl"
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
-    return sorted(rows, key=lambda r: (str(r["task_id"]), r["repeat"]))
+    @property
+    def name(self) -> str:
+        """The episode's name in step files (EpisodeRecord.name)."""
+        return f"{self.task_id}-{self.repeat}"
 
 
-def reward_episodes(rows: Sequence[dict], tasks: Mapping[int | str, Task], orm=None, orm_first: bool = False
-                    ) -> list[Rewarded]:
-    """Every episode's reward (module docstring). `orm` is an orm.model.OutcomeRewardModel or None."""
-    acted = [row for row in rows if row.get("steps") and row.get("last_observation") is not None]
+def reward_episodes(records: Sequence[EpisodeRecord], tasks: Mapping[int | str, Task], orm=None,
+                    orm_first: bool = False) -> list[Rewarded]:
+    """Every episode's reward (module docstring), in the records' order. `orm` is an
+    orm.model.OutcomeRewardModel or None."""
+    acted = [record for record in records if record.acted]
     orm_rewards = {}
     if orm is not None and acted:
-        scores = orm.rewards([episode_example(row) for row in acted])
-        orm_rewards = {(row["task_id"], row["repeat"]): float(r) for row, r in zip(acted, scores, strict=True)}
+        scores = orm.rewards([episode_example(record) for record in acted])
+        orm_rewards = {record.key: float(r) for record, r in zip(acted, scores, strict=True)}
     result = []
-    for row in rows:
-        key = (row["task_id"], row["repeat"])
-        by_orm = orm_rewards.get(key)
-        rule = float(row["score"] == 1.0) if row["status"] == SCORED else None
-        task = tasks.get(row["task_id"])
-        if not row.get("steps") or row["status"] in ("env_error", "policy_error"):
-            result.append(Rewarded(row, None, f"left out: {row['status']}"))
+    for record in records:
+        by_orm = orm_rewards.get(record.key)
+        rule = float(record.success) if record.judged else None
+        task = tasks.get(record.task_id)
+        outcome = {"task_id": record.task_id, "repeat": record.repeat, "status": record.status}
+        if not record.steps or record.status in ("env_error", "policy_error"):
+            result.append(Rewarded(**outcome, reward=None, source=f"left out: {record.status}"))
         elif rule is not None and not orm_wanted(task, by_orm, orm_first):
-            result.append(Rewarded(row, rule, "rules", rule, by_orm))
+            result.append(Rewarded(**outcome, reward=rule, source="rules", rule=rule, orm=by_orm))
         elif by_orm is not None:
-            result.append(Rewarded(row, by_orm, "orm", rule, by_orm))
+            result.append(Rewarded(**outcome, reward=by_orm, source="orm", rule=rule, orm=by_orm))
         else:
-            result.append(Rewarded(row, None, "left out: needs an ORM"))
+            result.append(Rewarded(**outcome, reward=None, source="left out: needs an ORM"))
     return result
 
 
@@ -88,29 +88,27 @@ def orm_wanted(task: Task | None, by_orm: float | None, orm_first: bool) -> bool
     return (task is not None and needs_orm(task)) or (orm_first and by_orm is not None)
 
 
-def episode_name(row: dict) -> str:
-    return f"{row['task_id']}-{row['repeat']}"
-
-
-def step_records(row: dict, reward: float) -> list[dict]:
+def step_records(record: EpisodeRecord, reward: float) -> list[dict]:
     """The step records of one episode (module docstring)."""
     history: list[str] = []
-    records = []
-    for index, step in enumerate(row["steps"]):
-        records.append({"task_id": row["task_id"], "episode": episode_name(row), "step": index,
-                        "prompt": webrl_prompt(row["intent"], history, step["observation"]),
-                        "response": step["response"], "reward": reward})
-        history.append(step["response"])
-    return records
+    steps = []
+    for index, step in enumerate(record.steps):
+        steps.append({"task_id": record.task_id, "episode": record.name, "step": index,
+                      "prompt": webrl_prompt(record.intent, history, step.observation),
+                      "response": step.response, "reward": reward})
+        history.append(step.response)
+    return steps
 
 
-def write_steps(path: Path, rewarded: Sequence[Rewarded], successful_only: bool = False) -> int:
+def write_steps(path: Path, records: Sequence[EpisodeRecord], rewarded: Sequence[Rewarded],
+                successful_only: bool = False) -> int:
     """Write the step file of the rewarded episodes (only the successful ones: demonstrations); the number of
-    steps written."""
-    records = [record for item in rewarded if item.reward is not None and (item.reward >= 0.5 or not successful_only)
-               for record in step_records(item.row, item.reward)]
-    write_atomically(Path(path), "".join(json.dumps(r) + "\n" for r in records))
-    return len(records)
+    steps written. `rewarded` is `reward_episodes(records, ...)`."""
+    steps = [step for record, item in zip(records, rewarded, strict=True)
+             if item.reward is not None and (item.reward >= 0.5 or not successful_only)
+             for step in step_records(record, item.reward)]
+    write_atomically(Path(path), "".join(json.dumps(step) + "\n" for step in steps))
+    return len(steps)
 
 
 def reward_summary(rewarded: Sequence[Rewarded]) -> dict:
@@ -135,10 +133,10 @@ def filtered_bc_episodes(rewarded: Sequence[Rewarded]) -> set[str]:
     percentile of reward."""
     scored = [r for r in rewarded if r.reward is not None]
     threshold = percentile_threshold([r.reward for r in scored], FILTERED_BC_PERCENTILE) if scored else 1.0
-    return {episode_name(r.row) for r in scored if r.reward >= max(threshold, 0.5)}
+    return {r.name for r in scored if r.reward >= max(threshold, 0.5)}
 
 
-def write_demos(tasks: Sequence[Task], backend, episodes_dir: Path, steps_file: Path, *, backend_name: str,
+def write_demos(tasks: Sequence[Task], backend: SiteBackend, episodes_dir: Path, steps_file: Path, *, backend_name: str,
                 parallel: int = 1, judge: str = "none", on_episode=lambda row: None) -> tuple[int, int]:
     """Demonstrations: the oracle runs each task's scripted solution through the episode runner into
     `episodes_dir` (continuing what is there), and the steps of the successful episodes go to `steps_file`, in
@@ -146,6 +144,7 @@ def write_demos(tasks: Sequence[Task], backend, episodes_dir: Path, steps_file: 
     settings = EvalSettings(tasks=str(episodes_dir), policy="oracle", backend=backend_name, parallel=parallel,
                             max_steps=DEMO_MAX_STEPS, judge=judge, out=episodes_dir, resume=True, screenshots=False)
     run_policy(settings, list(tasks), backend, judge=parse_judge_spec(judge), on_episode=on_episode)
-    rewarded = reward_episodes(read_episodes(episodes_dir), {t.task_id: t for t in tasks})
-    written = write_steps(steps_file, rewarded, successful_only=True)
+    records = read_episodes(episodes_dir)
+    rewarded = reward_episodes(records, {t.task_id: t for t in tasks})
+    written = write_steps(steps_file, records, rewarded, successful_only=True)
     return sum(r.reward is not None and r.reward >= 0.5 for r in rewarded), written

@@ -1,16 +1,18 @@
-"""The settings of a `webrl train` run (RunSettings), its presets, and the file that holds them in the run folder."""
+"""The settings of a `webrl train` run (RunSettings): the presets (configs/*.yaml), how a preset, the configuration,
+a settings file and the options combine, and the file that holds the result in the run folder."""
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from webrl.errors import UsageError
 from webrl.files import write_atomically
-from webrl.rl.settings import COSINE_WARMUP, REPLAY_CONFIDENCE, TrainSettings, check_replay_confidence
+from webrl.rl.settings import COSINE_WARMUP, SftSettings, TrainSettings, UpdateSettings
 
 SETTINGS_FILE = "settings.yaml"
 
@@ -20,7 +22,7 @@ Algorithm = Literal["webrl", "filtered-bc", "awr", "sft"]
 
 class RunSettings(BaseModel):
     """A `webrl train` run: where it starts, how many phases, and how each phase is made. The field
-    descriptions are the CLI's help; presets (PRESETS) are partial settings applied first."""
+    descriptions are the CLI's help; a preset (configs/NAME.yaml) is a partial settings file applied first."""
 
     model_config = {"extra": "forbid"}
 
@@ -73,25 +75,10 @@ class RunSettings(BaseModel):
                                 "(WebRL: 2048).")
     eval_tasks: str = Field("embedded:test", description="Task set each phase is evaluated on (greedy).")
     eval_limit: int | None = Field(None, ge=1, description="Evaluate on a fixed sample of N of them only.")
-    replay: bool = Field(True, description="webrl / awr: train on the filtered replay of the demonstrations and "
-                         "earlier phases' successful steps beside the phase's own; off (an ablation): its own only.")
-    replay_confidence: tuple[float, float] = Field(REPLAY_CONFIDENCE, description="Replay an earlier successful "
-                                                   "step when the actor's confidence in it, exp(mean token "
-                                                   "log-prob), lies in (LOW, HIGH] (the paper's best: 0.5 0.95; a "
-                                                   "HIGH of 1 also replays what the actor already does surely).")
-    objective: Literal["official", "paper"] = Field("official", description="The WebRL objective's form.")
-    beta: float = Field(1.0, ge=0.0, description="The paper objective's KL weight.")
-    sft: TrainSettings = Field(default_factory=lambda: TrainSettings(lr=1e-5, **COSINE_WARMUP), description="Phase 0's SFT.")
-    sft_page_loss: float = Field(0.0, ge=0.0, description="Phase 0's SFT also trains a language-model loss on the "
-                                 "prompt's tokens, this weight beside the answer's (0: the answer only, as WebRL; a "
-                                 "from-scratch model such as tiny needs it to read the page, README \"Training\").")
-    update: TrainSettings = Field(default_factory=TrainSettings, description="Every phase's critic and actor "
-                                  "update.")
-    critic_lr: float | None = Field(None, gt=0, description="Learning rate of every phase's critic [default: the "
-                                    "update's, as in the official code].")
-    critic_replay: bool = Field(True, description="webrl / awr: the critic trains on the replayed steps too, as in "
-                                "the official code; off: on the phase's own rollouts only, so that its values (and "
-                                "the next phase's task band) say where this actor succeeds.")
+    sft: SftSettings = Field(default_factory=lambda: SftSettings(lr=1e-5, **COSINE_WARMUP),
+                             description="Phase 0's SFT")
+    update: UpdateSettings = Field(default_factory=UpdateSettings, description="Every phase's critic and actor "
+                                   "update (webrl and awr; Filtered BC trains with its engine settings)")
     max_tokens: int | None = Field(None, ge=2, description="Token limit of prompt + response in training.")
     procs: int = Field(1, ge=1, description="Training processes per machine (DeepSpeed launcher).")
     seed: int = Field(0, description="Seeds task sampling, generation, rollouts and the trainings (their data order "
@@ -110,10 +97,8 @@ class RunSettings(BaseModel):
                                                 and self.demo_tasks.startswith("miniwob" if miniwob else "embedded")):
             raise ValueError("the demonstration tasks are a train split of the train tasks' family "
                              "(miniwob[:ENV,...]:train, or embedded:train)")
-        try:
-            check_replay_confidence(self.replay_confidence)
-        except ValueError as err:
-            raise ValueError(f"replay_confidence: {err}") from None
+        if self.update.objective == "awr":
+            raise ValueError("the awr objective is the awr algorithm: --algorithm awr")
         if self.reward == "orm" and self.orm is None:
             raise ValueError("reward orm needs an --orm model")
         if miniwob and self.generator != "evolver":
@@ -127,48 +112,88 @@ class RunSettings(BaseModel):
         return self.train_tasks.removesuffix(":train")
 
 
-_SMALL_TRAIN = {"zero_stage": 0, "micro_batch_size": 4}
-# The CPU demo's MiniWoB++ environments: SFT on the demonstrations of 14 (one or two clicks or a typed text: the
-# learnability probe in README "Training"); the curriculum and the evaluation also cover 6 more of the same kinds
-# that the SFT never sees. 10 demonstrated seeds per environment: `tiny` fits 50 no better (README "Training").
-DEMO_ENVIRONMENTS = ("click-test,click-test-2,click-button,click-link,click-dialog,click-tab,focus-text,focus-text-2,"
-                     "click-widget,click-option,click-checkboxes,enter-text,enter-password,login-user")
-NEW_ENVIRONMENTS = ("click-test-transfer,click-dialog-2,click-tab-2-easy,unicode-test,click-button-sequence,"
-                    "click-collapsible-nodelay")
-PRESETS: dict[str, dict] = {
-    # the test suite's: two phases on `tiny` in a couple of minutes
-    "ci": {"model": "tiny", "phases": 2, "sft_tasks": 6, "tasks_per_phase": 4, "max_steps": 3, "eval_limit": 4,
-           "max_new_tokens": 48, "max_tokens": 1024, "sft": {**_SMALL_TRAIN, "lr": 1e-3, "epochs": 2},
-           "update": {**_SMALL_TRAIN, "lr": 1e-4}},
-    # the README's demo: WebRL learning MiniWoB++ on 2 CPU cores, evaluated on every held-out test seed
-    "cpu-demo": {"model": "tiny", "phases": 3,
-                 "train_tasks": f"miniwob:{DEMO_ENVIRONMENTS},{NEW_ENVIRONMENTS}:train",
-                 "demo_tasks": f"miniwob:{DEMO_ENVIRONMENTS}:train", "sft_tasks": 140,
-                 "eval_tasks": f"miniwob:{DEMO_ENVIRONMENTS},{NEW_ENVIRONMENTS}:test", "tasks_per_phase": 120,
-                 "max_steps": 6, "max_new_tokens": 48, "parallel": 2, "max_tokens": 2048,
-                 "sft": {**_SMALL_TRAIN, "lr": 3e-3, "epochs": 8, **COSINE_WARMUP},
-                 # 1000x the paper's rate, to move `tiny` in a few hundred steps; decayed so that the phase ends
-                 # on settled weights rather than wherever the last noisy steps left them (README "Training")
-                 "update": {**_SMALL_TRAIN, "lr": 1e-3, "epochs": 2, **COSINE_WARMUP},
-                 # a critic that ranks tasks by this actor's own outcomes, so the band drops what it never solves;
-                 # and the replay of what it already does surely, which `tiny` otherwise forgets (README "Training")
-                 "critic_lr": 1e-4, "critic_replay": False, "replay_confidence": (0.5, 1.0)},
-    # the whole loop on the embedded WebArena-Lite suite (success stays near 0 for `tiny`: see README "Training")
-    "embedded-demo": {"model": "tiny", "phases": 2, "sft_tasks": 100, "tasks_per_phase": 16, "max_steps": 8,
-                      "max_new_tokens": 64, "eval_limit": 30, "parallel": 2, "max_tokens": 2048,
-                      "sft": {**_SMALL_TRAIN, "lr": 3e-3, "epochs": 8},
-                      "update": {**_SMALL_TRAIN, "lr": 1e-4}},
-    # the paper's hyperparameters (Table 4, App. A) for GPUs: Llama-3.1-8B, vLLM rollouts, ZeRO-3 with offload
-    "paper": {"model": "meta-llama/Llama-3.1-8B", "phases": 8, "tasks_per_phase": 500, "max_steps": 30,
-              "rollout_policy": "vllm", "parallel": 6, "orm": "THUDM/webrl-orm-llama-3.1-8b",
-              "sft": {"lr": 1e-5, **COSINE_WARMUP, "zero_stage": 3, "offload": True, "gradient_checkpointing": True, "grad_accum": 16},
-              "update": {"lr": 1e-6, "zero_stage": 3, "offload": True, "gradient_checkpointing": True,
-                         "grad_accum": 16}},
+# The options of `webrl train` that set a field of a nested training: option name -> (section, field). Every scalar
+# field of RunSettings is an option of its own name; of the trainings, the update's algorithm fields keep theirs.
+NESTED_OPTIONS: dict[str, tuple[str, str]] = {
+    "lr": ("update", "lr"), "sft_lr": ("sft", "lr"), "sft_page_loss": ("sft", "page_loss"),
+    **{name: ("update", name) for name in UpdateSettings.model_fields if name not in TrainSettings.model_fields},
 }
 
 
+def presets() -> dict[str, Path]:
+    """The shipped presets: configs/NAME.yaml, each a whole settings file with a header on how to run it."""
+    folder = resources.files("webrl.configs")
+    return {Path(entry.name).stem: Path(str(entry)) for entry in folder.iterdir() if entry.name.endswith(".yaml")}
+
+
+def preset(name: str) -> dict[str, Any]:
+    """A preset's settings (partial: the rest are RunSettings' defaults)."""
+    known = presets()
+    if name not in known:
+        raise UsageError(f"--preset {name}: unknown; choose one of {', '.join(sorted(known))}")
+    return yaml.safe_load(known[name].read_text()) or {}
+
+
+def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """`over` on top of `base`, section by section."""
+    merged = dict(base)
+    for key, value in over.items():
+        nested = isinstance(value, dict) and isinstance(merged.get(key), dict)
+        merged[key] = deep_merge(merged[key], value) if nested else value
+    return merged
+
+
+def options_layer(options: dict[str, Any]) -> dict[str, Any]:
+    """`webrl train`'s options as a settings layer (None: not given)."""
+    layer: dict[str, Any] = {}
+    for name, value in options.items():
+        if value is None:
+            continue
+        if name in NESTED_OPTIONS:
+            section, field = NESTED_OPTIONS[name]
+            layer.setdefault(section, {})[field] = value
+        else:
+            layer[name] = value
+    return layer
+
+
+def resolve_run_settings(layers: list[tuple[str, dict[str, Any]]]) -> RunSettings:
+    """Named layers of settings (rising precedence: preset, configuration, --config file, options) merged and
+    validated; a bad value names the layer it came from, and the option that sets it."""
+    merged: dict[str, Any] = {}
+    for _, layer in layers:
+        merged = deep_merge(merged, layer)
+    try:
+        return RunSettings.model_validate(merged)
+    except ValidationError as err:
+        first = err.errors()[0]
+        loc = tuple(str(p) for p in first["loc"])
+        message = first["msg"].removeprefix("Value error, ")
+        if not loc:  # a rule over several fields: name the last layer that set anything
+            source = next((name for name, layer in reversed(layers) if layer), "settings")
+            raise UsageError(f"{source}: {message}") from None
+        source = next((name for name, layer in reversed(layers) if _has(layer, loc)), "settings")
+        option = next((o for o, path in NESTED_OPTIONS.items() if path == loc), loc[0] if len(loc) == 1 else None)
+        flag = f" (--{option.replace('_', '-')})" if option else ""
+        raise UsageError(f"{source}: field '{'.'.join(loc)}'{flag}: {message}") from None
+
+
+def _has(layer: dict[str, Any], loc: tuple[str, ...]) -> bool:
+    node: Any = layer
+    for key in loc:
+        if not isinstance(node, dict) or key not in node:
+            return False
+        node = node[key]
+    return True
+
+
+def settings_yaml(settings: RunSettings) -> str:
+    """The settings as a whole settings file (`--config` reads it back; `--print-config` prints it)."""
+    return yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False)
+
+
 def write_settings(out: Path, settings: RunSettings) -> None:
-    write_atomically(Path(out) / SETTINGS_FILE, yaml.safe_dump(settings.model_dump(mode="json"), sort_keys=False))
+    write_atomically(Path(out) / SETTINGS_FILE, settings_yaml(settings))
 
 
 def read_settings(out: Path) -> RunSettings:

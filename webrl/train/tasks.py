@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from webrl.curriculum.seen import Seen, next_task_id
+from webrl.sites.base import SiteBackend
 from webrl.tasks.model import Task
 from webrl.train.settings import RunSettings
 
@@ -69,7 +70,7 @@ def feasible(settings: RunSettings, tasks: list[Task]) -> tuple[list[Task], dict
     return kept, {"checked": True, "kept": len(kept), "outcomes": dict(reasons)}
 
 
-def in_critic_band(settings: RunSettings, tasks: list[Task], critic_dir: Path | None, backend,
+def in_critic_band(settings: RunSettings, tasks: list[Task], critic_dir: Path | None, backend: SiteBackend,
                    start_pages_file: Path) -> tuple[list[Task], dict]:
     """The candidates in the critic's band, topped up by those closest to it; capped at tasks_per_phase."""
     if critic_dir is None or not tasks:

@@ -1,0 +1,58 @@
+"""The settings of a `webrl train` run: the shipped presets, the options generated from the settings models, and
+--print-config, whose output --config reads back to the same settings. No sites: nothing here runs."""
+
+from __future__ import annotations
+
+import yaml
+from cli_support import private_env, webrl
+
+from webrl.rl.settings import TrainSettings, UpdateSettings
+from webrl.train.settings import NESTED_OPTIONS, RunSettings, options_layer, preset, presets, resolve_run_settings
+
+
+def test_every_preset_is_a_valid_settings_file_that_says_how_to_run_it():
+    assert set(presets()) == {"ci", "cpu-demo", "embedded-demo", "paper"}
+    for name, path in presets().items():
+        RunSettings.model_validate(preset(name))
+        header = [line for line in path.read_text().splitlines() if line.startswith("#")]
+        assert header[0].startswith(f"# {name}: ") and f"webrl train --preset {name}" in "\n".join(header)
+
+
+def test_an_update_setting_is_an_option_of_its_own_name_on_the_nested_training():
+    own = [name for name in UpdateSettings.model_fields if name not in TrainSettings.model_fields]
+    assert {name: NESTED_OPTIONS[name] for name in own} == {name: ("update", name) for name in own}
+    layer = options_layer({"critic_lr": 1e-4, "no_such": None, "lr": 0.5, "sft_lr": 0.25, "phases": 2})
+    assert layer == {"update": {"critic_lr": 1e-4, "lr": 0.5}, "sft": {"lr": 0.25}, "phases": 2}
+    settings = resolve_run_settings([("--preset cpu-demo", preset("cpu-demo")), ("options", layer)])
+    # the option replaces one field; the preset's other update settings stay
+    assert settings.update.critic_lr == 1e-4 and settings.update.lr == 0.5 and settings.update.epochs == 2
+    assert settings.update.replay_confidence == (0.5, 1.0) and settings.sft.lr == 0.25 and settings.phases == 2
+
+
+def test_print_config_writes_what_config_reads_back(tmp_path):
+    env = private_env(tmp_path / "state")
+    printed = webrl(env, "train", "--preset", "cpu-demo", "--lr", "0.02", "--no-critic-replay", "--sft-page-loss",
+                    "0.5", "--replay-confidence", "0.4", "0.9", "--seed", "7", "--print-config")
+    assert printed.returncode == 0, printed.stderr
+    settings = RunSettings.model_validate(yaml.safe_load(printed.stdout))
+    assert (settings.update.lr, settings.update.critic_replay, settings.sft.page_loss) == (0.02, False, 0.5)
+    assert settings.update.replay_confidence == (0.4, 0.9) and settings.seed == 7 and settings.phases == 3
+    saved = tmp_path / "run.yaml"
+    saved.write_text(printed.stdout)
+    again = webrl(env, "train", "--config", str(saved), "--print-config")
+    assert again.returncode == 0 and again.stdout == printed.stdout
+
+
+def test_a_bad_nested_value_names_its_source_field_and_option(tmp_path):
+    env = private_env(tmp_path / "state")
+    result = webrl(env, "train", "--preset", "ci", "--critic-lr", "-1", "--print-config")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "options: field 'update.critic_lr' (--critic-lr): Input should be greater than 0" in " ".join(
+        result.stderr.split())
+    file = tmp_path / "bad.yaml"
+    file.write_text("update:\n  objective: awr\n")
+    result = webrl(env, "train", "--config", str(file), "--print-config")
+    assert result.returncode == 2 and "the awr objective is the awr algorithm: --algorithm awr" in result.stderr
+    file.write_text("sft:\n  page_los: 1\n")
+    result = webrl(env, "train", "--config", str(file), "--print-config")
+    assert result.returncode == 2 and f"--config {file}: field 'sft.page_los'" in " ".join(result.stderr.split())
