@@ -36,7 +36,7 @@ from webrl.sites.embedded.backend import EmbeddedBackend
 from webrl.sites.miniwob.tasks import scripted_names
 from webrl.sites.task_sets import resolve_task_set
 
-RESET_PARTS = ("reset", "sign_in", "context", "start_page", "miniwob_start", "observe")
+RESET_PARTS = ("reset", "sign_in", "context", "start_page", "episode_start", "observe")
 EPISODE_PARTS = ("policy", "steps", "close")
 
 

@@ -19,6 +19,7 @@ from webrl.errors import IncompleteRun, UsageError
 from webrl.policy.factory import POLICY_FORMS, make_policy, serving
 from webrl.policy.models import model_cache
 from webrl.runs.records import EpisodeRecord
+from webrl.tasks.family import SummaryTable, families
 from webrl.sites.backends import make_backend
 
 console = make_console()
@@ -115,21 +116,21 @@ def eval_command(
         where = f" ({error['field']})" if error["field"] else ""
         console.print(f"task {error['task_id']}, repeat {error['repeat']}: evaluation error{where}: {error['error']}"
                       f" (in the {settings.mode} success rate: {error['counts_as']})")
-    if "miniwob" in summary:
-        console.print(miniwob_console_table(summary["miniwob"]))
+    for family in families():  # what a family adds (MiniWoB++: a row per environment)
+        for extra in family.summary_tables(summary):
+            console.print(summary_table(extra))
     console.print(f"episodes: {summary['episodes']}  ·  report: {settings.out / 'report.html'}")
     if problem := incomplete(summary):
         raise IncompleteRun(f"{problem}; continue with `webrl eval --resume --out {settings.out}` once the sites "
                             "answer (`webrl status`)")
 
 
-def miniwob_console_table(miniwob: dict):
-    table = compact_table("environment", "episodes", "success %", "raw reward", "steps", title="MiniWoB++")
-    for env, row in miniwob["environments"].items():
-        table.add_row(env, str(row["episodes"]), f"{row['success']:.1f}",
-                      "–" if row["raw_reward"] is None else f"{row['raw_reward']:.2f}",
-                      f"{row['steps']:.1f}")
-    table.add_row("mean over environments", "", f"{miniwob['mean_success']:.1f}", "", "", style="bold")
+def summary_table(extra: SummaryTable):
+    table = compact_table(*extra.columns, title=extra.title)
+    for row in extra.rows:
+        table.add_row(*row)
+    if extra.total is not None:
+        table.add_row(*extra.total, style="bold")
     return table
 
 

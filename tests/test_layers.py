@@ -32,6 +32,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("webrl.runs",),
     ("webrl.rl",),
     ("webrl.curriculum", "webrl.orm"),
+    ("webrl.families",),  # the task families, found by webrl.tasks.family through their entry points
     ("webrl.train",),
     ("webrl.cli",),
     ("webrl", "webrl.__main__"),

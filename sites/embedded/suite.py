@@ -1,7 +1,7 @@
 """The embedded task suite: WebArena-format tasks instantiated from the embedded sites' seeded data by their
 templates (webrl.tasks.templates), split into train and test with WebArena-Lite's site proportions, and
 versioned by a content hash. Deterministic for a seed: same seed, same tasks, same split, same version.
-The named sets `embedded`, `embedded:train` and `embedded:test` (FAMILY)."""
+The named sets `embedded`, `embedded:train` and `embedded:test` (TASK_SETS)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import webrl.tasks
 from webrl.files import write_atomically
 from webrl.sites.embedded.registry import SITE_NAMES, site_spec
 from webrl.sites.platform import DatabaseSpec, file_sha256
-from webrl.tasks.load import TaskSetFamily
+from webrl.tasks.load import NamedTaskSets
 from webrl.tasks.model import Task
 from webrl.tasks.templates import Data, Instance, TaskTemplate, site_group
 
@@ -156,4 +156,4 @@ def _suite_set(name: str, cache_dir: Path, seed: int) -> list[Task]:
     return [t for t in cached_suite(cache_dir, seed) if not split or t.split == split]
 
 
-FAMILY = TaskSetFamily(names="embedded[:train|:test]", owns=SET_NAMES.__contains__, load=_suite_set)
+TASK_SETS = NamedTaskSets(names="embedded[:train|:test]", owns=SET_NAMES.__contains__, load=_suite_set)

@@ -28,7 +28,7 @@ from pathlib import Path
 from webrl.errors import UsageError
 from webrl.sites.miniwob import environment_names, html_dir
 from webrl.tasks import script
-from webrl.tasks.load import TaskSetFamily
+from webrl.tasks.load import NamedTaskSets
 from webrl.tasks.model import Task
 
 SOLUTIONS = Path(__file__).with_name("solutions")  # common.js (helpers) and one file per group of environments
@@ -143,7 +143,7 @@ def miniwob_tasks(name: str, cache_dir: str | Path, sites_seed: int = 0) -> list
     return build_tasks(pairs, cache_dir)
 
 
-FAMILY = TaskSetFamily(names="miniwob[:ENV,...][:train|:test]",
+TASK_SETS = NamedTaskSets(names="miniwob[:ENV,...][:train|:test]",
                        owns=lambda name: name == "miniwob" or name.startswith("miniwob:"), load=miniwob_tasks)
 
 

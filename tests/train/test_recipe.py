@@ -237,7 +237,8 @@ def test_bad_input_is_refused_with_the_reason(sites, ci_run, tmp_path):
                   "options: field 'update.replay_confidence' (--replay-confidence): expected 0 <= LOW < HIGH <= 1, "
                   "got 0.9 0.5"))
     cases.append((("--train-tasks", "miniwob", "--out", str(tmp_path / "w")),
-                  "options: the train tasks are embedded:train or miniwob[:ENV,...]:train"))
+                  "options: the train tasks are a train split of a task family (embedded:train, "
+                  "miniwob[:ENV,...]:train)"))
     result = webrl(sites | {"WEBRL_TRAIN__PHASES": "-1"}, "train", "--out", str(tmp_path / "z"))
     assert result.returncode == 2 and "the configuration's train section: field 'phases'" in result.stderr
     for args, message in cases:

@@ -1,4 +1,4 @@
-"""The curriculum's two filters (reference/webrl-method.md §8.3, §8.4).
+"""The curriculum's two filters.
 
 Critic filter: a task is kept when the critic's value of its first observation lies in a band, [0.05, 0.75] by
 default: neither hopeless nor already mastered. The observation is the phase-0 prompt, `webrl_prompt(intent, [],
@@ -7,7 +7,7 @@ observation per distinct start page, cached), encoded as the trainer encodes cri
 The value is V(s) = min over the two heads of softmax(logits)[1] (`value_from_logits`, what the trainer uses);
 rule "either" applies the official code's test instead (kept when either head's probability is in the band).
 
-Feasibility filter: the reference's per-site rules of what the sites cannot do, asked of an LLM judge (the
+Feasibility filter: the official code's per-site rules of what the sites cannot do, asked of an LLM judge (the
 `evaluators.judge.Judge` plumbing: `complete(messages) -> str`), answer "[YES]" or "[NO]" after a reason.
 Without a judge only tasks with rule evaluators pass (the procedural ones, feasible by construction); with one,
 those still pass unasked and the generated tasks are judged.
@@ -36,6 +36,7 @@ from webrl.rl.data import Encoded, collate, encode_prompt, pad_token_id
 from webrl.rl.objective import value_from_logits
 from webrl.runs.episodes import Browsers, open_env
 from webrl.sites.base import SiteBackend
+from webrl.tasks.family import family_of
 from webrl.tasks.model import Task
 
 DEFAULT_BAND = (0.05, 0.75)
@@ -49,9 +50,8 @@ PageKey = tuple[str, tuple[str, ...], bool, str]
 
 def page_key(task: Task) -> PageKey:
     """What decides the first observation: the start URL, the sites (the environment resets and allows them),
-    whether the task signs in first, and a MiniWoB++ task's episode (its seed makes the page's problem)."""
-    episode = f"{task.miniwob.env}:{task.miniwob.seed}" if task.miniwob is not None else ""
-    return task.start_url, tuple(task.sites), task.storage_state is not None, episode
+    whether the task signs in first, and what else its family says decides it (a MiniWoB++ task's seed)."""
+    return task.start_url, tuple(task.sites), task.storage_state is not None, family_of(task).start_key(task)
 
 
 async def observe_start_pages(tasks: Sequence[Task], backend: SiteBackend, instance: int = 0,

@@ -32,15 +32,16 @@ from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 from webrl.env.actions import Action, ActionError, execute, parse_action
 from webrl.env.auth import AuthCache
 from webrl.env.guard import OriginGuard
-from webrl.env.miniwob import DEFAULT_TIME_LIMIT_S, episode_done, start_episode
+from webrl.env.miniwob import DEFAULT_TIME_LIMIT_S
 from webrl.env.observation import Observation, observe
-from webrl.errors import SitesChanged, WebrlError
+from webrl.errors import SitesChanged
 from webrl.evaluators.judge import Judge
 from webrl.evaluators.result import EvalResult
 from webrl.evaluators.router import evaluate
 from webrl.netutil import host_port
 from webrl.sites.base import SiteBackend
 from webrl.tasks.load import substitute
+from webrl.tasks.family import family_of
 from webrl.tasks.model import Task
 from webrl.timing import timed
 
@@ -147,7 +148,7 @@ class Step:
 class ResetInfo(TypedDict):
     reset_sites: list[str]  # the sites reset before the episode
     reset_ms: float
-    timings_ms: dict[str, float]  # close, reset, sign_in, context, start_page, miniwob_start, observe
+    timings_ms: dict[str, float]  # close, reset, sign_in, context, start_page, episode_start, observe
 
 
 class StepInfo(TypedDict):
@@ -160,7 +161,7 @@ class StepInfo(TypedDict):
 class StepResult(NamedTuple):
     observation: Observation
     reward: float  # the evaluation's score on the last step, 0 before
-    terminated: bool  # the agent answered, or a MiniWoB++ page ended the episode
+    terminated: bool  # the agent answered, or the page ended the episode (MiniWoB++)
     truncated: bool  # a limit ended it
     info: StepInfo
 
@@ -169,11 +170,12 @@ class BrowserEnv:
     def __init__(self, browser: Browser, backend: SiteBackend, instance: int = 0, *, observation: str = "webrl",
                  action_space: str = "webrl", limits: Limits = Limits(), mode: str = "webarena",
                  judge: Judge | None = None,
-                 miniwob_time_limit_s: float = DEFAULT_TIME_LIMIT_S, options: EnvOptions = EnvOptions()):
+                 page_time_limit_s: float = DEFAULT_TIME_LIMIT_S, options: EnvOptions = EnvOptions()):
         self.browser, self.backend, self.instance = browser, backend, instance
         self.observation_kind, self.action_space, self.limits = observation, action_space, limits
         self.options = options
-        self.mode, self.judge, self.miniwob_time_limit_s = mode, judge, miniwob_time_limit_s
+        # page_time_limit_s: the episode timer of a page that runs its own (MiniWoB++'s)
+        self.mode, self.judge, self.page_time_limit_s = mode, judge, page_time_limit_s
         self.auth = AuthCache(browser, backend, instance)
         self.context = self.page = self.task = None
         self.tab = self._cdp = None  # the tab every episode starts in (see _clean_tab)
@@ -185,7 +187,7 @@ class BrowserEnv:
 
     async def reset(self, task: Task) -> tuple[Observation, ResetInfo]:
         """A fresh episode of `task`; the info holds the sites reset and where the reset's time went
-        (`timings_ms`: close, reset, sign_in, context, start_page, miniwob_start, observe)."""
+        (`timings_ms`: close, reset, sign_in, context, start_page, episode_start, observe)."""
         timings: dict[str, float] = {}
         with timed(timings, "close"):
             await self.close()
@@ -195,6 +197,7 @@ class BrowserEnv:
         timings["reset"] = round(reset_ms, 1)
         self._resets_at_start = await asyncio.to_thread(self._last_resets, task)
         self.task = substitute(task, urls)
+        self.family = family_of(self.task)  # how its episodes start and end
         # Tasks that need an account name a storage state (WebArena's convention); map tasks have none.
         login = [s for s in self.task.sites if s in urls] if self.task.storage_state else []
         with timed(timings, "sign_in"):
@@ -214,13 +217,14 @@ class BrowserEnv:
                 await page.goto(url)
                 if i == 0:
                     await self._settle(page, loading)
-        if self.task.miniwob is not None:
-            with timed(timings, "miniwob_start"):
-                await self._start_miniwob(restart)
+        with timed(timings, "episode_start"):
+            starting = time.perf_counter()
+            if await self.family.start(self.page, self.task, restart, self.page_time_limit_s):
+                await self._settle(self.page, starting)
         self.steps: list[Step] = []
         self.history: list[str] = []
         self.answer: str | None = None
-        self.page_ended = False  # a MiniWoB page ended the episode
+        self.page_ended = False  # the page ended the episode (MiniWoB++)
         self._parse_failures = 0
         with timed(timings, "observe"):
             self.obs = await self._observe()
@@ -256,8 +260,8 @@ class BrowserEnv:
                                    capped))
             self.history.append(text)
 
-            # A MiniWoB page ends its episode itself (a right or wrong submit): that is the agent's last step.
-            self.page_ended = self.task.miniwob is not None and await episode_done(self.page)
+            # A page may end its episode itself (MiniWoB++: a right or wrong submit): the agent's last step.
+            self.page_ended = await self.family.ended(self.page)
             terminated = self.answer is not None or self.page_ended
             truncated = not terminated and self._limit_reached()
             with timed(timings, "observe"):
@@ -290,24 +294,16 @@ class BrowserEnv:
         return False
 
     async def _shows_start_page(self) -> bool:
-        """Whether this MiniWoB episode can start on the page the tab shows: the previous episode's, of the same
-        environment, with a new tab's history (about:blank, then the page). MiniWoB's own driver starts episode after
-        episode on one load (it ends the last one, seeds and calls `core.startEpisodeReal`), which gives the same
-        problem as a fresh load (checked by the utterance, and in tests/env by the observation) without the load."""
-        if self.task.miniwob is None or len(self.task.start_urls) != 1 or not self._tab_alive() \
+        """Whether the episode can start on the page the tab shows, where its family allows it (MiniWoB++): the
+        previous episode's page of the same start URL, with a new tab's history (about:blank, then the page). The
+        family's start then gives the same problem as a fresh load (checked by the utterance, and in tests/env by
+        the observation) without the load."""
+        if not self.family.reuses_page(self.task) or not self._tab_alive() \
                 or self.tab.url != self.task.start_urls[0] or len(self.context.pages) != 1:
             return False
         history = await self._cdp.send("Page.getNavigationHistory")
         return [e["url"] for e in history["entries"]] == ["about:blank", self.tab.url] \
             and history["currentIndex"] == 1
-
-    async def _start_miniwob(self, restart: bool) -> None:
-        starting = time.perf_counter()
-        utterance = await start_episode(self.page, self.task.miniwob.seed, self.miniwob_time_limit_s, restart)
-        if utterance != self.task.intent:  # the task set was built by another package version or browser
-            raise WebrlError(f"MiniWoB task {self.task.task_id}: the page's utterance {utterance!r} is not the "
-                             f"task's intent {self.task.intent!r}")
-        await self._settle(self.page, starting)
 
     def _reset_sites(self, task: Task) -> tuple[dict[str, str], list[str], float]:
         """The site URLs of this instance, and the sites reset: the task's dirty ones (clean ones are not) and any
@@ -344,7 +340,7 @@ class BrowserEnv:
         no local or session storage, IndexedDB or caches on the origins the agent could reach, and no history. One
         tab serves episode after episode because a new one costs 150-300 ms of CPU on 2 cores (a renderer starts)
         against ~130 ms for a navigation in a live one; the HTTP cache is kept. `keep_page`: the page stays (a
-        MiniWoB page the next episode starts on, see _shows_start_page)."""
+        page the next episode starts on, see _shows_start_page)."""
         if not self._tab_alive():
             await self._open_tab()
         else:

@@ -98,7 +98,7 @@ async def open_env(browsers: Browsers, backend: SiteBackend, instance: int = 0, 
     settings = settings or EvalSettings(tasks="", out=Path())
     env = BrowserEnv(await browsers.get(), backend, instance, observation=settings.observation,
                      action_space=settings.action_space, limits=Limits(settings.max_steps), mode=settings.mode,
-                     judge=judge, miniwob_time_limit_s=settings.miniwob_time_limit_s,
+                     judge=judge, page_time_limit_s=settings.miniwob_time_limit_s,
                      options=EnvOptions(settings.escape_text, settings.click_at))
     try:
         yield env

@@ -34,6 +34,7 @@ from webrl.runs.records import EPISODES_FILE, EpisodeRecord, parse_episode, read
 from webrl.runs.report import write_report
 from webrl.sites.base import SiteBackend
 from webrl.sites.leases import instance_lease
+from webrl.tasks.family import families
 from webrl.tasks.model import Task
 
 RUN_FILE = "run.json"  # what the run's episodes depend on; a --resume must not change it
@@ -201,7 +202,7 @@ def summarize(rows: list[EpisodeRecord], settings: EvalSettings, policy: Policy,
         "settings": settings.model_dump(mode="json"),
         "policy": policy.name,
         "success_rate": table,
-        **({"miniwob": miniwob_table(rows)} if any(row.miniwob for row in rows) else {}),
+        **{key: value for family in families() for key, value in family.summary(rows).items()},
         "episodes": {"planned": planned, **counts, "missing": planned - len(rows)},
         "evaluator_errors": [{"task_id": row.task_id, "repeat": row.repeat, **evaluator_error(row),
                               "counts_as": counts_as} for row in rows if row.status == "error"],
@@ -215,26 +216,6 @@ def evaluator_error(row: EpisodeRecord) -> dict:
     """The error an episode's evaluation ended in, and the task field at fault (None: not the task file)."""
     error = next(d for d in reversed(row.eval.details) if d.get("type") == "error")
     return {"field": error.get("field"), "error": error["error"]}
-
-
-def miniwob_table(rows: list[EpisodeRecord]) -> dict:
-    """MiniWoB++ per environment (scored episodes of every repeat): success %, mean raw reward of the page, mean
-    steps; and the mean of the environments' success rates, the number MiniWoB++ papers report."""
-    by_env: dict[str, list[EpisodeRecord]] = defaultdict(list)
-    for row in rows:
-        if row.miniwob and row.judged:
-            by_env[row.miniwob.env].append(row)
-    environments = {}
-    for env, episodes in sorted(by_env.items()):
-        rewards = [d["raw_reward"] for r in episodes for d in r.eval.details if d.get("type") == "miniwob_reward"]
-        environments[env] = {
-            "episodes": len(episodes),
-            "success": round(100 * statistics.mean(float(r.score == 1.0) for r in episodes), 1),
-            "raw_reward": round(statistics.mean(rewards), 3) if rewards else None,
-            "steps": round(statistics.mean(len(r.steps) for r in episodes), 2),
-        }
-    mean = statistics.mean(e["success"] for e in environments.values()) if environments else None
-    return {"environments": environments, "mean_success": None if mean is None else round(mean, 1)}
 
 
 def _version(name: str) -> str | None:

@@ -258,13 +258,13 @@ def _webarena_set(name: str, cache_dir: Path, seed: int) -> list[Task]:
 
 
 @dataclass(frozen=True)
-class TaskSetFamily:
-    """Named task sets from one provider (the embedded suite, MiniWoB++, the WebArena files); the named sets
-    are resolved in webrl.sites.task_sets, where every family is listed."""
+class NamedTaskSets:
+    """Named task sets from one provider (the embedded suite, MiniWoB++, the WebArena files); each task family
+    (webrl.tasks.family) lists its providers, and webrl.sites.task_sets resolves a name through them."""
 
     names: str  # how the family's names read, for messages, e.g. "embedded[:train|:test]"
     owns: Callable[[str], bool]  # is this name one of the family's?
     load: Callable[[str, Path, int], list[Task]]  # (name, cache dir, the sites' seed) -> tasks
 
 
-WEBARENA_FILES = TaskSetFamily(names=", ".join(TASK_SETS), owns=TASK_SETS.__contains__, load=_webarena_set)
+WEBARENA_FILES = NamedTaskSets(names=", ".join(TASK_SETS), owns=TASK_SETS.__contains__, load=_webarena_set)

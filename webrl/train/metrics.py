@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from webrl.runs.records import EpisodeRecord, read_episodes
-from webrl.runs.train_report import ENVIRONMENT_COLUMNS
 
 
 def valid_action_rate(rows: Sequence[EpisodeRecord]) -> float | None:
@@ -20,29 +19,17 @@ def valid_action_rate(rows: Sequence[EpisodeRecord]) -> float | None:
     return round(100 * sum(not (step.error or "").startswith("unparseable") for step in steps) / len(steps), 1)
 
 
-def environment_rates(rows: Sequence[EpisodeRecord], demonstrated: set[str]) -> dict[str, dict]:
-    """Success (%) on the judged evaluation episodes of the MiniWoB++ environments the SFT was shown and of the
-    others, which only the curriculum brings; {} where no episode is of a MiniWoB++ environment."""
-    groups: dict[str, list[bool]] = {name: [] for name in ENVIRONMENT_COLUMNS}
-    for row in rows:
-        if row.miniwob is not None and row.judged:
-            shown = row.miniwob.env in demonstrated
-            groups[ENVIRONMENT_COLUMNS[0 if shown else 1]].append(row.success)
-    return {name: {"mean": round(100 * sum(won) / len(won), 1), "episodes": len(won)}
-            for name, won in groups.items() if won}
-
-
 def phase_metrics(phase: Path, k: int, algorithm: str, actor: str, seconds: dict[str, float],
-                  demonstrated: set[str] = frozenset()) -> dict[str, Any]:
-    """The evaluation's success rates (also split by whether the SFT demonstrated the environment: the names in
-    `demonstrated`) and valid actions, the stages' seconds, the rewards, the task report, the training's summary
-    and the number of demonstrations, where the phase has them."""
+                  groups: Callable[[list[EpisodeRecord]], dict[str, dict]] = lambda records: {}) -> dict[str, Any]:
+    """The evaluation's success rates (also in the task family's `groups` of its episodes: MiniWoB++'s
+    environments the SFT was shown and the others) and valid actions, the stages' seconds, the rewards, the task
+    report, the training's summary and the number of demonstrations, where the phase has them."""
     summary = json.loads((phase / "eval" / "summary.json").read_text())
     rows = read_episodes(phase / "eval")
     metrics: dict[str, Any] = {
         "phase": k, "algorithm": algorithm, "actor": actor,
         "eval": {"success_rate": summary["success_rate"], "episodes": summary["episodes"],
-                 "valid_actions": valid_action_rate(rows), "environments": environment_rates(rows, demonstrated)},
+                 "valid_actions": valid_action_rate(rows), "environments": groups(rows)},
         "seconds": seconds,
     }
     for name in ("rewards.json", "tasks-report.json"):

@@ -1,4 +1,4 @@
-"""`webrl train`: the whole WebRL run, phase after phase, with no manual step (reference/webrl-method.md §2).
+"""`webrl train`: the whole WebRL run, phase after phase, with no manual step.
 
 Read `TrainRun.run` top to bottom; each stage is one method below it.
 
@@ -178,7 +178,7 @@ class TrainRun:
             by_id = {t.task_id: t for t in self.phase_tasks(k - 1)}
             failed_tasks = list({i: by_id[i] for i in failed if i in by_id}.values())
             earlier = [t for j in range(1, k) for t in self.phase_tasks(j)]
-            known, trained = self.task_set(settings.family) + earlier, self.demo_tasks() + earlier
+            known, trained = self.task_set(settings.family_set) + earlier, self.demo_tasks() + earlier
             candidates, report = phase_tasks.generate(settings, k, failed_tasks, known, trained,
                                                       Path(self.config.state_dir), self.backend.running().seed,
                                                       self.models_dir)
@@ -288,7 +288,7 @@ class TrainRun:
         return tasks
 
     def train_tasks(self) -> list[Task]:
-        return [t for t in self.task_set(self.settings.family) if t.split == "train"]
+        return [t for t in self.task_set(self.settings.family_set) if t.split == "train"]
 
     def eval_tasks(self) -> list[Task]:
         tasks = self.task_set(self.settings.eval_tasks)
@@ -343,8 +343,8 @@ class TrainRun:
 
     def _finish_phase(self, k: int) -> None:
         seconds = {key.partition(":")[2]: s for key, s in self.done.items() if key.startswith(f"{k}:")}
-        demonstrated = {t.miniwob.env for t in self.demo_tasks() if t.miniwob is not None}
-        metrics = phase_metrics(self.phase_dir(k), k, self.settings.algorithm, self.actor(k), seconds, demonstrated)
+        metrics = phase_metrics(self.phase_dir(k), k, self.settings.algorithm, self.actor(k), seconds,
+                                lambda records: self.settings.task_family.groups(records, self.demo_tasks()))
         write_atomically(self.phase_dir(k) / METRICS_FILE, json.dumps(metrics, indent=1, default=str))
         every = all_metrics(self.out)
         write_atomically(self.out / METRICS_FILE, json.dumps(every, indent=1, default=str))

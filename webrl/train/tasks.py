@@ -1,5 +1,5 @@
 """A phase's tasks (the recipe's stage 1): candidates generated from the previous phase's failures, checked for
-feasibility, and kept by the previous critic's band (reference/webrl-method.md §2, §5, §6).
+feasibility, and kept by the previous critic's band.
 
 The critic band is topped up with the closest candidates outside it when it holds too few (a young critic scores
 nearly everything alike), and everything is capped at `tasks_per_phase`.
@@ -11,8 +11,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from webrl.curriculum.seen import Seen, next_task_id
 from webrl.sites.base import SiteBackend
+from webrl.tasks.family import CurriculumContext
 from webrl.tasks.model import Task
 from webrl.train.settings import RunSettings
 
@@ -25,34 +25,10 @@ def generate(settings: RunSettings, phase: int, failed: list[Task], known: list[
     report: dict[str, Any] = {"failed_seeds": len(failed), "generator": settings.generator}
     if not failed:
         return [], report
-    if settings.family.startswith("miniwob"):
-        from webrl.curriculum.miniwob import evolve_miniwob
-
-        environments = {t.miniwob.env for t in trained if t.miniwob is not None}
-        tasks, evolved = evolve_miniwob(failed, known, want, trained=environments, seed=settings.seed, phase=phase,
-                                        cache_dir=state_dir)
-        report |= evolved
-    elif settings.generator == "evolver":
-        from webrl.curriculum.evolve import Evolver
-
-        seen, first_id = Seen(known), next_task_id(known)
-        evolver = Evolver.from_snapshots(state_dir / "snapshots", sites_seed, settings.seed)
-        tasks, evolved = evolver.evolve(failed, seen, first_id=first_id, keep=want, phase=phase)
-        report |= {"made": dict(evolved.made), "made_by_site": dict(evolved.made_by_site),
-                   "skipped_seeds": dict(evolved.skipped)}
-    else:
-        from webrl.curriculum.generate import generate_tasks, make_generator
-
-        seen, first_id = Seen(known), next_task_id(known)
-        generator = make_generator(settings.generator, models_dir)
-        try:
-            tasks, generated = generate_tasks(failed, generator, seen, first_id=first_id, keep=want,
-                                              seed=settings.seed, phase=phase)
-        finally:
-            if hasattr(generator, "close"):
-                generator.close()
-        report |= {"calls": generated.calls, "found": generated.found, "errors": generated.errors,
-                   "rejected": dict(generated.rejected), "kept_by_site": dict(generated.kept_by_site)}
+    context = CurriculumContext(phase=phase, seed=settings.seed, generator=settings.generator, state_dir=state_dir,
+                                sites_seed=sites_seed, models_dir=models_dir)
+    tasks, made = settings.task_family.new_tasks(failed, known, trained, want, context)
+    report |= made
     report["candidates"] = len(tasks)
     return tasks, report
 

@@ -1,0 +1,1 @@
+"""webrl's own task families (webrl.tasks.family): the WebArena-format tasks and MiniWoB++."""

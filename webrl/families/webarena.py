@@ -1,0 +1,47 @@
+"""The WebArena-format tasks: the embedded WebArena-Lite look-alike suite and the real WebArena files. An episode is
+the start page and the agent's actions until it answers; the page never ends it. New tasks come from the procedural
+evolver (verifiable by construction) or from an LLM generator (scored by the ORM)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from webrl.curriculum.seen import Seen, next_task_id
+from webrl.sites.embedded.suite import TASK_SETS as EMBEDDED_SUITE
+from webrl.tasks.family import CurriculumContext, TaskFamily
+from webrl.tasks.load import WEBARENA_FILES
+from webrl.tasks.model import Task
+
+
+class WebArenaFamily(TaskFamily):
+    name = "webarena"
+    task_sets = (EMBEDDED_SUITE, WEBARENA_FILES)
+    default = True  # a task file's tasks are in WebArena's format unless another family claims them
+
+    def owns(self, task: Task) -> bool:
+        return True
+
+    def is_train_set(self, name: str) -> bool:
+        return name == "embedded:train"  # the WebArena files have no train split
+
+    def new_tasks(self, failed: list[Task], known: list[Task], trained: list[Task], want: int,
+                  context: CurriculumContext) -> tuple[list[Task], dict[str, Any]]:
+        seen, first_id = Seen(known), next_task_id(known)
+        if context.generator == "evolver":
+            from webrl.curriculum.evolve import Evolver
+
+            evolver = Evolver.from_snapshots(context.state_dir / "snapshots", context.sites_seed, context.seed)
+            tasks, evolved = evolver.evolve(failed, seen, first_id=first_id, keep=want, phase=context.phase)
+            return tasks, {"made": dict(evolved.made), "made_by_site": dict(evolved.made_by_site),
+                           "skipped_seeds": dict(evolved.skipped)}
+        from webrl.curriculum.generate import generate_tasks, make_generator
+
+        generator = make_generator(context.generator, context.models_dir)
+        try:
+            tasks, generated = generate_tasks(failed, generator, seen, first_id=first_id, keep=want,
+                                              seed=context.seed, phase=context.phase)
+        finally:
+            if hasattr(generator, "close"):
+                generator.close()
+        return tasks, {"calls": generated.calls, "found": generated.found, "errors": generated.errors,
+                       "rejected": dict(generated.rejected), "kept_by_site": dict(generated.kept_by_site)}

@@ -1,0 +1,142 @@
+"""Task families as plug-ins: a family is one class that says how its tasks are named and split, how an episode
+starts and ends on its pages, what its reports add, and how the curriculum makes new tasks from failed ones.
+
+Generic code (the environment, the episode runner, the training recipe, its settings, metrics and reports) asks
+`family_of(task)` or `family_of_set(name)` and calls these methods; it never asks which family it has. The
+families are found through the `webrl.task_families` entry points (pyproject.toml), so a new family is one module
+and one entry point line, in webrl or in a package of its own (docs/task-families.md). The defaults below are
+those of the WebArena-format tasks: the page never ends an episode, and there is nothing to add to a report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from webrl.errors import UsageError
+from webrl.tasks.load import NamedTaskSets
+from webrl.tasks.model import Task
+
+if TYPE_CHECKING:  # the families' argument types, from layers above this one (never imported at run time here)
+    from playwright.async_api import Page
+
+ENTRY_POINTS = "webrl.task_families"
+
+
+@dataclass(frozen=True)
+class CurriculumContext:
+    """What a family may use to make a phase's new tasks."""
+
+    phase: int
+    seed: int  # the run's
+    generator: str  # the run's task generator: evolver, or an LLM spec
+    state_dir: Path  # the sites' snapshots, the families' caches
+    sites_seed: int  # the running sites' data seed
+    models_dir: Path
+
+
+@dataclass(frozen=True)
+class SummaryTable:
+    """A table `webrl eval` prints after the success rates (its last row, `total`, in bold)."""
+
+    title: str
+    columns: tuple[str, ...]
+    rows: list[tuple[str, ...]]
+    total: tuple[str, ...] | None = None
+
+
+class TaskFamily:
+    """One kind of task. Subclasses set `name` and `task_sets` and override what differs from these defaults."""
+
+    name: str = ""
+    task_sets: tuple[NamedTaskSets, ...] = ()  # the named task sets the family provides
+    llm_generation: bool = True  # whether an LLM generator (not only the evolver) may write the family's tasks
+    default: bool = False  # the family of every task no other family owns (the WebArena format's)
+
+    # -- tasks ---------------------------------------------------------------------------------------------------
+
+    def owns(self, task: Task) -> bool:
+        """Whether `task` is one of the family's (the default family is asked last)."""
+        raise NotImplementedError
+
+    def owns_set(self, name: str) -> bool:
+        return any(sets.owns(name) for sets in self.task_sets)
+
+    def load_set(self, name: str, cache_dir: Path, seed: int) -> list[Task]:
+        return next(sets for sets in self.task_sets if sets.owns(name)).load(name, cache_dir, seed)
+
+    def is_train_set(self, name: str) -> bool:
+        """Whether `name` is a train split the recipe may learn on (its test seeds stay held out)."""
+        return self.owns_set(name) and name.endswith(":train")
+
+    # -- episodes (webrl.env.browser_env) ------------------------------------------------------------------------
+
+    def reuses_page(self, task: Task) -> bool:
+        """Whether an episode may start on the page the previous one left, without loading it again."""
+        return False
+
+    async def start(self, page: Page, task: Task, restart: bool, time_limit_s: float) -> bool:
+        """Start the episode once the start page has loaded (`restart`: on the previous episode's page); True if
+        that changed the page (the environment then waits for it to be at rest)."""
+        return False
+
+    async def ended(self, page: Page) -> bool:
+        """Whether the page ended the episode itself (the agent's last step)."""
+        return False
+
+    def start_key(self, task: Task) -> str:
+        """What besides the start URL, sites and sign-in decides the first page (the critic filter observes each
+        distinct first page once)."""
+        return ""
+
+    # -- what the family adds to reports -------------------------------------------------------------------------
+
+    def summary(self, records: Sequence[Any]) -> dict[str, Any]:
+        """A section of an evaluation's summary.json from its episode records (webrl.runs.records); {}: none."""
+        return {}
+
+    def summary_tables(self, summary: dict[str, Any]) -> list[SummaryTable]:
+        """The tables `webrl eval` prints from the evaluation's summary (its section of it)."""
+        return []
+
+    def groups(self, records: Sequence[Any], demonstrated: Sequence[Task]) -> dict[str, dict]:
+        """Success (%) of a phase's judged evaluation episodes in the family's groups, given the demonstration
+        tasks (e.g. the environments the SFT was shown and the others); {}: no groups."""
+        return {}
+
+    # -- the curriculum ------------------------------------------------------------------------------------------
+
+    def new_tasks(self, failed: list[Task], known: list[Task], trained: list[Task], want: int,
+                  context: CurriculumContext) -> tuple[list[Task], dict[str, Any]]:
+        """Up to `want` new candidate tasks from the `failed` ones, none among `known` (the family's tasks and
+        every phase's); `trained` are the tasks the run has learnt from. A report for tasks-report.json."""
+        raise NotImplementedError
+
+
+@cache
+def families() -> tuple[TaskFamily, ...]:
+    """Every installed family, by entry point name."""
+    found = sorted(entry_points(group=ENTRY_POINTS), key=lambda point: point.name)
+    return tuple(point.load()() for point in found)
+
+
+def family_of(task: Task) -> TaskFamily:
+    """The family that owns `task`, else the default family."""
+    owners = [family for family in families() if not family.default and family.owns(task)]
+    if len(owners) > 1:
+        raise UsageError(f"task {task.task_id!r}: several task families claim it ({', '.join(f.name for f in owners)})")
+    return owners[0] if owners else next(family for family in families() if family.default)
+
+
+def family_of_set(name: str) -> TaskFamily | None:
+    """The family whose named task set `name` is (None: a file or folder of tasks, or unknown)."""
+    return next((family for family in families() if family.owns_set(name)), None)
+
+
+def set_names() -> str:
+    """How every family's task-set names read, for messages."""
+    return ", ".join(sets.names for family in families() for sets in family.task_sets)
