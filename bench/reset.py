@@ -1,4 +1,4 @@
-"""How fast is an embedded site reset? Goal (DESIGN.md): median <= 50 ms per site.
+"""How fast is an embedded site reset? Goal: median <= 50 ms per site.
 
 Starts the real embedded server (all sites, free ports, a temporary state directory), then for each
 site repeatedly dirties its database, resets the site through the control API, and checks that the

@@ -1,4 +1,4 @@
-"""How fast is the training engine? Goal (issue 6): actor-update tokens/s ≥ 0.9× a plain PyTorch loop.
+"""How fast is the training engine? Goal: actor-update tokens/s ≥ 0.9× a plain PyTorch loop.
 
 Side by side in one run, on the same model (a fresh copy of the same weights), the same data (synthetic
 steps in the WebRL prompt format), the same loss (the official actor loss of webrl.rl.update against
@@ -42,7 +42,7 @@ GOAL = 0.9
 MODES = ("plain", "engine ZeRO-0", "engine ZeRO-2")
 MAX_TOKENS = 1024
 WARMUP = 2
-# "20m": h512, 6 layers, ffn 1376 (machine-notes §8's 20M shape), on the tiny tokenizer's vocabulary
+# "20m": h512, 6 layers, ffn 1376, on the tiny tokenizer's vocabulary
 LLAMA_20M = {"hidden_size": 512, "intermediate_size": 1376, "num_hidden_layers": 6, "num_attention_heads": 8,
              "num_key_value_heads": 8}
 INTENTS = ["Search for {item}", "Add {item} to the cart", "Find the price of {item}", "Review {item}",

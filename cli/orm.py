@@ -1,6 +1,6 @@
-"""`webrl orm train` and `webrl orm eval`: the outcome reward model (reference/webrl-method.md §9).
+"""`webrl orm train` and `webrl orm eval`: the outcome reward model.
 
-The training options are webrl.rl.settings.TrainSettings's (shared with `webrl sft`), with §13's ORM defaults.
+The training options are webrl.rl.settings.TrainSettings's (shared with `webrl sft`), with the paper's ORM defaults.
 """
 
 from __future__ import annotations

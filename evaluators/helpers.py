@@ -1,4 +1,4 @@
-"""The evaluation helper functions that ``program_html`` targets call as ``func:...`` (reference §5.4), and the
+"""The evaluation helper functions that ``program_html`` targets call as ``func:...``, and the
 whitelisted namespace they are called from.
 
 Contracts (same as the originals'):
@@ -31,7 +31,7 @@ from urllib.parse import urlparse
 
 from webrl.evaluators.result import EvaluationError
 
-SHOPPING_SITE_ADMIN = ("admin", "admin1234")  # the REST account on the storefront (reference §3)
+SHOPPING_SITE_ADMIN = ("admin", "admin1234")  # the REST account on the storefront
 HTTP_TIMEOUT_S = 30
 
 

@@ -1,4 +1,4 @@
-"""The pluggable LLM judge behind ``fuzzy_match`` and the unachievable-reason rule (reference §5.2, §5.5).
+"""The pluggable LLM judge behind ``fuzzy_match`` and the unachievable-reason rule.
 
 A judge is anything with a ``name`` (recorded with every result) and ``complete(messages) -> str``.
 ``OpenAIJudge`` talks plain HTTP to an OpenAI-compatible ``/chat/completions`` endpoint at temperature 0 (the
@@ -146,8 +146,8 @@ def parse_judge_spec(spec: str | None) -> Judge | None:
 
 async def ask(judge: Judge | None, messages: list[dict], decide) -> tuple[float | None, str | None]:
     """One judge call: (score, reply). No judge -> (None, None): unjudged, never a silent pass or fail.
-    An unparsable reply fails the originals' assert (reference §5.2): AssertionFailed, which the router turns
-    into an error (webarena, vab) or a 0 for the task (browsergym, which catches it, §5.6)."""
+    An unparsable reply fails the originals' assert: AssertionFailed, which the router turns
+    into an error (webarena, vab) or a 0 for the task (browsergym, which catches it)."""
     if judge is None:
         return None, None
     try:

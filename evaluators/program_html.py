@@ -1,4 +1,4 @@
-"""``program_html``: page contents after the episode (reference §5.4, §5.5, §5.6).
+"""``program_html``: page contents after the episode.
 
 For each target in order: resolve the URL (``func:`` expressions with ``__last_url__`` = the current page URL), go
 there unless it is ``"last"`` (this navigates the agent's own page, so a later ``"last"`` target sees the page the
@@ -6,7 +6,7 @@ previous target opened), select a string (whole ``page.content()``, a JS express
 with ``__page__`` = the page), then score it against ``required_contents``.
 
 Mode differences, each marked in the code:
-- html.unescape of the selection: webarena only (§5.4; VAB and BrowserGym do not, §5.5, §5.6).
+- html.unescape of the selection: webarena only (VAB and BrowserGym do not).
 - ``lambda:`` locators, and a ``None`` selection scoring 0 and ending the loop: vab and browsergym only.
 - exact_match cleaning: webarena/browsergym strip, vab does not.
 - must_include: always split on ``|OR|``; webarena/browsergym substring (no tokenising), vab the one-token rule.
@@ -54,7 +54,7 @@ async def select(page, target, mode: str, namespace: dict) -> tuple[str | None, 
     if not locator.strip():
         return await page.content(), {"selector": "page.content()"}
     if locator.startswith(("document.", "[...document.")):
-        # prep_actions: run in order, the first failure ends them silently (one try around the loop, §5.4)
+        # prep_actions: run in order, the first failure ends them silently (one try around the loop)
         try:
             for action in target.prep_actions or []:
                 await page.evaluate(f"() => {action}")
@@ -68,7 +68,7 @@ async def select(page, target, mode: str, namespace: dict) -> tuple[str | None, 
             selected = ""
         return selected, {"selector": "js"}
     if locator.startswith("lambda:") and mode in ("vab", "browsergym"):
-        # VAB's lambda locators (§5.5): lstrip("lambda:") strips a *set of characters*, reproduced as is
+        # VAB's lambda locators: lstrip("lambda:") strips a *set of characters*, reproduced as is
         try:
             value = await page.evaluate(locator.lstrip("lambda:"))  # noqa: B005 - the quirk, on purpose
         except Exception:  # noqa: BLE001 - any failure is VAB's None
@@ -100,7 +100,7 @@ async def program_html(task, page, *, mode: str, judge: Judge | None, urls: dict
         selected, how = await select(page, target, mode, namespace)
         check: dict[str, Any] = {"target": index, "url": url, **how}
         if selected is None:
-            if mode in ("vab", "browsergym"):  # "the page is wrong": score 0 and stop (§5.5, §5.6)
+            if mode in ("vab", "browsergym"):  # "the page is wrong": score 0 and stop
                 run.value = 0.0
                 run.checks.append({**check, "score": 0.0, "note": "selection is None"})
                 break
@@ -108,7 +108,7 @@ async def program_html(task, page, *, mode: str, judge: Judge | None, urls: dict
         if not isinstance(selected, str):
             selected = str(selected)
         if mode == "webarena":
-            selected = html.unescape(selected)  # §5.4; not in vab/browsergym
+            selected = html.unescape(selected)  # as the original; not in vab/browsergym
         check["selected"] = selected[:500]
         await _score(run, target.required_contents, selected, check, task, mode, judge)
     return {"type": "program_html", "score": run.outcome(), "checks": run.checks}

@@ -1,4 +1,4 @@
-"""``evaluate``: one evaluator per ``eval_type``, in list order, scores multiplied (reference §5.1).
+"""``evaluate``: one evaluator per ``eval_type``, in list order, scores multiplied.
 
 Order matters because ``program_html`` navigates the page; ``url_match`` reads ``page.url`` when its turn comes.
 
@@ -14,8 +14,8 @@ read the last page score 0 when that page is not an http(s) page of one of the s
 text: a ``data:`` page, a ``javascript:`` result, a ``blob:`` or another origin could hold the reference URL or the
 required contents, written by the agent.
 
-Modes (``MODES``): ``webarena`` = the original evaluator (§5.1-5.4), ``vab`` = VAB-WebArena-Lite's, used for the
-WebRL numbers (§5.5), ``browsergym`` = BrowserGym's WebArena-Lite hybrid (§5.6). BrowserGym's safeguard is applied
+Modes (``MODES``): ``webarena`` = the original evaluator, ``vab`` = VAB-WebArena-Lite's, used for the
+WebRL numbers, ``browsergym`` = BrowserGym's WebArena-Lite hybrid. BrowserGym's safeguard is applied
 in that mode: any open tab on a host:port that is none of the sites' (``urls``) scores 0. ``miniwob_reward``
 (MiniWoB++ tasks) reads the page's own reward, the same in every mode.
 """
@@ -58,7 +58,7 @@ def site_page(url: str, urls: dict[str, str] | None) -> bool:
 
 
 async def _foreign_tabs(page, urls: dict[str, str]) -> list[str]:
-    """BrowserGym (§5.6): open tabs whose host:port is none of the sites'. It compares netlocs only, so a tab
+    """BrowserGym: open tabs whose host:port is none of the sites'. It compares netlocs only, so a tab
     without one (about:blank, data:) passes, as does chrome://newtab, and any path on a site's host."""
     allowed = {"", "newtab"} | {urlparse(u).netloc for u in urls.values() if u}
     context = getattr(page, "context", None)  # a PseudoPage or a stand-in may have none

@@ -1,10 +1,10 @@
-"""``string_match``: the agent's answer against ``eval.reference_answers`` (reference §5.2, §5.5, §5.6).
+"""``string_match``: the agent's answer against ``eval.reference_answers``.
 
 Modes:
-- ``webarena`` (original, §5.2) and ``browsergym`` (which reuses the original StringEvaluator, §5.6): cleaning
+- ``webarena`` (original) and ``browsergym`` (which reuses the original StringEvaluator): cleaning
   strips, tokenises only a one-character reference of a one-item must_include list, does not split ``|OR|``,
   one judge call per fuzzy reference, ignores unknown approaches.
-- ``vab`` (§5.5): cleaning does not strip; must_include tokenises whenever the reference is one token and splits
+- ``vab``: cleaning does not strip; must_include tokenises whenever the reference is one token and splits
   ``|OR|``; fuzzy references joined into one call; adds must_exclude, one_of, required_values.
 
 Every judge call the originals make is made, in their order, even after a factor of 0. Where the originals raise
@@ -30,7 +30,7 @@ NA = "N/A"
 
 
 def clean_answer(text: str, mode: str = "webarena") -> str:
-    """Strip (not in vab, §5.5), drop one pair of enclosing single quotes, else of double quotes, lower-case."""
+    """Strip (not in vab), drop one pair of enclosing single quotes, else of double quotes, lower-case."""
     if mode != "vab":
         text = text.strip()
     if len(text) >= 1 and text.startswith("'") and text.endswith("'") or len(text) >= 1 and text.startswith('"') and text.endswith('"'):
@@ -43,15 +43,15 @@ def exact_match(ref: str, pred: str, mode: str = "webarena") -> float:
 
 
 def _vab_tokens(text: str) -> list[str]:
-    """VAB's prediction tokens: NLTK tokens plus the parts of every token that contains '/' (reference §5.5)."""
+    """VAB's prediction tokens: NLTK tokens plus the parts of every token that contains '/'."""
     tokens = word_tokenize(text)
     return tokens + [part for token in tokens if "/" in token for part in token.split("/") if part]
 
 
 def must_include(ref: str, pred: str, mode: str = "webarena", tokenize: bool = False) -> float:
-    """webarena/browsergym (§5.2): token membership only when ``tokenize`` (one-item list), the cleaned reference
+    """webarena/browsergym: token membership only when ``tokenize`` (one-item list), the cleaned reference
     is ONE character and NLTK gives one token for it; otherwise a substring test ("170" is in "000000170").
-    vab (§5.5): token membership whenever NLTK gives one token for the reference ("170" is not a token of
+    vab: token membership whenever NLTK gives one token for the reference ("170" is not a token of
     "000000170"); otherwise a substring test."""
     clean_ref, clean_pred = clean_answer(ref, mode), clean_answer(pred, mode)
     if mode == "vab":
@@ -114,10 +114,10 @@ def required_values(values: list[str], selected: str | int | None) -> float:
 async def string_match(task, answer: str | None, *, mode: str, judge: Judge | None) -> dict[str, Any]:
     spec = task.eval
     if answer is None:
-        # browsergym: no answer -> the dummy "whatever" (so that its fuzzy judge never asserts), §5.6;
+        # browsergym: no answer -> the dummy "whatever" (so that its fuzzy judge never asserts);
         # webarena/vab: the harness always ends with a stop action; a missing answer is an empty one.
         answer = "whatever" if mode == "browsergym" else ""
-    pred = clean_answer(answer, mode)  # cleaned once here and again inside each matcher (§5.2)
+    pred = clean_answer(answer, mode)  # cleaned once here and again inside each matcher (as the originals)
     if spec.reference_answers is None:  # the originals call .items() on it
         raise EvaluationError("eval.reference_answers is null: the string_match evaluator has no references",
                               "eval.reference_answers")
@@ -128,11 +128,11 @@ async def string_match(task, answer: str | None, *, mode: str, judge: Judge | No
         elif approach == "must_include":
             value = as_list(value, "eval.reference_answers.must_include", mode)
             if mode == "vab":
-                for item in value:  # vab splits |OR| alternatives (§5.5)
+                for item in value:  # vab splits |OR| alternatives
                     run.times(float(any(must_include(alt, pred, mode) for alt in item.split(OR))),
                               rule="must_include", reference=item)
             else:
-                tokenize = len(value) == 1  # §5.2: tokenising only for a one-item list; |OR| is literal text
+                tokenize = len(value) == 1  # as the original: tokenising only for a one-item list; |OR| is literal text
                 for item in value:
                     run.times(must_include(item, pred, mode, tokenize), rule="must_include", reference=item)
         elif approach == "fuzzy_match":
@@ -142,7 +142,7 @@ async def string_match(task, answer: str | None, *, mode: str, judge: Judge | No
                     # "score != 1" cannot be decided while an unjudged factor is in the product
                     run.checks.append({"rule": "ua_match", "score": None, "note": "undecidable: unjudged factor"})
                 elif run.value != 1.0:
-                    # the unachievable-reason judge REPLACES the running score (§5.2)
+                    # the unachievable-reason judge REPLACES the running score (as in the originals)
                     if spec.string_note is None and mode != "browsergym":  # the originals: a KeyError
                         raise EvaluationError("eval.string_note is missing: the unachievable-reason judge needs "
                                               "it as its reference", "eval.string_note")
@@ -153,7 +153,7 @@ async def string_match(task, answer: str | None, *, mode: str, judge: Judge | No
                                        "reply": reply, "replaces": True})
             else:
                 value = as_list(value, "eval.reference_answers.fuzzy_match", mode)
-                # vab: one call for all references (§5.5); the others: one call per reference (§5.2)
+                # vab: one call for all references; the others: one call per reference
                 for reference in [", ".join(value)] if mode == "vab" else value:
                     await _fuzzy(run, judge, mode, task.intent, reference, pred)
         elif mode == "vab" and approach == "must_exclude":

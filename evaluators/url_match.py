@@ -1,11 +1,11 @@
-"""``url_match``: the active page's URL against ``eval.reference_url`` (reference §5.3, §5.5, §5.6).
+"""``url_match``: the active page's URL against ``eval.reference_url``.
 
-- ``webarena`` and ``browsergym`` (the original URLEvaluator, §5.3, §5.6): trailing '/' stripped; base =
+- ``webarena`` and ``browsergym`` (the original URLEvaluator): trailing '/' stripped; base =
   netloc + path; base score = some reference base is a *substring* of the predicted base (so ``.../viewed``
   matches ``.../viewedasdf``); the query parameters of *all* ``|OR|`` alternatives are merged into one
   key -> values map and every key must have one of its values in the prediction's query (extra parameters
   ignored). ``url_note`` must be "GOLD in PRED" (the default); anything else is an error.
-- ``vab`` (URLExactEvaluator, §5.5): ``localhost`` -> ``127.0.0.1`` and one trailing '/' dropped; the rule is
+- ``vab`` (URLExactEvaluator): ``localhost`` -> ``127.0.0.1`` and one trailing '/' dropped; the rule is
   ``url_note`` with default **EXACT** (prediction equals one reference); "GOLD in PRED" is a plain substring test
   on the full URL strings, query order included; any other note is an error.
 
@@ -39,7 +39,7 @@ def webarena_url_score(pred_url: str, reference_url: str) -> float:
         bases.append(base)
         for key, values in query.items():
             merged[key].update(values)
-    base_score = float(any(base in pred_base for base in bases))  # substring, not equality (§5.3)
+    base_score = float(any(base in pred_base for base in bases))  # substring, not equality
     query_score = 1.0
     for key, values in merged.items():
         query_score *= float(any(v in pred_query.get(key, []) for v in values))
@@ -70,7 +70,7 @@ def url_match(task, page_url: str, *, mode: str) -> dict[str, Any]:
     if rule not in known:  # the originals raise on any other note
         raise EvaluationError(f"url_note {rule!r} is not supported by the {mode} URL evaluator ({' or '.join(known)})",
                               "eval.url_note")
-    if mode == "vab":  # missing url_note -> EXACT in vab only (Lite task 45; §5.5)
+    if mode == "vab":  # missing url_note -> EXACT in vab only (Lite task 45)
         score = vab_url_score(page_url, spec.reference_url, rule)
     else:
         score = webarena_url_score(page_url, spec.reference_url)

@@ -62,7 +62,7 @@ class SiteBackend(Protocol):
     def last_resets(self, instance: int) -> dict[str, datetime | None]: ...
 
 
-# WebArena's accounts (reference/webarena-env.md §3), the same on every backend.
+# WebArena's accounts, the same on every backend.
 ACCOUNTS: dict[str, tuple[str, str]] = {
     "shopping": ("emma.lopez@gmail.com", "Password.123"),
     "shopping_admin": ("admin", "admin1234"),

@@ -41,7 +41,7 @@ def by_id(tasks):
 def test_all_tasks_load_with_every_evaluator_config(lite, full):
     assert len(lite) == 165 and len(full) == 812
     assert [t.task_id for t in lite] == list(range(165))
-    # the numbers of reference §4 and §6
+    # the counts of WebArena's 812 tasks and WebArena-Lite's 165
     assert Counter(tuple(t.eval.eval_types) for t in full) == {
         ("string_match",): 325, ("program_html",): 282, ("url_match", "program_html"): 129, ("url_match",): 66,
         ("string_match", "url_match"): 10}

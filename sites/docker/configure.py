@@ -1,4 +1,4 @@
-"""Post-start configuration of the real WebArena images (reference/webarena-env.md §1.4): base URLs, the admin
+"""Post-start configuration of the real WebArena images: base URLs, the admin
 password policy, GitLab's external URL, nginx port and puma workers, Postmill's rate limits, Magento's indexers;
 and what stops a site's services cleanly before its snapshot, and GitLab's 502 fix.
 

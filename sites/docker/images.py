@@ -1,6 +1,6 @@
-"""Which images the Docker backend runs, where each one comes from, and what each site needs to run
-(reference/webarena-env.md §1.1–1.2). `python -m webrl.sites.docker.images requirements` prints what the
-embedded-sites image installs (scripts/install-docker.sh builds its wheelhouse from that)."""
+"""Which images the Docker backend runs, where each one comes from, and what each site needs to run.
+`python -m webrl.sites.docker.images requirements` prints what the embedded-sites image installs
+(scripts/install-docker.sh builds its wheelhouse from that)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""webrl's browsergym mode side by side with BrowserGym's own WebArena-Lite evaluation (issue 17 item 9): the
+"""webrl's browsergym mode side by side with BrowserGym's own WebArena-Lite evaluation: the
 evaluators of ``browsergym-webarenalite`` and the task's ``validate`` of ``browsergym-webarena`` (the open-tab
 safeguard, the answer taken from the chat, AssertionError scored 0), run on the same local pages, answers and
 judge replies as ``evaluate(..., mode="browsergym")``. Both judges talk to the same local stand-in for the OpenAI

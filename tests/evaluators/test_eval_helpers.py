@@ -1,4 +1,4 @@
-"""The evaluation helper functions (reference §5.4): the shopping ones against the running embedded storefront's
+"""The evaluation helper functions: the shopping ones against the running embedded storefront's
 REST endpoints, the GitLab member-role one against the embedded GitLab's members page in Chromium, the pure ones
 as tables, and the whitelist that ``func:`` expressions are evaluated against."""
 

@@ -1,4 +1,4 @@
-"""The LLM judge: decision rules (reference §5.2), the judge spec, and ``OpenAIJudge`` over plain HTTP against a
+"""The LLM judge: decision rules, the judge spec, and ``OpenAIJudge`` over plain HTTP against a
 tiny local server started here. The server is a stand-in for an external OpenAI-compatible API, which the tests
 cannot (and must not) reach; it answers in the same JSON shape."""
 

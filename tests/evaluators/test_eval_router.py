@@ -1,5 +1,5 @@
-"""evaluate(): one evaluator per eval_type in list order, scores multiplied (reference §5.1); how unjudged and
-error parts combine; placeholders; BrowserGym's open-tab safeguard (§5.6); and every real task config of both
+"""evaluate(): one evaluator per eval_type in list order, scores multiplied; how unjudged and
+error parts combine; placeholders; BrowserGym's open-tab safeguard; and every real task config of both
 files run through the string/url evaluators in every mode without an error."""
 
 from __future__ import annotations

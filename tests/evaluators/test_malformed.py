@@ -1,4 +1,4 @@
-"""Eval blocks the original evaluators reject (issue 17 item 7). Such a task loads (with a warning) and, when it is
+"""Eval blocks the original evaluators reject. Such a task loads (with a warning) and, when it is
 evaluated, gets the outcome its mode's original harness gives it, at the point where that harness raises:
 webarena and vab record an error naming the field (WebArena's run.py leaves the task out of its average, VAB's
 score.py counts it as a failure); browsergym keeps webrl's normalisation where there is one. An empty

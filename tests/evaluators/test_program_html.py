@@ -1,5 +1,6 @@
-"""program_html against real pages in Chromium (async Playwright): the selection rules of reference §5.4 and the
-mode differences of §5.5/§5.6, as tables run on one page per mode."""
+"""program_html against real pages in Chromium (async Playwright): the selection rules of WebArena's
+HTMLContentEvaluator and the mode differences of VAB-WebArena-Lite and BrowserGym, as tables run on one page per
+mode."""
 
 from __future__ import annotations
 
@@ -157,8 +158,8 @@ def test_navigation_failure_is_an_error(async_browser, mode):
 
 
 def test_the_judge_is_asked_even_after_a_0(async_browser, static_site):
-    # a failing first target does not spare the second target's fuzzy_match call (the originals' order, issue 17
-    # item 8); an unparsable reply there is the vab error, browsergym's 0
+    # a failing first target does not spare the second target's fuzzy_match call (the originals' order); an
+    # unparsable reply there is the vab error, browsergym's 0
     static_site.pages["/form"] = FORM
     task = html_task(target(T, {"must_include": ["zzz"]}), target(T, {"fuzzy_match": ["Hello World"]}))
 

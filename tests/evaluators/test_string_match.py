@@ -1,4 +1,4 @@
-"""string_match: every rule of reference §5.2 and each difference of the vab (§5.5) and browsergym (§5.6) modes,
+"""string_match: every rule of WebArena's StringEvaluator and each difference of the vab and browsergym modes,
 as tables of (reference_answers, answer) -> expected score per mode. None = unjudged (no judge given)."""
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ def test_judged_rules(answers, replies, expected, calls):
 
 
 @pytest.mark.parametrize(("answers", "replies", "expected", "calls"), [
-    # the originals ask the judge about every reference even when a 0 already fixes the score (issue 17 item 8):
+    # the originals ask the judge about every reference even when a 0 already fixes the score:
     # the same score, the originals' call count...
     ({"must_include": ["zzz"], "fuzzy_match": ["a", "b"]}, ["correct"], {W: 0, V: 0, B: 0}, {W: 2, V: 1, B: 2}),
     ({"fuzzy_match": ["a", "b", "c"]}, ["incorrect", "correct"], {W: 0, V: 0, B: 0}, {W: 3, V: 1, B: 3}),

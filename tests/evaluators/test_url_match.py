@@ -1,5 +1,6 @@
-"""url_match: the rules of reference §5.3 (webarena, browsergym) and §5.5 (vab's URLExactEvaluator) as a table,
-then against real pages in Chromium (page.url after real navigation; list order against program_html, §5.1)."""
+"""url_match: the rules of WebArena's URLEvaluator (webarena, browsergym) and VAB-WebArena-Lite's URLExactEvaluator
+(vab) as a table, then against real pages in Chromium (page.url after real navigation; list order against
+program_html)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The ORM prompt, byte for byte, and its truncation: only the page is cut, token-exact, never the question or the
-assistant header (trap 12)."""
+assistant header (the official code cuts the prompt's end, header included)."""
 
 from __future__ import annotations
 

@@ -84,7 +84,7 @@ def test_action_tokens_are_the_separately_tokenized_response(tokenizer):
     prompt, response = "Click the ", "Search button"  # BPE merges " S" across this boundary
     joint = ids(tokenizer, prompt + response + END_OF_TURN, special=True)
     separate = ids(tokenizer, prompt, special=True) + ids(tokenizer, response + END_OF_TURN)
-    assert joint != separate  # the case the official get_log_prob gets wrong (trap 10)
+    assert joint != separate  # the case the official get_log_prob gets wrong (it tokenizes both as one string)
     encoded = encode(tokenizer, prompt, response, max_tokens=100)
     assert encoded.input_ids == separate
     assert encoded.input_ids[-encoded.n_action:] == ids(tokenizer, response + END_OF_TURN)

@@ -1,4 +1,4 @@
-"""Losses and advantages against numbers worked out by hand from reference/webrl-method.md §4–6, and the
+"""Losses and advantages against numbers worked out by hand from the paper and the official code, and the
 official actor loss driving real AdamW steps on the tiny model."""
 
 from __future__ import annotations

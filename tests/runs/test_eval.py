@@ -97,7 +97,7 @@ def test_evaluator_errors_enter_the_rate_as_the_mode_says():
 
 @pytest.mark.slow  # two eval runs (~11 s)
 def test_a_task_its_mode_rejects_counts_as_that_harness_counts_it(store, tmp_path):
-    # issue 17 item 7: the oracle answers both tasks right, but the second's must_include is a bare string, which
+    # the oracle answers both tasks right, but the second's must_include is a bare string, which
     # the webarena and vab evaluators reject: WebArena's run.py leaves it out of the average, VAB's score.py
     # counts it as a failure; either way it is reported with its field
     smoke = load_tasks(SMOKE)

@@ -1,4 +1,4 @@
-"""The self-evolving curriculum (reference/webrl-method.md §8): new tasks for the next phase from the last
+"""The self-evolving curriculum: new tasks for the next phase from the last
 phase's failures, then filtered.
 
 - `generate`: an LLM writes new tasks from failed seeds (in-breadth evolution); they carry no rule evaluator

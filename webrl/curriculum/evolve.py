@@ -6,7 +6,7 @@ the same rule evaluator and scripted solution as its suite tasks. From each fail
 the evolver takes
 - a task of the same template with other entities (no instantiation value in common with the failed one), and
 - a task of a neighbouring template (same site group, same kind of check: `site_group`, `eval_kind`), preferably
-  about one of the failed task's own entities (the reference prompt's "reuse the seeds' names"),
+  about one of the failed task's own entities (the official generation prompt's "reuse the seeds' names"),
 one of each per failed task and pass, passes repeated until the phase's cap or until nothing new is left. A task
 is new when no task the run has seen (suite, earlier phases, this phase) has the same normalised intent. New
 tasks keep the pool task's evaluator and solution, get fresh integer ids and split "train", and are marked

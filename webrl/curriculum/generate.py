@@ -1,4 +1,4 @@
-"""LLM task generation from the last phase's failures (reference/webrl-method.md §8.1–8.2).
+"""LLM task generation from the last phase's failures.
 
 Per site (the tasks' site list), rounds of up to 10 failed seed tasks drawn with a seeded generator; each round
 is one call to the generator with the in-breadth evolving prompt (`evolve_prompt`), whose reply lists new tasks
@@ -71,7 +71,7 @@ def describe_sites(sites: Sequence[str]) -> str:
 
 
 def evolve_prompt(sites: Sequence[str], seeds: Sequence[str]) -> str:
-    """The in-breadth evolving prompt (the reference's structure, our wording): role, goal, the markers that must
+    """The in-breadth evolving prompt (the official prompt's structure, our wording): role, goal, the markers that must
     not leak, the guidelines (backticks, varied phrasing, the seeds' names, similar difficulty), then the seeds
     as a `#Given Task#` list and an open `#Created Task#` header."""
     given = "\n".join(f"- `{' '.join(s.replace('`', chr(39)).split())}`" for s in seeds)

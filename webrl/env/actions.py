@@ -2,7 +2,7 @@
 
 Two action spaces:
 
-`webrl` (VAB/WebRL, reference/webarena-env.md §7.4, webrl-method.md §11): optional `#` comment lines, then
+`webrl` (VAB/WebRL): optional `#` comment lines, then
 one Python-style call, e.g. `do(action="Click", element="2")` or `exit(message="42")`. The parser looks
 for `exit(`, `do(` and `go_backward(` in that order; for the first one present it keeps the text from its
 last occurrence on (otherwise it drops leading `#` lines) and parses that with `ast.parse(mode="eval")`.
@@ -10,7 +10,7 @@ Keyword arguments only; the action name is case-insensitive. Actions the VAB par
 (Right Click, Switch Tab, Wait, bare go_backward()/go_forward(), element=find_element_by_instruction(...))
 become a `none` action carrying the reason, as does anything that does not parse. Parsing never raises.
 
-`webarena` (WebArena id-based syntax, §7.2): `click [id]`, `type [id] [text] [0|1]` (a missing flag means
+`webarena` (WebArena id-based syntax): `click [id]`, `type [id] [text] [0|1]` (a missing flag means
 1: Enter is pressed, written as a trailing "\\n" in the argument), `hover [id]`, `press [keys]`,
 `scroll [down|up]`, `new_tab`, `tab_focus [i]`, `close_tab`, `goto [url]`, `go_back`, `go_forward`,
 `stop [answer]`. When the response holds "In summary, the next action I will perform is", the action is

@@ -1,6 +1,6 @@
 """What the agent sees of a page: VAB/WebRL simplified HTML (`webrl`) or WebArena's accessibility tree (`axtree`).
 
-`webrl` (reference/webarena-env.md §7.3), as VAB-WebArena-Lite's `html_tools` make it. One `page.evaluate` of
+`webrl`, as VAB-WebArena-Lite's `html_tools` make it. One `page.evaluate` of
 js/mark_page.js per step:
   1. every element of a clone of the document gets `data-backend-node-id` (document order), `data-bbox`
      (its first client rect as "left,top,width,height": the four edges rounded, then width = right - left and
@@ -28,7 +28,7 @@ kept. As in VAB, an element's text is the text before its first child; later tex
 `data-text`. Values and text are printed raw, `"`, `<` and `>` included, as VAB prints them; `escape=True`
 prints `&quot;`, `&lt;`, `&gt;` instead so that the markup stays unambiguous (not VAB's).
 
-`axtree` (§7.1): CDP Accessibility.getFullAXTree with layout bounds from DOMSnapshot.captureSnapshot,
+`axtree`: CDP Accessibility.getFullAXTree with layout bounds from DOMSnapshot.captureSnapshot,
 nodes outside the viewport dropped (children re-parented), one line per node `[id] role 'name' props`
 indented by tabs, under a `Tab 0 (current): title | Tab 1: title` header and a blank line. Ids are the CDP AX
 node ids (integers). Ignored and InlineTextBox nodes are skipped like filtered ones; the root's box is

@@ -1,4 +1,4 @@
-"""The ORM prompt: the one place where it is built (reference/webrl-method.md §9).
+"""The ORM prompt: the one place where it is built.
 
 Layout, as the official `add_overall_reward` writes it, with Llama-3's header tokens written out as text so
 that every model sees the same bytes (a Llama-3 tokenizer turns them into its special tokens, others read
@@ -11,7 +11,7 @@ them as text; no chat template is involved):
 newlines turned into "; ") and the page the agent saw before its last action. The model's answer is the token
 "YES" or "NO" right after the assistant header.
 
-Truncation differs from the official code on purpose (trap 12): the official ids were cut at 16384 from the
+Truncation differs from the official code on purpose: the official ids were cut at 16384 from the
 end, which drops the assistant header and makes the score meaningless. Here only the page is cut, token-exact
 from its end, so the question and the header always survive.
 """

@@ -1,4 +1,4 @@
-"""The ORM as a scorer: p(YES) from the logits of "YES" and "NO" at the prompt's last position (§9).
+"""The ORM as a scorer: p(YES) from the logits of "YES" and "NO" at the prompt's last position.
 
     orm = OutcomeRewardModel.load("THUDM/webrl-orm-llama-3.1-8b")   # or tiny, a folder, ...
     orm.p_yes(examples)     # [0.93, 0.12, ...]

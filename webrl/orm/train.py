@@ -1,11 +1,11 @@
-"""`webrl orm train`: fine-tune a causal LM into an ORM on rule-labelled trajectories (§9, §13).
+"""`webrl orm train`: fine-tune a causal LM into an ORM on rule-labelled trajectories.
 
 The loss is the cross-entropy of the answer token ("YES" for a success, "NO" for a failure) over the whole
 vocabulary at the prompt's last position: supervised fine-tuning on the one-token answer, as the official
 ORM was trained with LLaMA-Factory (which also trained the `<|eot_id|>` after it; the score never reads it).
-Defaults follow §13: lr 5e-6, 4 epochs, a cosine schedule with 10% warm-up. `balance` repeats randomly drawn examples of the rarer class (seeded) until both classes are
-equally many: rollouts of weak policies are mostly failures, and an ORM that says NO to everything is
-then accurate but useless.
+Defaults follow the paper's Table 5: lr 5e-6, 4 epochs, a cosine schedule with 10% warm-up. `balance` repeats
+randomly drawn examples of the rarer class (seeded) until both classes are equally many: rollouts of weak
+policies are mostly failures, and an ORM that says NO to everything is then accurate but useless.
 
 Output of `run_orm_train(..., out)`:
 

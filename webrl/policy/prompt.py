@@ -1,4 +1,4 @@
-"""Prompt formats: the one place where prompts are built (reference/webrl-method.md §10.2).
+"""Prompt formats: the one place where prompts are built.
 
 `webrl_prompt` is the completion prompt of the released WebRL checkpoints, byte for byte as VAB's WebRL
 prompt constructor builds it: no system prompt, hard-coded Llama-3 header tokens, one "Round k" block

@@ -1,9 +1,10 @@
-"""The critic V(s): an LM trunk and two MLP heads with 2-way logits (reference/webrl-method.md §4.1).
+"""The critic V(s): an LM trunk and two MLP heads with 2-way logits.
 
 The input is the observation (prompt) only. The feature is the trunk's last hidden state at each row's last
 real token, found from the attention mask, so any padding side and batch size read the right position
-(trap 11); position ids count real tokens only, so left padding does not shift them. The head width comes
-from the model config (trap 26).
+(the official critic reads the last position, wrong with right padding and batches above 1); position ids count
+real tokens only, so left padding does not shift them. The head width comes from the model config (the official
+gen_task.py hard-codes 4096).
 
 On disk a critic is the whole causal LM as a Hugging Face folder (trained trunk, the LM head it was loaded
 with), so the trunk can seed another critic or be loaded by any HF tool, plus `heads.pt` for the heads.

@@ -1,11 +1,12 @@
-"""Step records and their tokens (reference/webrl-method.md §3, §6.2).
+"""Step records and their tokens.
 
 A step is one (prompt, response) pair of an episode, plus what the critic and the advantage need: the
 next prompt, the trajectory outcome copied onto every step and its discounted Monte-Carlo return, as in
 the official code. Tokens: the prompt is tokenized with the tokenizer's special tokens (BOS) and the
 response (+ END_OF_TURN) separately without them, then concatenated, so the action tokens are exactly the
-response's own tokens whatever BPE would have merged across the boundary (trap 10). Too-long inputs lose
-the end of the prompt's page (the instruction and the headers stay), never response tokens.
+response's own tokens whatever BPE would have merged across the boundary (the official get_log_prob tokenizes
+them as one string). Too-long inputs lose the end of the prompt's page (the instruction and the headers stay),
+never response tokens.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import torch
 from webrl.errors import UsageError
 from webrl.policy.prompt import END_OF_TURN, prompt_token_ids
 
-MAX_TOKENS = 16384  # the official cutoff for SFT, critic and actor (§13)
+MAX_TOKENS = 16384  # the official cutoff for SFT, critic and actor
 GAMMA = 0.9  # official default.yaml gamma; process_data.py hard-codes it too
 
 
@@ -42,8 +43,9 @@ class Step:
 
     @property
     def next_observation(self) -> str:
-        """s' as the official critic and advantage see it: the step's own prompt at the terminal step (trap 14,
-        kept for the official form; the paper form uses `done` to set V(s_{T+1}) = 0 instead)."""
+        """s' as the official critic and advantage see it: the step's own prompt at the terminal step, so
+        V(s') − V(s) = 0 there (kept for the official form; the paper form uses `done` to set V(s_{T+1}) = 0
+        instead)."""
         return self.prompt if self.next_prompt is None else self.next_prompt
 
 

@@ -276,7 +276,7 @@ class Engine:
                     if log:
                         log.write(step, metrics)
                     if step == total or (self.settings.save_every and step % self.settings.save_every == 0):
-                        self._save(step, len(items), metrics)  # the last step always: WebRL's trap 7
+                        self._save(step, len(items), metrics)  # the last step always (the official code never does)
                     advance(metrics)
                     if on_step:
                         on_step(step, metrics)

@@ -1,9 +1,9 @@
-"""The WebRL losses and advantages in three forms: the official code's, the paper's (reference/webrl-method.md
-§4–6), and AWR, the Advantage-Weighted Regression baseline the paper compares against (§13, Peng et al. 2019).
+"""The WebRL losses and advantages in three forms: the official code's, the paper's, and AWR,
+the Advantage-Weighted Regression baseline the paper compares against (Peng et al. 2019).
 
 Tensors are per sample ([B]) unless stated. Critic logits are [B, 2 heads, 2 classes]; class 1 is "success".
 Sequence log-probs `logp` are sums over the action tokens (data.action_logprobs), `n_tokens` their counts.
-The official form is the default: it produced the published numbers (DESIGN.md, fidelity rules).
+The official form is the default: it produced the published numbers.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ def value_from_logits(logits: Tensor) -> Tensor:
 def critic_loss_official(logits_s: Tensor, logits_next: Tensor, label: Tensor) -> Tensor:
     """L = CE(h1(s),y) + CE(h2(s),y) + CE(h1(s'),y) + CE(h2(s'),y), y = 1[mc_return > 0]  (official code).
 
-    Cross-entropy on the raw logits (no softmax first: trap 6); each term is a batch mean.
+    Cross-entropy on the raw logits (no softmax first, unlike the double softmax of some official commits); each
+    term is a batch mean.
     """
     y = label.long()
     return sum(F.cross_entropy(logits[:, head], y) for logits in (logits_s, logits_next) for head in range(2))
@@ -103,7 +104,7 @@ def actor_loss_official(logp: Tensor, logp_ref: Tensor, n_tokens: Tensor, advant
 
 
 def actor_loss_paper(logp: Tensor, logp_ref: Tensor, advantage: Tensor, beta: float) -> Tensor:
-    """L = mean_batch[ (β·(log π_θ(a|s) − log π_ref(a|s)) − A)² ] on sequence log-probs  (paper, the loss of §2).
+    """L = mean_batch[ (β·(log π_θ(a|s) − log π_ref(a|s)) − A)² ] on sequence log-probs  (the paper's loss).
 
     π_ref is the actor at the start of the phase; A comes from Eq. 9 (advantage_paper).
     """

@@ -1,7 +1,7 @@
-"""The replay buffer and its actor-confidence filter (reference/webrl-method.md §7).
+"""The replay buffer and its actor-confidence filter.
 
 From the steps of earlier phases (the demonstrations at phase 0): successful trajectories only, the first
-one seen per task (over all the data, not per GPU chunk as in the official code, trap 19). Each step is
+one seen per task (over all the data, not per GPU chunk as in the official code). Each step is
 scored by the current actor, rank = exp(mean token log-prob of its action) = 1/perplexity, and kept when
 low < rank ≤ high (by default the paper's best, 0.5 and 0.95). The kept steps are shuffled, capped at `ratio` ×
 the current phase's steps, then mixed with all current steps (successful and failed) and shuffled again.

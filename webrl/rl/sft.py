@@ -1,4 +1,4 @@
-"""Supervised fine-tuning on demonstrations (reference/webrl-method.md §2 step 0, §13): the same engine as the
+"""Supervised fine-tuning on demonstrations: the same engine as the
 WebRL update, with the token-mean NLL of the response tokens only (objective.sft_loss), as WebRL trains.
 
 `page_loss` > 0 adds a language-model loss on the prompt's tokens. WebRL starts from a pretrained model that

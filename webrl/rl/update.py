@@ -1,4 +1,4 @@
-"""One WebRL phase's update from a rollout file: the critic, then the actor (reference/webrl-method.md §2, §4–7).
+"""One WebRL phase's update from a rollout file: the critic, then the actor.
 
 Stages, in order; each one's result is kept in `out`, so re-running the same command after a kill continues:
 
@@ -19,7 +19,7 @@ Stages, in order; each one's result is kept in `out`, so re-running the same com
 4. out/metrics.json: step counts, replay sizes, value and advantage statistics, both trainings' losses, grad
    norms, log-ratio / KL to the reference and tokens/s. Per-step logs: out/events.jsonl and out/tb/.
 
-Deliberate improvement over the official trainer (trap 23): it holds three DeepSpeed engines, the actor, a
+Deliberate improvement over the official trainer: it holds three DeepSpeed engines, the actor, a
 second full copy of the actor as the reference (with an AdamW that is never stepped) and the critic. The
 reference is frozen and the phase's data are fixed, so its log-probs are computed once here, before
 training, in the training's precision: no second copy of the model exists during the update, and no
@@ -212,7 +212,8 @@ class CriticInput:
 
 
 def critic_inputs(items: Sequence[Item], tokenizer, max_tokens: int) -> list[CriticInput]:
-    """Observations only (V(s), trap 4), cut as the actor's prompts are (the page's end)."""
+    """Observations only (V(s): the official critic ignores the action), cut as the actor's prompts are (the
+    page's end)."""
     return [CriticInput(Encoded(encode_prompt(tokenizer, item.step.prompt, max_tokens), 0),
                         Encoded(encode_prompt(tokenizer, item.step.next_observation, max_tokens), 0),
                         item.step.reward, item.step.mc_return) for item in items]

@@ -1,7 +1,7 @@
-"""The WebArena task configuration as pydantic models (schema: shared reference webarena-env.md §4).
+"""The WebArena task configuration as pydantic models.
 
 Every field of the original JSON is modelled; fields we do not know are kept (``extra="allow"``) so that a task
-written back out loses nothing. Known data quirks (reference §5.8 and a few more found in the two real task files)
+written back out loses nothing. Known data quirks (of the two real task files)
 are tolerated and kept as the file has them, and a human-readable note is appended to ``Task.warnings`` so that
 nothing is fixed silently. An eval block the originals reject *when they evaluate it* loads too: the evaluators
 reject it at the same point, for that task only (webrl.evaluators.router; the file is never refused for it).
@@ -70,7 +70,7 @@ class ReferenceAnswers(_Open):
     exact_match: str | None = None
     must_include: list[str] | str | None = None  # a bare string: as the file has it (the evaluators decide)
     fuzzy_match: str | list[str] | None = None  # the string "N/A" and the list ["N/A"] mean different things
-    # VAB-WebArena-Lite additions (reference §5.5)
+    # VAB-WebArena-Lite additions
     must_exclude: list[str] | None = None
     one_of: list[str] | None = None
     required_values: list[str] | None = None
@@ -107,7 +107,7 @@ class RequiredContents(_Open):
 
     exact_match: str | None = None
     must_include: list[str] | str | None = None
-    # VAB / BrowserGym additions (reference §5.5, §5.6)
+    # VAB / BrowserGym additions
     fuzzy_match: list[str] | None = None
     must_exclude: list[str] | None = None
     required_values: list[str] | None = None

@@ -1,7 +1,7 @@
 """From `webrl eval` episodes to the trainer's step files: each episode's reward, then one record per step; the
 demonstrations of phase 0 (the oracle's successful episodes) the same way.
 
-Reward of an episode (reference/webrl-method.md §2, §9): the task's rule evaluators where it has them (a
+Reward of an episode: the task's rule evaluators where it has them (a
 judged episode, status "done": 1 if its score is 1), else the outcome reward model (generated tasks, and rule
 tasks whose fuzzy or N/A answer waits for a judge). Where an ORM is configured it scores every episode, so the
 two can be compared; the reward used is still the rule one where there is one, unless `orm_first` asks for the
