@@ -31,10 +31,29 @@ def measure(checkout: Path, episodes: int, scratch: Path) -> dict[str, float]:
     """One round in `checkout`: {number's name: value}."""
     python = str(checkout / ".venv" / "bin" / "python")
     throughput, step = scratch / "throughput.json", scratch / "step.json"
-    subprocess.run([python, str(checkout / "bench" / "throughput.py"), "--tasks", *TASKS, "--episodes", str(episodes),
-                    "--workers", "2", "--json", str(throughput)], cwd=checkout, check=True, capture_output=True)
-    subprocess.run([python, str(checkout / "bench" / "step.py"), "--json", str(step)], cwd=checkout, check=True,
-                   capture_output=True)
+    subprocess.run(
+        [
+            python,
+            str(checkout / "bench" / "throughput.py"),
+            "--tasks",
+            *TASKS,
+            "--episodes",
+            str(episodes),
+            "--workers",
+            "2",
+            "--json",
+            str(throughput),
+        ],
+        cwd=checkout,
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run(
+        [python, str(checkout / "bench" / "step.py"), "--json", str(step)],
+        cwd=checkout,
+        check=True,
+        capture_output=True,
+    )
     numbers = {}
     for name, by_workers in json.loads(throughput.read_text())["workers"].items():
         numbers[f"{name}: oracle steps/s"] = by_workers["2"]["steps_per_s"]
@@ -57,20 +76,23 @@ def main() -> None:
     rounds: dict[str, list[dict]] = {"before": [], "after": []}
     with tempfile.TemporaryDirectory() as scratch:
         for r in range(args.rounds):
-            for label in (["before", "after"] if r % 2 == 0 else ["after", "before"]):
+            for label in ["before", "after"] if r % 2 == 0 else ["after", "before"]:
                 with console.status(f"round {r + 1}/{args.rounds}: {label}"):
                     rounds[label].append(measure(checkouts[label], args.episodes, Path(scratch)))
     means = {label: {k: statistics.mean(run[k] for run in runs) for k in runs[0]} for label, runs in rounds.items()}
-    table = Table(title=f"before ({stamp(checkouts['before'])['commit']}) and after ({stamp()['commit']}), "
-                        f"alternating, mean of {args.rounds} rounds")
+    table = Table(
+        title=f"before ({stamp(checkouts['before'])['commit']}) and after ({stamp()['commit']}), "
+        f"alternating, mean of {args.rounds} rounds"
+    )
     for column in ("number", "before", "after", "after / before"):
         table.add_column(column, justify="left" if column == "number" else "right")
     for name in means["after"]:
         before, after = means["before"][name], means["after"][name]
         table.add_row(name, f"{before:.3g}", f"{after:.3g}", f"{after / before:.2f}" if before else "-")
     console.print(table)
-    write_result(args.out, {"bench": "before_after", "before": stamp(checkouts["before"]), "rounds": rounds,
-                            "means": means})
+    write_result(
+        args.out, {"bench": "before_after", "before": stamp(checkouts["before"]), "rounds": rounds, "means": means}
+    )
     console.print(f"written: {args.out}")
 
 

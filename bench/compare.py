@@ -52,7 +52,16 @@ ARMS: dict[str, dict] = {
 }
 # without --arms: the paper's comparison and WebRL's ablations against the cpu-demo preset (the other arms compare
 # settings an earlier preset had or the preset has now, where they repeat "webrl")
-DEFAULT_ARMS = ("sft", "webrl", "filtered-bc", "awr", "no-replay", "no-critic-filter", "paper-objective", "paper-replay")
+DEFAULT_ARMS = (
+    "sft",
+    "webrl",
+    "filtered-bc",
+    "awr",
+    "no-replay",
+    "no-critic-filter",
+    "paper-objective",
+    "paper-replay",
+)
 
 
 def fork(base: Path, out: Path, settings: RunSettings) -> None:
@@ -76,8 +85,11 @@ def run_arm(name: str, seed: int, args: argparse.Namespace) -> dict[str, list[fl
     if name != "sft":
         if not (out / SETTINGS_FILE).is_file():
             fork(args.base, out, settings)
-        subprocess.run([sys.executable, "-m", "webrl", "train", "--resume", "--out", str(out)], check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, "-m", "webrl", "train", "--resume", "--out", str(out)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
     metrics = json.loads(((args.base if name == "sft" else out) / METRICS_FILE).read_text())
     chosen = metrics[:1] if name == "sft" else metrics
     return {column: [eval_rate(m, column) for m in chosen] for column in COMPARED}
@@ -89,8 +101,12 @@ def mean_std(values: list[float]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--base", type=Path, required=True, help="a `webrl train` run whose phase 0 is finished: "
-                        "every arm starts from it, with its settings")
+    parser.add_argument(
+        "--base",
+        type=Path,
+        required=True,
+        help="a `webrl train` run whose phase 0 is finished: every arm starts from it, with its settings",
+    )
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--arms", nargs="+", choices=list(ARMS), default=list(DEFAULT_ARMS))
     parser.add_argument("--orm", type=Path, help="the ORM of the orm-reward arm (bench/orm.py's OUT/orm/orm)")
@@ -123,9 +139,16 @@ def report(curves: dict[str, dict[str, list[list[float | None]]]], args: argpars
             cells = [mean_std([c[k] for c in runs]) if all(len(c) > k for c in runs) else "–" for k in range(phases)]
             table.add_row(name, str(len(runs)), *cells, mean_std([c[-1] for c in runs]))
         make_console().print(table)
-    (args.out / "compare.json").write_text(json.dumps({
-        "seeds": args.seeds, "curves": curves["Average"],
-        "environments": {column: curves[column] for column in ENVIRONMENT_COLUMNS}}, indent=1))
+    (args.out / "compare.json").write_text(
+        json.dumps(
+            {
+                "seeds": args.seeds,
+                "curves": curves["Average"],
+                "environments": {column: curves[column] for column in ENVIRONMENT_COLUMNS},
+            },
+            indent=1,
+        )
+    )
     plot(curves, args.out / "compare.png")
 
 
@@ -137,8 +160,11 @@ def plot(curves: dict[str, dict[str, list[list[float | None]]]], path: Path) -> 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    panels = [c for c in ("Average", "new envs") if curves[c] and all(
-        None not in c for runs in curves[c].values() for c in runs)]
+    panels = [
+        c
+        for c in ("Average", "new envs")
+        if curves[c] and all(None not in c for runs in curves[c].values() for c in runs)
+    ]
     fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4), dpi=110, squeeze=False)
     for ax, column in zip(axes[0], panels, strict=True):
         phases = max(len(c) for runs in curves[column].values() for c in runs)
@@ -148,13 +174,13 @@ def plot(curves: dict[str, dict[str, list[list[float | None]]]], path: Path) -> 
             xs = list(range(min(len(c) for c in runs)))
             means = [statistics.mean(c[k] for c in runs) for k in xs]
             ax.plot(xs, means, marker="o", label=name, linestyle="--" if name == "sft" else "-")
-            ax.fill_between(xs, [min(c[k] for c in runs) for k in xs], [max(c[k] for c in runs) for k in xs],
-                            alpha=0.15)
+            ax.fill_between(
+                xs, [min(c[k] for c in runs) for k in xs], [max(c[k] for c in runs) for k in xs], alpha=0.15
+            )
         ax.set_xticks(range(phases))
         ax.set_xlabel("phase")
         ax.set_ylabel("held-out success (%)")
-        ax.set_title("all held-out episodes" if column == "Average" else "environments the SFT never saw",
-                     fontsize=9)
+        ax.set_title("all held-out episodes" if column == "Average" else "environments the SFT never saw", fontsize=9)
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
     fig.tight_layout()

@@ -87,8 +87,7 @@ def bench_case(sites: list[str], args, console: Console) -> dict:
         finally:
             backend.down()
             backend.purge()
-    return {"label": label, "first_up": first_up, "snapshot_up": snapshot_up, "recreate": recreate,
-            "restore": restore}
+    return {"label": label, "first_up": first_up, "snapshot_up": snapshot_up, "recreate": recreate, "restore": restore}
 
 
 def timed(call) -> float:
@@ -107,24 +106,41 @@ def main() -> None:
     cases = [[site] for site in WEBARENA_SITES if site != "shopping_admin"] + [list(WEBARENA_SITES)]
     rows = [bench_case(sites, args, console) for sites in cases]
 
-    table = Table(title=f"docker backend (embedded image) reset: {args.recreate_rounds} recreations and "
-                        f"{args.restore_rounds} restores per row, medians")
-    for column in ("sites", "up s", "up from snapshot s", "recreate ms", "recreate p90 ms", "restore ms",
-                   "restore trip ms", "exact", "recreate vs 2–5 min"):
+    table = Table(
+        title=f"docker backend (embedded image) reset: {args.recreate_rounds} recreations and "
+        f"{args.restore_rounds} restores per row, medians"
+    )
+    for column in (
+        "sites",
+        "up s",
+        "up from snapshot s",
+        "recreate ms",
+        "recreate p90 ms",
+        "restore ms",
+        "restore trip ms",
+        "exact",
+        "recreate vs 2–5 min",
+    ):
         table.add_column(column, justify="left" if column == "sites" else "right")
     for row in rows:
         (rec, rec_trip, rec_exact), (res, res_trip, res_exact) = row["recreate"], row["restore"]
         trip = statistics.median(rec_trip)
         table.add_row(
-            row["label"], f"{row['first_up']:.1f}", f"{row['snapshot_up']:.1f}",
-            f"{statistics.median(rec):,.0f}", f"{statistics.quantiles(rec, n=10)[-1]:,.0f}",
-            f"{statistics.median(res):.1f}", f"{statistics.median(res_trip):.1f}",
+            row["label"],
+            f"{row['first_up']:.1f}",
+            f"{row['snapshot_up']:.1f}",
+            f"{statistics.median(rec):,.0f}",
+            f"{statistics.quantiles(rec, n=10)[-1]:,.0f}",
+            f"{statistics.median(res):.1f}",
+            f"{statistics.median(res_trip):.1f}",
             f"{rec_exact + res_exact}/{len(rec) + len(res)}",
             f"{OFFICIAL_FULL_RESET_S[0] * 1000 / trip:,.0f}–{OFFICIAL_FULL_RESET_S[1] * 1000 / trip:,.0f}×",
         )
     console.print(table)
-    console.print("recreate: remove the container, start it from its snapshot image, wait until the site answers "
-                  "(as the backend reports it). restore: the database copy inside the running container.")
+    console.print(
+        "recreate: remove the container, start it from its snapshot image, wait until the site answers "
+        "(as the backend reports it). restore: the database copy inside the running container."
+    )
 
 
 if __name__ == "__main__":

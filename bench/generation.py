@@ -32,16 +32,28 @@ MODES = {"one at a time": 1, "batched": 8}  # the policy's batch size
 
 
 def run(backend, tasks, policy: HFPolicy, out: Path, workers: int, max_steps: int) -> dict:
-    settings = EvalSettings(tasks="bench", policy=policy.name, out=out, parallel=workers, screenshots=False,
-                            temperature=1.0, seed=0, max_tokens=48, max_steps=max_steps)
+    settings = EvalSettings(
+        tasks="bench",
+        policy=policy.name,
+        out=out,
+        parallel=workers,
+        screenshots=False,
+        temperature=1.0,
+        seed=0,
+        max_tokens=48,
+        max_steps=max_steps,
+    )
     start = time.perf_counter()
     asyncio.run(run_eval(settings, tasks, backend, policy))
     wall = time.perf_counter() - start
     records = read_episodes(out)
     answers = [step.policy for record in records for step in record.steps if step.policy]
-    return {"steps": sum(len(record.steps) for record in records), "wall": wall,
-            "batch": statistics.mean(a["batch_size"] for a in answers),
-            "latency_ms": 1000 * statistics.median(a["latency_s"] for a in answers)}
+    return {
+        "steps": sum(len(record.steps) for record in records),
+        "wall": wall,
+        "batch": statistics.mean(a["batch_size"] for a in answers),
+        "latency_ms": 1000 * statistics.median(a["latency_s"] for a in answers),
+    }
 
 
 def main() -> None:
@@ -55,20 +67,34 @@ def main() -> None:
     console = Console()
     with bench_sites(max(args.workers)) as (backend, state):
         tasks = sample(args.tasks, state, args.episodes)
-        policies = {mode: HFPolicy(args.model, cache_dir=state / "models", batch_size=size)
-                    for mode, size in MODES.items()}
-        results = {(w, mode): run(backend, tasks, policy, state / f"{w}-{MODES[mode]}", w, args.max_steps)
-                   for w in args.workers for mode, policy in policies.items()}
-    table = Table(title=f"hf:{args.model} rollouts over {len(tasks)} {args.tasks} episodes (temperature 1, "
-                        "screenshots off)")
-    for column in ("workers", *(f"steps/s {m}" for m in MODES), "ratio", "mean batch (batched)",
-                   *(f"generation ms {m}" for m in MODES)):
+        policies = {
+            mode: HFPolicy(args.model, cache_dir=state / "models", batch_size=size) for mode, size in MODES.items()
+        }
+        results = {
+            (w, mode): run(backend, tasks, policy, state / f"{w}-{MODES[mode]}", w, args.max_steps)
+            for w in args.workers
+            for mode, policy in policies.items()
+        }
+    table = Table(
+        title=f"hf:{args.model} rollouts over {len(tasks)} {args.tasks} episodes (temperature 1, screenshots off)"
+    )
+    for column in (
+        "workers",
+        *(f"steps/s {m}" for m in MODES),
+        "ratio",
+        "mean batch (batched)",
+        *(f"generation ms {m}" for m in MODES),
+    ):
         table.add_column(column, justify="right")
     for w in args.workers:
         rates = [results[w, m]["steps"] / results[w, m]["wall"] for m in MODES]
-        table.add_row(str(w), *(f"{r:.2f}" for r in rates), f"{rates[1] / rates[0]:.2f}",
-                      f"{results[w, 'batched']['batch']:.2f}",
-                      *(f"{results[w, m]['latency_ms']:.0f}" for m in MODES))
+        table.add_row(
+            str(w),
+            *(f"{r:.2f}" for r in rates),
+            f"{rates[1] / rates[0]:.2f}",
+            f"{results[w, 'batched']['batch']:.2f}",
+            *(f"{results[w, m]['latency_ms']:.0f}" for m in MODES),
+        )
     console.print(table)
 
 

@@ -42,9 +42,13 @@ def proc_numbers(pid: int) -> dict[str, float]:
     def kib(table: dict, key: str) -> float:
         return int(table[key].split()[0]) * 1024
 
-    return {"rss": kib(status, "VmRSS"), "pss": kib(rollup, "Pss"),
-            "uss": kib(rollup, "Private_Clean") + kib(rollup, "Private_Dirty"),
-            "threads": int(status["Threads"]), "fds": len(os.listdir(f"/proc/{pid}/fd"))}
+    return {
+        "rss": kib(status, "VmRSS"),
+        "pss": kib(rollup, "Pss"),
+        "uss": kib(rollup, "Private_Clean") + kib(rollup, "Private_Dirty"),
+        "threads": int(status["Threads"]),
+        "fds": len(os.listdir(f"/proc/{pid}/fd")),
+    }
 
 
 def available_memory() -> float:
@@ -68,8 +72,9 @@ def directory_size(path: Path) -> int:
 
 
 def measure(state: Path, instances: int, requests: int) -> dict:
-    backend = EmbeddedBackend(on_free_ports(load_config(
-        flags={"state_dir": state, "sites.instances": instances}, environ={})))
+    backend = EmbeddedBackend(
+        on_free_ports(load_config(flags={"state_dir": state, "sites.instances": instances}, environ={}))
+    )
     start = time.perf_counter()
     statuses = backend.up()
     row = {"up": time.perf_counter() - start, "healthy": sum(s.healthy for s in statuses), "sites": len(statuses)}
@@ -115,8 +120,10 @@ def main() -> None:
             slope = per_instance(rows) or 0.0
             need = slope * n + (rows[min(rows)]["rss"] if rows else 0)
             if need > available_memory() - args.reserve_gib * GIB:
-                stopped = (f"stopped before {n} instances: about {need / GIB:.1f} GiB needed, "
-                           f"{available_memory() / GIB:.1f} GiB available, {args.reserve_gib} GiB kept in reserve")
+                stopped = (
+                    f"stopped before {n} instances: about {need / GIB:.1f} GiB needed, "
+                    f"{available_memory() / GIB:.1f} GiB available, {args.reserve_gib} GiB kept in reserve"
+                )
                 break
             with console.status(f"{n} instances"):
                 try:
@@ -141,22 +148,43 @@ def per_instance(rows: dict[int, dict], key: str = "rss") -> float | None:
 def report(console: Console, rows: dict[int, dict]) -> None:
     mib = 1 << 20
     table = Table(title="one embedded server, N instances of all sites")
-    for column in ("N", "healthy", "up", "health check of every site (again)", "RSS", "PSS", "USS",
-                   "RSS per instance (slope)", "threads", "open fds", "live databases (disk)",
-                   "GET shop: first / last instance", "down"):
+    for column in (
+        "N",
+        "healthy",
+        "up",
+        "health check of every site (again)",
+        "RSS",
+        "PSS",
+        "USS",
+        "RSS per instance (slope)",
+        "threads",
+        "open fds",
+        "live databases (disk)",
+        "GET shop: first / last instance",
+        "down",
+    ):
         table.add_column(column, justify="right")
     first = min(rows, default=None)
     for n, r in rows.items():
         slope = per_instance({k: rows[k] for k in (first, n)})
         table.add_row(
-            str(n), f"{r['healthy']}/{r['sites']}", f"{r['up']:.1f} s", f"{r['probe']:.1f} s",
+            str(n),
+            f"{r['healthy']}/{r['sites']}",
+            f"{r['up']:.1f} s",
+            f"{r['probe']:.1f} s",
             *(f"{r[key] / mib:,.0f} MiB" for key in ("rss", "pss", "uss")),
-            "–" if slope is None else f"{slope / mib:.1f} MiB", str(r["threads"]), str(r["fds"]),
-            f"{r['disk'] / mib:,.0f} MiB", f"{r['first_ms']:.1f} / {r['last_ms']:.1f} ms", f"{r['down']:.1f} s")
+            "–" if slope is None else f"{slope / mib:.1f} MiB",
+            str(r["threads"]),
+            str(r["fds"]),
+            f"{r['disk'] / mib:,.0f} MiB",
+            f"{r['first_ms']:.1f} / {r['last_ms']:.1f} ms",
+            f"{r['down']:.1f} s",
+        )
     console.print(table)
     if (uss := per_instance(rows, "uss")) is not None:
-        console.print(f"per instance (slope {first}→{max(rows)}): RSS {per_instance(rows) / mib:.1f} MiB, "
-                      f"USS {uss / mib:.1f} MiB")
+        console.print(
+            f"per instance (slope {first}→{max(rows)}): RSS {per_instance(rows) / mib:.1f} MiB, USS {uss / mib:.1f} MiB"
+        )
 
 
 if __name__ == "__main__":

@@ -39,8 +39,9 @@ COLUMNS = ("n", "accuracy", "precision", "recall", "f1")
 
 def episode_folders(run: Path) -> list[Path]:
     """The run's rollout and evaluation folders (each an eval run folder `webrl orm` reads)."""
-    return sorted(p for p in run.glob("phases/*/*")
-                  if p.name in ("rollouts", "eval") and (p / "episodes.jsonl").is_file())
+    return sorted(
+        p for p in run.glob("phases/*/*") if p.name in ("rollouts", "eval") and (p / "episodes.jsonl").is_file()
+    )
 
 
 def webrl(*args: str) -> None:
@@ -66,21 +67,46 @@ def main() -> None:
     test = [folder for run in args.test for folder in episode_folders(run)]
     # runs forked from one phase 0 (bench/compare.py) share its episodes: the ORM must never see a test one
     seen = {(folder / "episodes.jsonl").read_bytes() for folder in test}
-    train = [folder for run in args.train for folder in episode_folders(run)
-             if (folder / "episodes.jsonl").read_bytes() not in seen]
+    train = [
+        folder
+        for run in args.train
+        for folder in episode_folders(run)
+        if (folder / "episodes.jsonl").read_bytes() not in seen
+    ]
     if not (args.out / "orm" / "orm").is_dir():
-        webrl("orm", "train", *data_options(train), "--model", model, "--out", str(args.out / "orm"),
-              "--lr", str(args.lr), "--epochs", str(args.epochs), "--zero-stage", "0", "--micro-batch-size", "4",
-              "--max-tokens", "2048")
+        webrl(
+            "orm",
+            "train",
+            *data_options(train),
+            "--model",
+            model,
+            "--out",
+            str(args.out / "orm"),
+            "--lr",
+            str(args.lr),
+            "--epochs",
+            str(args.epochs),
+            "--zero-stage",
+            "0",
+            "--micro-batch-size",
+            "4",
+            "--max-tokens",
+            "2048",
+        )
     sample = args.out / "sample.jsonl"
     if not sample.is_file():
         examples = load_examples(test).examples
-        write_examples(sample, sorted(random.Random(0).sample(examples, min(args.sample, len(examples))),
-                                      key=lambda e: str(e.task_id)))
+        write_examples(
+            sample,
+            sorted(random.Random(0).sample(examples, min(args.sample, len(examples))), key=lambda e: str(e.task_id)),
+        )
     trained = str(args.out / "orm" / "orm")
     reports = {}
-    for name, orm, data in (("trained", trained, test), ("trained-sample", trained, [sample]),
-                            ("prompted-sample", args.judge, [sample])):
+    for name, orm, data in (
+        ("trained", trained, test),
+        ("trained-sample", trained, [sample]),
+        ("prompted-sample", args.judge, [sample]),
+    ):
         path = args.out / f"{name}.json"
         if not path.is_file():
             webrl("orm", "eval", "--orm", orm, *data_options(data), "--out", str(path), "--max-tokens", "2048")
@@ -89,10 +115,14 @@ def main() -> None:
     for column in ("judge", "episodes", *COLUMNS[1:]):
         table.add_column(column, justify="left" if column == "judge" else "right")
     for name, label in (("trained", "every test episode"), ("trained-sample", "the sample")):
-        table.add_row(f"majority class, {label}", str(reports[name]["n"]), f"{reports[name]['majority']:.3f}",
-                      "–", "–", "–")
-    for name, label in (("prompted-sample", f"prompted {args.judge}, the sample"),
-                        ("trained-sample", "trained ORM, the sample"), ("trained", "trained ORM, every test episode")):
+        table.add_row(
+            f"majority class, {label}", str(reports[name]["n"]), f"{reports[name]['majority']:.3f}", "–", "–", "–"
+        )
+    for name, label in (
+        ("prompted-sample", f"prompted {args.judge}, the sample"),
+        ("trained-sample", "trained ORM, the sample"),
+        ("trained", "trained ORM, every test episode"),
+    ):
         scores = reports[name]
         table.add_row(label, *(str(scores[c]) if c == "n" else f"{scores[c]:.3f}" for c in COLUMNS))
     make_console().print(table)

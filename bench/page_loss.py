@@ -53,11 +53,11 @@ def exact_answers(model, encoded, envs: list[str], pad: int) -> dict[str, str]:
     """Per environment: test steps whose every answer token is the model's argmax, given the tokens before it."""
     right, total = defaultdict(int), defaultdict(int)
     for start in range(0, len(encoded), 8):
-        chunk = encoded[start:start + 8]
+        chunk = encoded[start : start + 8]
         batch = collate(chunk, pad)
         logits = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits[:, :-1]
         hit = (logits.argmax(-1) == batch.input_ids[:, 1:]) | ~batch.action_mask[:, 1:]
-        for row, env in enumerate(envs[start:start + 8]):
+        for row, env in enumerate(envs[start : start + 8]):
             right[env] += bool(hit[row].all())
             total[env] += 1
     return {env: f"{right[env]}/{total[env]}" for env in sorted(total)}
@@ -102,9 +102,14 @@ def main() -> None:
             if step % args.every == 0:
                 scores = exact_answers(model.eval(), test_items, test_envs, pad)
                 model.train()
-                recent = sum(answer_losses[-args.every:]) / args.every
-                row = ["answer + page" if page_loss else "answer only", str(step), f"{recent:.3f}", *scores.values(),
-                       f"{seconds / step:.2f}"]
+                recent = sum(answer_losses[-args.every :]) / args.every
+                row = [
+                    "answer + page" if page_loss else "answer only",
+                    str(step),
+                    f"{recent:.3f}",
+                    *scores.values(),
+                    f"{seconds / step:.2f}",
+                ]
                 table.add_row(*row)
                 console.print(" · ".join(row))
     console.print(table)

@@ -49,10 +49,15 @@ def dirty_database_file(path: Path) -> Callable[[EmbeddedBackend, int], None]:
     def dirty(backend: EmbeddedBackend, round_no: int) -> None:
         with sqlite3.connect(path) as conn:
             conn.execute("PRAGMA foreign_keys = OFF")
-            tables = [r[0] for r in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+            tables = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+                )
+            ]
             for table in tables:
                 conn.execute(f'DELETE FROM "{table}" WHERE rowid IN (SELECT rowid FROM "{table}" LIMIT 3)')
+
     return dirty
 
 
@@ -96,21 +101,37 @@ def main() -> None:
                 with console.status(f"{label}: {args.rounds} resets"):
                     db = site_spec(site).database
                     size = backend.paths.live_db(0, db.name) if db and not db.read_only else None
-                    rows[label] = (*measure(backend, site, args.rounds, dirty),
-                                   size.stat().st_size / 1024 if size else None, dirty is None)
+                    rows[label] = (
+                        *measure(backend, site, args.rounds, dirty),
+                        size.stat().st_size / 1024 if size else None,
+                        dirty is None,
+                    )
         finally:
             backend.down()
 
     table = Table(title=f"embedded site reset, {args.rounds} rounds per site")
-    for column in ("site", "database", "restore median", "restore p90", "round trip median", "round trip max",
-                   "exact", f"goal ≤ {GOAL_MS:.0f} ms", "vs official full reset (2–5 min)"):
+    for column in (
+        "site",
+        "database",
+        "restore median",
+        "restore p90",
+        "round trip median",
+        "round trip max",
+        "exact",
+        f"goal ≤ {GOAL_MS:.0f} ms",
+        "vs official full reset (2–5 min)",
+    ):
         table.add_column(column, justify="left" if column == "site" else "right")
     for label, (server_ms, client_ms, exact, size_kb, noop) in rows.items():
         trip = statistics.median(client_ms)
         table.add_row(
-            label, "no-op" if noop else f"{size_kb:,.0f} KiB",
-            f"{statistics.median(server_ms):.1f} ms", f"{statistics.quantiles(server_ms, n=10)[-1]:.1f} ms",
-            f"{trip:.1f} ms", f"{max(client_ms):.1f} ms", f"{exact}/{len(server_ms)}",
+            label,
+            "no-op" if noop else f"{size_kb:,.0f} KiB",
+            f"{statistics.median(server_ms):.1f} ms",
+            f"{statistics.quantiles(server_ms, n=10)[-1]:.1f} ms",
+            f"{trip:.1f} ms",
+            f"{max(client_ms):.1f} ms",
+            f"{exact}/{len(server_ms)}",
             "✓" if statistics.median(server_ms) <= GOAL_MS else "✗",
             f"{OFFICIAL_FULL_RESET_S[0] * 1000 / trip:,.0f}–{OFFICIAL_FULL_RESET_S[1] * 1000 / trip:,.0f}× faster",
         )

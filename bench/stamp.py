@@ -21,8 +21,12 @@ def stamp(checkout: Path | None = None) -> dict:
 
     commit = git("rev-parse", "--short=12", "HEAD") or "unknown"
     dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
-    return {"commit": commit + ("+dirty" if dirty else ""), "date": datetime.now(UTC).isoformat(timespec="seconds"),
-            "cores": os.cpu_count(), "load_1min": round(os.getloadavg()[0], 2)}
+    return {
+        "commit": commit + ("+dirty" if dirty else ""),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "cores": os.cpu_count(),
+        "load_1min": round(os.getloadavg()[0], 2),
+    }
 
 
 def write_result(path: Path, numbers: dict) -> None:

@@ -46,12 +46,18 @@ SESSION = [
 
 
 def session_task() -> Task:
-    return Task.model_validate({
-        "task_id": 0, "sites": ["shopping"], "start_url": "__SHOPPING__", "require_login": False,
-        "storage_state": None, "intent": "Browse the shop.",
-        "eval": {"eval_types": ["string_match"], "reference_answers": {"must_include": ["x"]}},
-        "cheat": SESSION,
-    })
+    return Task.model_validate(
+        {
+            "task_id": 0,
+            "sites": ["shopping"],
+            "start_url": "__SHOPPING__",
+            "require_login": False,
+            "storage_state": None,
+            "intent": "Browse the shop.",
+            "eval": {"eval_types": ["string_match"], "reference_answers": {"must_include": ["x"]}},
+            "cheat": SESSION,
+        }
+    )
 
 
 async def measure(backend: EmbeddedBackend, episodes: int, out: Path) -> list[dict[str, float]]:
@@ -61,7 +67,7 @@ async def measure(backend: EmbeddedBackend, episodes: int, out: Path) -> list[di
     async with Browsers() as browsers, open_env(browsers, backend, 0, settings) as env:
         for repeat in range(episodes):
             row = await run_episode(env, browsers, OraclePolicy(), session_task(), repeat, settings)
-            steps += [step.timings_ms for step in row.steps[:len(SESSION)]]  # not the final answer
+            steps += [step.timings_ms for step in row.steps[: len(SESSION)]]  # not the final answer
     return steps
 
 
@@ -88,14 +94,17 @@ def main() -> None:
     for part in parts:
         values = [s.get(part, 0.0) for s in steps]
         numbers[part] = {"median_ms": statistics.median(values), "p90_ms": statistics.quantiles(values, n=10)[-1]}
-        table.add_row(part, f"{numbers[part]['median_ms']:.0f} ms", f"{numbers[part]['p90_ms']:.0f} ms",
-                      f"{max(values):.0f} ms")
+        table.add_row(
+            part, f"{numbers[part]['median_ms']:.0f} ms", f"{numbers[part]['p90_ms']:.0f} ms", f"{max(values):.0f} ms"
+        )
     console.print(table)
     if args.json:
         write_result(args.json, {"bench": "step", "steps": len(steps), "parts": numbers})
     median = statistics.median(s["total"] for s in steps)
-    console.print(f"median step overhead {median:.0f} ms: goal ≤ {GOAL_MS} ms {'✓' if median <= GOAL_MS else '✗'}; "
-                  f"VAB's fixed sleep alone is {VAB_SLEEP_MS} ms ({VAB_SLEEP_MS / median:.0f}× longer)")
+    console.print(
+        f"median step overhead {median:.0f} ms: goal ≤ {GOAL_MS} ms {'✓' if median <= GOAL_MS else '✗'}; "
+        f"VAB's fixed sleep alone is {VAB_SLEEP_MS} ms ({VAB_SLEEP_MS / median:.0f}× longer)"
+    )
 
 
 if __name__ == "__main__":

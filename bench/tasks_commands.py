@@ -19,8 +19,11 @@ import time
 from rich.console import Console
 from rich.table import Table
 
-COMMANDS = {"tasks stats": ["tasks", "stats"], "tasks show 5": ["tasks", "show", "5"],
-            "tasks export": ["tasks", "export", "--out", "{tmp}/suite.json"]}
+COMMANDS = {
+    "tasks stats": ["tasks", "stats"],
+    "tasks show 5": ["tasks", "show", "5"],
+    "tasks export": ["tasks", "export", "--out", "{tmp}/suite.json"],
+}
 
 
 def timed(args: list[str], env: dict[str, str]) -> float:

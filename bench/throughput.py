@@ -67,8 +67,12 @@ def breakdown(rows: list[EpisodeRecord]) -> list[tuple[str, list[float]]]:
     """(part, per-episode milliseconds) for the reset's parts, the episode's parts, and what is outside the steps."""
     parts = [(f"reset: {p}", [r.reset["timings_ms"].get(p, 0.0) for r in rows]) for p in RESET_PARTS]
     parts += [(p, [r.timings_ms[p] for r in rows]) for p in EPISODE_PARTS]
-    parts.append(("outside the steps (total - policy - steps)",
-                  [r.timings_ms["total"] - r.timings_ms["policy"] - r.timings_ms["steps"] for r in rows]))
+    parts.append(
+        (
+            "outside the steps (total - policy - steps)",
+            [r.timings_ms["total"] - r.timings_ms["policy"] - r.timings_ms["steps"] for r in rows],
+        )
+    )
     parts.append(("episode total", [r.timings_ms["total"] for r in rows]))
     return parts
 
@@ -87,9 +91,15 @@ def main() -> None:
             tasks = sample(name, state, args.episodes)
             results = {w: run(backend, tasks, state / f"{name.replace(':', '-')}-{w}", w) for w in args.workers}
             report(console, name, tasks, results, args.workers)
-            numbers[name] = {str(w): {"steps_per_s": r["steps"] / r["wall"], "episodes_per_s": r["episodes"] / r["wall"],
-                                      "success": r["success"], "episodes": r["episodes"]}
-                             for w, (r, _) in results.items()}
+            numbers[name] = {
+                str(w): {
+                    "steps_per_s": r["steps"] / r["wall"],
+                    "episodes_per_s": r["episodes"] / r["wall"],
+                    "success": r["success"],
+                    "episodes": r["episodes"],
+                }
+                for w, (r, _) in results.items()
+            }
     if args.json:
         write_result(args.json, {"bench": "throughput", "workers": numbers})
 
@@ -99,8 +109,9 @@ def bench_sites(instances: int) -> Iterator[tuple[EmbeddedBackend, Path]]:
     """The embedded sites up on free ports with a temporary state directory, for as long as the block runs."""
     with tempfile.TemporaryDirectory() as tmp:
         state = Path(tmp)
-        backend = EmbeddedBackend(on_free_ports(load_config(flags={"state_dir": state, "sites.instances": instances},
-                                                            environ={})))
+        backend = EmbeddedBackend(
+            on_free_ports(load_config(flags={"state_dir": state, "sites.instances": instances}, environ={}))
+        )
         backend.up()
         try:
             yield backend, state
@@ -115,8 +126,13 @@ def report(console: Console, name: str, tasks: list, results: dict, workers: lis
     base = results[workers[0]][0]
     for w, (r, _) in results.items():
         ratio = (r["steps"] / r["wall"]) / (base["steps"] / base["wall"])
-        table.add_row(str(w), f"{r['steps'] / r['wall']:.2f}", f"{r['episodes'] / r['wall']:.2f}",
-                      f"{r['success']}/{r['episodes']}", f"{ratio:.2f}")
+        table.add_row(
+            str(w),
+            f"{r['steps'] / r['wall']:.2f}",
+            f"{r['episodes'] / r['wall']:.2f}",
+            f"{r['success']}/{r['episodes']}",
+            f"{ratio:.2f}",
+        )
     console.print(table)
     shown = 2 if 2 in results else workers[0]
     parts = Table(title=f"{name}: where an episode's time goes ({shown} workers), ms")

@@ -43,10 +43,20 @@ MODES = ("plain", "engine ZeRO-0", "engine ZeRO-2")
 MAX_TOKENS = 1024
 WARMUP = 2
 # "20m": h512, 6 layers, ffn 1376, on the tiny tokenizer's vocabulary
-LLAMA_20M = {"hidden_size": 512, "intermediate_size": 1376, "num_hidden_layers": 6, "num_attention_heads": 8,
-             "num_key_value_heads": 8}
-INTENTS = ["Search for {item}", "Add {item} to the cart", "Find the price of {item}", "Review {item}",
-           "Compare {item} with the cheapest alternative"]
+LLAMA_20M = {
+    "hidden_size": 512,
+    "intermediate_size": 1376,
+    "num_hidden_layers": 6,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 8,
+}
+INTENTS = [
+    "Search for {item}",
+    "Add {item} to the cart",
+    "Find the price of {item}",
+    "Review {item}",
+    "Compare {item} with the cheapest alternative",
+]
 ITEMS = ["red shoes", "a blue mug", "the newest laptop", "a yoga mat", "garden chairs", "a phone case"]
 
 
@@ -71,15 +81,27 @@ def synthetic_episodes(tasks: int, steps: int, elements: int, seed: int) -> tupl
     demos, rollouts = [], []
     for task in range(tasks):
         intent = rng.choice(INTENTS).format(item=rng.choice(ITEMS))
-        for rows, good, fields in ((demos, True, {}), (rollouts, task % 2 == 0,
-                                                       {"episode": f"{task}-r", "reward": float(task % 2 == 0)})):
+        for rows, good, fields in (
+            (demos, True, {}),
+            (rollouts, task % 2 == 0, {"episode": f"{task}-r", "reward": float(task % 2 == 0)}),
+        ):
             history: list[str] = []
             for step in range(steps):
                 target = rng.randrange(elements) if good else elements + rng.randrange(9)
-                text = ('exit(message="done")' if step == steps - 1 else
-                        f'# Element: the {rng.choice(ITEMS)} link\ndo(action="Click", element="{target}")')
-                rows.append({"task_id": task, "step": step, "prompt": webrl_prompt(intent, history, page(rng, elements)),
-                             "response": text, **fields})
+                text = (
+                    'exit(message="done")'
+                    if step == steps - 1
+                    else f'# Element: the {rng.choice(ITEMS)} link\ndo(action="Click", element="{target}")'
+                )
+                rows.append(
+                    {
+                        "task_id": task,
+                        "step": step,
+                        "prompt": webrl_prompt(intent, history, page(rng, elements)),
+                        "response": text,
+                        **fields,
+                    }
+                )
                 history.append(text)
     return demos, rollouts
 
@@ -100,9 +122,14 @@ def build_model(out: Path, size: str) -> Path:
     tiny = build_tiny(out.parent / "model-cache")
     tokenizer = load_tokenizer(tiny)
     shape = TINY_SHAPE if size == "tiny" else {**TINY_SHAPE, **LLAMA_20M}
-    config = LlamaConfig(vocab_size=len(tokenizer), bos_token_id=tokenizer.bos_token_id,
-                         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
-                         tie_word_embeddings=True, **shape)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        tie_word_embeddings=True,
+        **shape,
+    )
     torch.manual_seed(0)
     with quiet():
         LlamaForCausalLM(config).save_pretrained(out)
@@ -123,13 +150,17 @@ def training_items(model_dir: Path, count: int) -> tuple[list, int]:
 
     tokenizer = load_tokenizer(model_dir)
     _, rows = synthetic_episodes(tasks=count, steps=1, elements=40, seed=1)
-    steps = [Step(r["task_id"], r["episode"], r["step"], r["prompt"], r["response"], r["reward"], None, True,
-                  r["reward"]) for r in rows]
+    steps = [
+        Step(r["task_id"], r["episode"], r["step"], r["prompt"], r["response"], r["reward"], None, True, r["reward"])
+        for r in rows
+    ]
     encoded, _ = encode_steps(tokenizer, steps, MAX_TOKENS)
     pad = pad_token_id(tokenizer)
     reference = batched_pass(logprob_rows(load_causal_lm(model_dir)), encoded, pad, "cpu", 4)
-    items = [Item(step, e, "current", logp, n, 1.0 if i % 3 else -0.6)
-             for i, (step, e, (logp, n)) in enumerate(zip(steps, encoded, reference, strict=True))]
+    items = [
+        Item(step, e, "current", logp, n, 1.0 if i % 3 else -0.6)
+        for i, (step, e, (logp, n)) in enumerate(zip(steps, encoded, reference, strict=True))
+    ]
     return items, pad
 
 
@@ -139,8 +170,9 @@ def plain_loop(model, items: list, loss_fn, settings, on_step) -> None:
 
     from webrl.rl.engine import rank_micro_batches, sample_order
 
-    optimizer = torch.optim.AdamW(model.parameters(), lr=settings.lr, betas=settings.betas,
-                                  weight_decay=settings.weight_decay)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=settings.lr, betas=settings.betas, weight_decay=settings.weight_decay
+    )
     order = sample_order(len(items), settings.seed, settings.epochs)
     model.train()
     for step in range(1, len(order) // settings.global_batch(1) + 1):
@@ -167,8 +199,10 @@ def worker(mode: str, model_dir: Path, steps: int, threads: int | None) -> dict:
     settings = TrainSettings(zero_stage=2 if mode.endswith("2") else 0, grad_accum=2, precision="fp32")
     items, pad = training_items(model_dir, steps * settings.global_batch(1))
     order = sample_order(len(items), settings.seed, settings.epochs)
-    tokens = {s: sum(len(items[i].encoded.input_ids) for micro in rank_micro_batches(order, s, settings, 0, 1)
-                     for i in micro) for s in range(1, steps + 1)}
+    tokens = {
+        s: sum(len(items[i].encoded.input_ids) for micro in rank_micro_batches(order, s, settings, 0, 1) for i in micro)
+        for s in range(1, steps + 1)
+    }
     ends: dict[int, tuple[float, float]] = {}
     loss_fn = actor_loss_fn(Objective(), pad)
     model = load_causal_lm(model_dir)
@@ -181,10 +215,15 @@ def worker(mode: str, model_dir: Path, steps: int, threads: int | None) -> dict:
     timed = range(WARMUP + 1, steps)  # steps whose start and end are both past the warm-up, last one excluded
     wall, cpu = (ends[steps - 1][k] - ends[WARMUP][k] for k in (0, 1))
     count = sum(tokens[s] for s in timed)
-    return {"mode": mode, "tokens_per_s": count / wall, "tokens_per_cpu_s": count / cpu,
-            "tokens_per_step": statistics.mean(tokens.values()), "threads": torch.get_num_threads(),
-            "params": sum(p.numel() for p in model.parameters()),
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    return {
+        "mode": mode,
+        "tokens_per_s": count / wall,
+        "tokens_per_cpu_s": count / cpu,
+        "tokens_per_step": statistics.mean(tokens.values()),
+        "threads": torch.get_num_threads(),
+        "params": sum(p.numel() for p in model.parameters()),
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
 # ---- the side-by-side run --------------------------------------------------------------------------------
@@ -209,19 +248,30 @@ def main_run(args: argparse.Namespace) -> None:
                 with console.status(f"round {round_no + 1}/{args.rounds}: {mode}"):
                     results[mode].append(run_worker(mode, model_dir, args.steps, args.threads))
     first = results["plain"][0]
-    table = Table(title=f"actor update, {args.model} ({first['params'] / 1e6:.1f}M params), {args.steps} optimizer "
-                        f"steps x 2 micro-batches of 1, ~{first['tokens_per_step'] / 2:.0f} tokens each, "
-                        f"{first['threads']} thread(s), median of {args.rounds} rounds")
+    table = Table(
+        title=f"actor update, {args.model} ({first['params'] / 1e6:.1f}M params), {args.steps} optimizer "
+        f"steps x 2 micro-batches of 1, ~{first['tokens_per_step'] / 2:.0f} tokens each, "
+        f"{first['threads']} thread(s), median of {args.rounds} rounds"
+    )
     for column in ("loop", "tokens/s", "vs plain", "tokens/CPU-s", "vs plain", f"≥ {GOAL}× wall / CPU", "peak RSS"):
         table.add_column(column, justify="left" if column == "loop" else "right")
-    median = {mode: {key: statistics.median(r[key] for r in rows) for key in ("tokens_per_s", "tokens_per_cpu_s",
-                                                                              "peak_rss_mb")}
-              for mode, rows in results.items()}
+    median = {
+        mode: {
+            key: statistics.median(r[key] for r in rows) for key in ("tokens_per_s", "tokens_per_cpu_s", "peak_rss_mb")
+        }
+        for mode, rows in results.items()
+    }
     for mode, row in median.items():
         wall, cpu = (row[key] / median["plain"][key] for key in ("tokens_per_s", "tokens_per_cpu_s"))
-        table.add_row(mode, f"{row['tokens_per_s']:,.0f}", f"{wall:.2f}×", f"{row['tokens_per_cpu_s']:,.0f}",
-                      f"{cpu:.2f}×", "–" if mode == "plain" else " / ".join("✓" if r >= GOAL else "✗" for r in (wall, cpu)),
-                      f"{row['peak_rss_mb']:,.0f} MB")
+        table.add_row(
+            mode,
+            f"{row['tokens_per_s']:,.0f}",
+            f"{wall:.2f}×",
+            f"{row['tokens_per_cpu_s']:,.0f}",
+            f"{cpu:.2f}×",
+            "–" if mode == "plain" else " / ".join("✓" if r >= GOAL else "✗" for r in (wall, cpu)),
+            f"{row['peak_rss_mb']:,.0f} MB",
+        )
     console.print(table)
 
 

@@ -26,44 +26,80 @@ console = make_console()
 
 
 def eval_command(
-    tasks: Annotated[str, typer.Option(help="A task set (webarena-lite, webarena, embedded[:train|:test], "
-                                            "miniwob[:ENV,...][:train|:test]) or a task file/folder.")],
-    policy: Annotated[str, typer.Option(help="Who acts: " + "; ".join(f.split("  ")[0] for f in POLICY_FORMS)
-                                        + ".")] = "oracle",
+    tasks: Annotated[
+        str,
+        typer.Option(
+            help="A task set (webarena-lite, webarena, embedded[:train|:test], "
+            "miniwob[:ENV,...][:train|:test]) or a task file/folder."
+        ),
+    ],
+    policy: Annotated[
+        str, typer.Option(help="Who acts: " + "; ".join(f.split("  ")[0] for f in POLICY_FORMS) + ".")
+    ] = "oracle",
     backend: Annotated[str | None, typer.Option(help="embedded or docker [default: embedded].")] = None,
     parallel: Annotated[int, typer.Option(help="Episodes at once; worker k uses site instance k.")] = 1,
     repeats: Annotated[int, typer.Option(help="Runs of every task (mean ± std over repeats).")] = 1,
     max_steps: Annotated[int, typer.Option(help="Step limit per episode (WebRL: 30).")] = 30,
-    mode: Annotated[str, typer.Option(help="Evaluator semantics: webarena (original), vab (WebRL's numbers) "
-                                           "or browsergym.")] = "webarena",
-    judge: Annotated[str, typer.Option(help="LLM judge for fuzzy and N/A answers: none, or openai:MODEL@URL. "
-                                            "Without one those tasks are reported unjudged.")] = "none",
+    mode: Annotated[
+        str, typer.Option(help="Evaluator semantics: webarena (original), vab (WebRL's numbers) or browsergym.")
+    ] = "webarena",
+    judge: Annotated[
+        str,
+        typer.Option(
+            help="LLM judge for fuzzy and N/A answers: none, or openai:MODEL@URL. "
+            "Without one those tasks are reported unjudged."
+        ),
+    ] = "none",
     observation: Annotated[str, typer.Option(help="webrl (simplified HTML) or axtree.")] = "webrl",
     actions: Annotated[str, typer.Option(help="Action syntax: webrl or webarena.")] = "webrl",
-    click_at: Annotated[str, typer.Option(help="Where element actions land: box (VAB: Click and Select at the "
-                                               "centre of the element's bounding box, Type, Search and Hover at "
-                                               "its data-bbox's) or line (webrl's: every action at the centre "
-                                               "of the element's first line box, better for wrapped links).")]
-    = "box",
-    escape_text: Annotated[bool, typer.Option("--escape-text", help="Print \", < and > in the simplified HTML as "
-                                                                    "&quot; &lt; &gt; (VAB prints them raw).")]
-    = False,
+    click_at: Annotated[
+        str,
+        typer.Option(
+            help="Where element actions land: box (VAB: Click and Select at the "
+            "centre of the element's bounding box, Type, Search and Hover at "
+            "its data-bbox's) or line (webrl's: every action at the centre "
+            "of the element's first line box, better for wrapped links)."
+        ),
+    ] = "box",
+    escape_text: Annotated[
+        bool,
+        typer.Option(
+            "--escape-text", help='Print ", < and > in the simplified HTML as &quot; &lt; &gt; (VAB prints them raw).'
+        ),
+    ] = False,
     temperature: Annotated[float, typer.Option(help="Sampling temperature (WebRL evaluates at 0).")] = 0.0,
     max_tokens: Annotated[int, typer.Option(help="Token limit of each answer (WebRL: 2048).")] = 2048,
-    context: Annotated[int | None, typer.Option(min=2, help="Tokens of prompt plus answer an hf: model may use "
-                                                           "(a longer prompt loses the end of its page) "
-                                                           "[default: the model's context]. Give a trained "
-                                                           "actor its training's --max-tokens to show it prompts "
-                                                           "cut as in training.")] = None,
-    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N tasks of the set (a MiniWoB++ set is "
-                                                         "ordered seed by seed across its environments).")] = None,
-    miniwob_time_limit: Annotated[float, typer.Option(min=1, help="Seconds a MiniWoB++ page gives an episode before "
-                                                                  "it ends it with reward -1 (the package's own "
-                                                                  "limits of 10-30 s are for scripted agents).")]
-    = DEFAULT_TIME_LIMIT_S,
+    context: Annotated[
+        int | None,
+        typer.Option(
+            min=2,
+            help="Tokens of prompt plus answer an hf: model may use "
+            "(a longer prompt loses the end of its page) "
+            "[default: the model's context]. Give a trained "
+            "actor its training's --max-tokens to show it prompts "
+            "cut as in training.",
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Only the first N tasks of the set (a MiniWoB++ set is ordered seed by seed across its environments).",
+        ),
+    ] = None,
+    miniwob_time_limit: Annotated[
+        float,
+        typer.Option(
+            min=1,
+            help="Seconds a MiniWoB++ page gives an episode before "
+            "it ends it with reward -1 (the package's own "
+            "limits of 10-30 s are for scripted agents).",
+        ),
+    ] = DEFAULT_TIME_LIMIT_S,
     out: Annotated[Path | None, typer.Option(help="Run folder [default: runs/eval-<time>].")] = None,
-    resume: Annotated[bool, typer.Option("--resume", help="Continue the run in --out, skipping finished "
-                                                          "episodes.")] = False,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Continue the run in --out, skipping finished episodes.")
+    ] = False,
 ) -> None:
     """Run a policy over a task set in real browsers; write episodes.jsonl, summary.json and report.html."""
     from webrl.evaluators.judge import parse_judge_spec  # Playwright & co. only when evaluating
@@ -75,10 +111,23 @@ def eval_command(
     config = GLOBALS.config(**{"sites.backend": backend})
     try:
         settings = EvalSettings(
-            tasks=tasks, policy=policy, backend=config.sites.backend, parallel=parallel, repeats=repeats,
-            max_steps=max_steps, mode=mode, judge=judge, observation=observation, action_space=actions,
-            click_at=click_at, escape_text=escape_text,
-            temperature=temperature, max_tokens=max_tokens, context=context, resume=resume, limit=limit,
+            tasks=tasks,
+            policy=policy,
+            backend=config.sites.backend,
+            parallel=parallel,
+            repeats=repeats,
+            max_steps=max_steps,
+            mode=mode,
+            judge=judge,
+            observation=observation,
+            action_space=actions,
+            click_at=click_at,
+            escape_text=escape_text,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            context=context,
+            resume=resume,
+            limit=limit,
             miniwob_time_limit_s=miniwob_time_limit,
             out=out or Path("runs") / f"eval-{datetime.now():%Y%m%d-%H%M%S}",
         )
@@ -92,8 +141,17 @@ def eval_command(
     plan = site_backend.running() if config.sites.backend == "embedded" else None
     task_list = resolve_task_set(tasks, config.state_dir, plan.seed if plan else config.sites.seed)[:limit]
     settings.task_suite = getattr(task_list[0], "suite_version", None) if task_list else None
-    with serving(agent, lambda: console.status(f"starting {agent.name}")), Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                   TimeElapsedColumn(), TextColumn("{task.fields[rate]}"), console=console) as progress:
+    with (
+        serving(agent, lambda: console.status(f"starting {agent.name}")),
+        Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[rate]}"),
+            console=console,
+        ) as progress,
+    ):
         bar = progress.add_task("episodes", total=len(task_list) * repeats, rate="")
         successes = []
 
@@ -104,25 +162,32 @@ def eval_command(
         try:
             summary = asyncio.run(run_eval(settings, task_list, site_backend, agent, judge_model, on_episode))
         except KeyboardInterrupt:
-            console.print(f"interrupted: {len(successes)} episodes are recorded in {settings.out}; continue with "
-                          f"--resume --out {settings.out}")
+            console.print(
+                f"interrupted: {len(successes)} episodes are recorded in {settings.out}; continue with "
+                f"--resume --out {settings.out}"
+            )
             raise typer.Exit(130) from None
     table = compact_table(*SITE_COLUMNS, "Other", "Average", title=f"success rate (%), {summary['policy']}")
     rates = summary["success_rate"]
-    table.add_row(*(f"{rates[c]['mean']} ± {rates[c]['std']}" if c in rates else "–"
-                    for c in [*SITE_COLUMNS, "Other", "Average"]))
+    table.add_row(
+        *(f"{rates[c]['mean']} ± {rates[c]['std']}" if c in rates else "–" for c in [*SITE_COLUMNS, "Other", "Average"])
+    )
     console.print(table)
     for error in summary["evaluator_errors"]:  # each task's own line: which field, and how the rate counted it
         where = f" ({error['field']})" if error["field"] else ""
-        console.print(f"task {error['task_id']}, repeat {error['repeat']}: evaluation error{where}: {error['error']}"
-                      f" (in the {settings.mode} success rate: {error['counts_as']})")
+        console.print(
+            f"task {error['task_id']}, repeat {error['repeat']}: evaluation error{where}: {error['error']}"
+            f" (in the {settings.mode} success rate: {error['counts_as']})"
+        )
     for family in families():  # what a family adds (MiniWoB++: a row per environment)
         for extra in family.summary_tables(summary):
             console.print(summary_table(extra))
     console.print(f"episodes: {summary['episodes']}  ·  report: {settings.out / 'report.html'}")
     if problem := incomplete(summary):
-        raise IncompleteRun(f"{problem}; continue with `webrl eval --resume --out {settings.out}` once the sites "
-                            "answer (`webrl status`)")
+        raise IncompleteRun(
+            f"{problem}; continue with `webrl eval --resume --out {settings.out}` once the sites "
+            "answer (`webrl status`)"
+        )
 
 
 def summary_table(extra: SummaryTable):

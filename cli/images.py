@@ -19,9 +19,10 @@ from webrl.sites.docker.engine import LONG_TIMEOUT_S, connect, pull
 from webrl.sites.docker.engine import load as load_image
 from webrl.sites.docker.images import EMBEDDED_BUILD, EMBEDDED_IMAGE, WEBARENA, webarena_image
 
-app = typer.Typer(help="The Docker images of the docker backend: list them, pull the real sites, load a WebArena "
-                       "tarball.",
-                  no_args_is_help=True)
+app = typer.Typer(
+    help="The Docker images of the docker backend: list them, pull the real sites, load a WebArena tarball.",
+    no_args_is_help=True,
+)
 console = make_console()
 
 
@@ -44,28 +45,42 @@ def list_images() -> None:
     owner = DockerBackend(GLOBALS.config()).owner
     for snapshot in client.images.list(filters={"label": f"{LABEL_OWNER}={owner}"}):
         for tag in snapshot.tags or [snapshot.short_id]:
-            table.add_row(tag.rpartition(":")[2].split("-")[0], "snapshot", f"{snapshot.attrs['Size'] / 1e9:.1f} GB",
-                          tag)
+            table.add_row(
+                tag.rpartition(":")[2].split("-")[0], "snapshot", f"{snapshot.attrs['Size'] / 1e9:.1f} GB", tag
+            )
     console.print(table)
-    console.print(f"missing: `docker pull IMAGE` (verified), `webrl images load IMAGE.tar` (original tarballs), "
-                  f"`{EMBEDDED_BUILD}` ({EMBEDDED_IMAGE})", highlight=False)
+    console.print(
+        f"missing: `docker pull IMAGE` (verified), `webrl images load IMAGE.tar` (original tarballs), "
+        f"`{EMBEDDED_BUILD}` ({EMBEDDED_IMAGE})",
+        highlight=False,
+    )
 
 
 @app.command("pull")
-def pull_images(sites: Annotated[list[str] | None, typer.Argument(
-        help="Sites whose WebArena-Verified image to pull [default: every site `webrl up --backend docker` runs].",
-        show_default=False)] = None) -> None:
+def pull_images(
+    sites: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Sites whose WebArena-Verified image to pull [default: every site `webrl up --backend docker` runs].",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
     """Pull the real sites' images from the registry, with progress (13-32 GB each; the map needs its volumes)."""
     images = [webarena_image(site) for site in sites] if sites else [i for i in WEBARENA.values() if not i.volumes]
     client = connect()
     failed = []
-    with Progress(TextColumn("pulling {task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
-                  console=console) as progress:
+    with Progress(
+        TextColumn("pulling {task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=console
+    ) as progress:
         for image in images:
             bar = progress.add_task(image.verified, total=None)
             try:
-                pull(client, image.verified, lambda done, total, bar=bar: progress.update(bar, completed=done,
-                                                                                        total=total or None))
+                pull(
+                    client,
+                    image.verified,
+                    lambda done, total, bar=bar: progress.update(bar, completed=done, total=total or None),
+                )
             except WebrlError as err:
                 failed.append(f"{err}; instead: {image.tarball_route}" if image.tarball_route else str(err))
                 continue
@@ -77,23 +92,37 @@ def pull_images(sites: Annotated[list[str] | None, typer.Argument(
 
 
 @app.command("load")
-def load(file: Annotated[Path, typer.Argument(help="An image tarball made by `docker save`, e.g. WebArena's "
-                                                   "shopping_final_0712.tar.", show_default=False)]) -> None:
+def load(
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="An image tarball made by `docker save`, e.g. WebArena's shopping_final_0712.tar.", show_default=False
+        ),
+    ],
+) -> None:
     """Load an image tarball into the engine (`docker load`, with progress)."""
     if not file.is_file():
         raise UsageError(f"{file}: no such file")
     if not tarfile.is_tarfile(file):
-        raise UsageError(f"{file}: not a tar archive; expected an image saved with `docker save`, "
-                         f"e.g. shopping_final_0712.tar")
+        raise UsageError(
+            f"{file}: not a tar archive; expected an image saved with `docker save`, e.g. shopping_final_0712.tar"
+        )
     client = connect(LONG_TIMEOUT_S)
     size = file.stat().st_size
-    with file.open("rb") as raw, Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
-                                          TimeRemainingColumn(), console=console) as progress:
+    with (
+        file.open("rb") as raw,
+        Progress(
+            TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=console
+        ) as progress,
+    ):
         sent = progress.add_task(f"sending {file.name}", total=size)
         unpacked = progress.add_task("unpacking its layers", total=None)
         try:
-            loaded = load_image(client, _Reader(raw, size, lambda n: progress.advance(sent, n)),
-                                lambda done, total: progress.update(unpacked, completed=done, total=total))
+            loaded = load_image(
+                client,
+                _Reader(raw, size, lambda n: progress.advance(sent, n)),
+                lambda done, total: progress.update(unpacked, completed=done, total=total),
+            )
         except WebrlError as err:
             raise WebrlError(f"{file}: {err}") from None
         progress.update(unpacked, total=1, completed=1)

@@ -55,12 +55,23 @@ GLOBALS = Globals()
 
 @app.callback()
 def main(
-    config: Annotated[Path | None, typer.Option(
-        "--config", "-c", help="YAML or TOML settings file; WEBRL_* variables and flags override it.",
-        dir_okay=False)] = None,
-    state_dir: Annotated[Path | None, typer.Option(
-        help="Where pid files, logs, databases and snapshots live [default: the user data dir, "
-             "e.g. ~/.local/share/webrl; env WEBRL_STATE_DIR].", file_okay=False)] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            "-c",
+            help="YAML or TOML settings file; WEBRL_* variables and flags override it.",
+            dir_okay=False,
+        ),
+    ] = None,
+    state_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Where pid files, logs, databases and snapshots live [default: the user data dir, "
+            "e.g. ~/.local/share/webrl; env WEBRL_STATE_DIR].",
+            file_okay=False,
+        ),
+    ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show full tracebacks on errors.")] = False,
 ) -> None:
     GLOBALS.config_file, GLOBALS.state_dir = config, state_dir
@@ -127,8 +138,9 @@ def unexpected(err: Exception) -> NoReturn:
     """A bug or an unexpected environment fault: still one line by default, the traceback with --debug."""
     if GLOBALS.debug:
         raise err
-    err_console.print(f"[red]error:[/red] unexpected {type(err).__name__}: {err} (run with --debug for details)",
-                      highlight=False)
+    err_console.print(
+        f"[red]error:[/red] unexpected {type(err).__name__}: {err} (run with --debug for details)", highlight=False
+    )
     sys.exit(1)
 
 

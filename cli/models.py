@@ -13,8 +13,9 @@ from webrl.cli.sites import compact_table
 from webrl.policy.models import MODEL_FORMS, folder_size, model_cache, prepared_models, resolve_model
 
 console = make_console(highlight=False, soft_wrap=True)  # a spec form stays one line
-app = typer.Typer(help="Causal LMs for hf:/vllm: policies and training: list the specs, prepare one.",
-                  no_args_is_help=True)
+app = typer.Typer(
+    help="Causal LMs for hf:/vllm: policies and training: list the specs, prepare one.", no_args_is_help=True
+)
 
 
 def _megabytes(size: int) -> str:
@@ -40,14 +41,19 @@ def list_models() -> None:
 
 
 @app.command("prepare")
-def prepare(spec: Annotated[str, typer.Argument(help="A model spec: tiny, smollm2-135m, ORG/NAME or a model "
-                                                     "folder (see `webrl models list`).")]) -> None:
+def prepare(
+    spec: Annotated[
+        str,
+        typer.Argument(help="A model spec: tiny, smollm2-135m, ORG/NAME or a model folder (see `webrl models list`)."),
+    ],
+) -> None:
     """Build, convert or download a model now (once; later uses load it at once); print its folder, size and
     the time taken. Hub downloads are skipped when HF_HUB_OFFLINE=1."""
     start = time.perf_counter()
     path = resolve_model(spec, model_cache(GLOBALS.config()))
-    console.print(f"{spec}: {path} ({_megabytes(folder_size(path))}, {time.perf_counter() - start:.1f} s)",
-                  markup=False)
+    console.print(
+        f"{spec}: {path} ({_megabytes(folder_size(path))}, {time.perf_counter() - start:.1f} s)", markup=False
+    )
 
 
 def register(root: typer.Typer) -> None:

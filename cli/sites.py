@@ -22,40 +22,76 @@ from webrl.sites.leases import instance_lease, known_instances
 
 console = make_console()
 
-SitesOption = Annotated[str | None, typer.Option(
-    "--sites", help="Comma-separated sites, e.g. shopping,shopping_admin [default: all the backend has].")]
+SitesOption = Annotated[
+    str | None,
+    typer.Option("--sites", help="Comma-separated sites, e.g. shopping,shopping_admin [default: all the backend has]."),
+]
 
 
 def up(
-    backend: Annotated[str | None, typer.Option(help="embedded (our look-alike sites) or docker (the real images) "
-                                                     "[default: embedded].")] = None,
+    backend: Annotated[
+        str | None,
+        typer.Option(help="embedded (our look-alike sites) or docker (the real images) [default: embedded]."),
+    ] = None,
     sites: SitesOption = None,
-    instances: Annotated[int | None, typer.Option(help=f"Independent copies of every site, at most {MAX_INSTANCES}; "
-                                                       "instance k < 50 uses the default ports + 1000·k, later "
-                                                       "ones ports between those (README: The sites) "
-                                                       "[default: 1].")] = None,
-    host: Annotated[str | None, typer.Option(help="Address the sites bind to [default: 127.0.0.1]; any other than "
-                                                  "a loopback one needs --allow-remote.")] = None,
-    public_host: Annotated[str | None, typer.Option(help="With --backend docker: the host name in the sites' URLs, "
-                                                         "for a browser on another machine (WebArena's "
-                                                         "<your-server-hostname>) [default: the --host address].")]
-    = None,
-    allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Let the sites listen beyond this machine "
-                                                                      "(their accounts' passwords are public).")]
-    = False,
+    instances: Annotated[
+        int | None,
+        typer.Option(
+            help=f"Independent copies of every site, at most {MAX_INSTANCES}; "
+            "instance k < 50 uses the default ports + 1000·k, later "
+            "ones ports between those (README: The sites) "
+            "[default: 1]."
+        ),
+    ] = None,
+    host: Annotated[
+        str | None,
+        typer.Option(
+            help="Address the sites bind to [default: 127.0.0.1]; any other than a loopback one needs --allow-remote."
+        ),
+    ] = None,
+    public_host: Annotated[
+        str | None,
+        typer.Option(
+            help="With --backend docker: the host name in the sites' URLs, "
+            "for a browser on another machine (WebArena's "
+            "<your-server-hostname>) [default: the --host address]."
+        ),
+    ] = None,
+    allow_remote: Annotated[
+        bool,
+        typer.Option(
+            "--allow-remote", help="Let the sites listen beyond this machine (their accounts' passwords are public)."
+        ),
+    ] = False,
     seed: Annotated[int | None, typer.Option(help="Seed of the embedded sites' data [default: 0].")] = None,
-    foreground: Annotated[bool, typer.Option("--foreground", help="Serve in this terminal until Ctrl-C "
-                                                                  "instead of in the background.")] = False,
-    images: Annotated[str | None, typer.Option(help="With --backend docker: embedded (our image of the embedded "
-                                                    "sites) or webarena (the real WebArena images) "
-                                                    "[default: webarena].")] = None,
+    foreground: Annotated[
+        bool, typer.Option("--foreground", help="Serve in this terminal until Ctrl-C instead of in the background.")
+    ] = False,
+    images: Annotated[
+        str | None,
+        typer.Option(
+            help="With --backend docker: embedded (our image of the embedded "
+            "sites) or webarena (the real WebArena images) "
+            "[default: webarena]."
+        ),
+    ] = None,
 ) -> None:
     """Start the sites and wait until every one is healthy. Running it again reports what is up."""
-    config = GLOBALS.config(**{"sites.backend": backend, "sites.sites": sites, "sites.instances": instances,
-                               "sites.host": host, "sites.public_host": public_host, "sites.seed": seed})
+    config = GLOBALS.config(
+        **{
+            "sites.backend": backend,
+            "sites.sites": sites,
+            "sites.instances": instances,
+            "sites.host": host,
+            "sites.public_host": public_host,
+            "sites.seed": seed,
+        }
+    )
     if not allow_remote and not is_loopback(config.sites.host):
-        raise UsageError(f"--host {config.sites.host} would let other machines reach the sites, whose accounts' "
-                         "passwords are public; add --allow-remote if that is what you want")
+        raise UsageError(
+            f"--host {config.sites.host} would let other machines reach the sites, whose accounts' "
+            "passwords are public; add --allow-remote if that is what you want"
+        )
     if images not in (None, "embedded", "webarena"):
         raise UsageError(f"--images {images}: choose embedded or webarena")
     site_backend = make_backend(config, images)
@@ -89,8 +125,13 @@ def is_loopback(host: str) -> bool:
 
 
 def down(
-    purge: Annotated[bool, typer.Option("--purge", help="Also remove the docker backend's snapshot images (the "
-                                                        "next `up` configures the sites from scratch).")] = False,
+    purge: Annotated[
+        bool,
+        typer.Option(
+            "--purge",
+            help="Also remove the docker backend's snapshot images (the next `up` configures the sites from scratch).",
+        ),
+    ] = False,
 ) -> None:
     """Stop the sites. Docker sites keep their snapshot images unless --purge."""
     config = GLOBALS.config()
@@ -116,12 +157,21 @@ def status() -> None:
 
 
 def reset(
-    sites: Annotated[list[str] | None, typer.Argument(help="Sites to reset [default: all]. Sites that share a "
-                                                           "database (shopping, shopping_admin) reset together.",
-                                                      show_default=False)] = None,
+    sites: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Sites to reset [default: all]. Sites that share a "
+            "database (shopping, shopping_admin) reset together.",
+            show_default=False,
+        ),
+    ] = None,
     instance: Annotated[int | None, typer.Option(help="Only this instance [default: all].")] = None,
-    force: Annotated[bool, typer.Option("--force", help="Reset even an instance that a run is using (its "
-                                                        "episodes in flight then see the reset).")] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Reset even an instance that a run is using (its episodes in flight then see the reset)."
+        ),
+    ] = False,
 ) -> None:
     """Restore the sites to their pristine snapshot and print the time each took. An instance that a run (an
     eval, a training's rollouts) is using is refused unless --force."""
@@ -139,12 +189,22 @@ def reset(
 
 
 def _print_statuses(statuses: list[SiteStatus], state: str | None = None) -> None:
-    table = compact_table("site", "inst", "URL", "healthy", "writes", "last reset", "took",
-                          title=f"sites {state}" if state else None,
-                          caption="writes: database changes since the last reset")
+    table = compact_table(
+        "site",
+        "inst",
+        "URL",
+        "healthy",
+        "writes",
+        "last reset",
+        "took",
+        title=f"sites {state}" if state else None,
+        caption="writes: database changes since the last reset",
+    )
     for s in statuses:
         table.add_row(
-            s.site, str(s.instance), s.url,
+            s.site,
+            str(s.instance),
+            s.url,
             "[green]✓[/green]" if s.healthy else "[red]✗[/red]",
             "–" if s.writes_since_reset is None else str(s.writes_since_reset),
             s.last_reset.astimezone().strftime("%H:%M:%S") if s.last_reset else "–",

@@ -17,8 +17,9 @@ from webrl.errors import UsageError
 from webrl.runs.records import EpisodeRecord
 
 console = make_console()
-app = typer.Typer(help="The embedded task suite: list, show, export, demonstrations; MiniWoB++'s environments.",
-                  no_args_is_help=True)
+app = typer.Typer(
+    help="The embedded task suite: list, show, export, demonstrations; MiniWoB++'s environments.", no_args_is_help=True
+)
 
 SplitOption = Annotated[str | None, typer.Option("--split", help="train or test [default: both].")]
 
@@ -37,19 +38,21 @@ def _suite(split: str | None = None, site: str | None = None):
 
 
 @app.command("list")
-def list_tasks(split: SplitOption = None,
-               site: Annotated[str | None, typer.Option(help="Only tasks on this site.")] = None) -> None:
+def list_tasks(
+    split: SplitOption = None, site: Annotated[str | None, typer.Option(help="Only tasks on this site.")] = None
+) -> None:
     """One line per task (id, split, tier, sites, eval types, intent), then counts."""
     tasks = _suite(split, site)
     table = compact_table("id", "split", "tier", "sites", "eval", "intent")
     table.columns[-1].no_wrap = False  # the intent wraps; the rest stays on one line
     for t in tasks:
-        table.add_row(str(t.task_id), t.split, t.tier, ",".join(t.sites), ",".join(t.eval.eval_types),
-                      t.intent)
+        table.add_row(str(t.task_id), t.split, t.tier, ",".join(t.sites), ",".join(t.eval.eval_types), t.intent)
     console.print(table)
     by = Counter((t.split, ",".join(t.sites)) for t in tasks)
-    console.print(f"{len(tasks)} tasks, suite {tasks[0].suite_version if tasks else '–'}: "
-                  + ", ".join(f"{split} {sites} {n}" for (split, sites), n in sorted(by.items())))
+    console.print(
+        f"{len(tasks)} tasks, suite {tasks[0].suite_version if tasks else '–'}: "
+        + ", ".join(f"{split} {sites} {n}" for (split, sites), n in sorted(by.items()))
+    )
 
 
 @app.command("stats")
@@ -59,8 +62,14 @@ def stats(split: SplitOption = None) -> None:
     from webrl.tasks.templates import eval_kind, site_group
 
     tasks = _suite(split)
-    kinds = {"exact_match": "exact", "must_include": "include", "fuzzy_match": "fuzzy", "N/A": "N/A",
-             "url_match": "url", "program_html": "html"}
+    kinds = {
+        "exact_match": "exact",
+        "must_include": "include",
+        "fuzzy_match": "fuzzy",
+        "N/A": "N/A",
+        "url_match": "url",
+        "program_html": "html",
+    }
     columns = ["train", "test", *kinds, "easy", "medium", "hard"]
     counts: dict[str, Counter] = {group: Counter() for group in [*TEST_SHARE, "total"]}
     for t in tasks:
@@ -72,9 +81,11 @@ def stats(split: SplitOption = None) -> None:
         if total:
             table.add_row(group, str(total), *(str(c[k]) for k in columns), end_section=group == "multi")
     console.print(table)
-    console.print(f"suite {tasks[0].suite_version if tasks else '–'}. Checks: exact/include/fuzzy = string_match "
-                  "with exact_match/must_include/fuzzy_match, N/A = unachievable, url = url_match, html = "
-                  "program_html. Tiers by the scripted solution's steps: easy ≤ 3, medium ≤ 7, hard > 7.")
+    console.print(
+        f"suite {tasks[0].suite_version if tasks else '–'}. Checks: exact/include/fuzzy = string_match "
+        "with exact_match/must_include/fuzzy_match, N/A = unachievable, url = url_match, html = "
+        "program_html. Tiers by the scripted solution's steps: easy ≤ 3, medium ≤ 7, hard > 7."
+    )
 
 
 @app.command("show")
@@ -87,8 +98,10 @@ def show(task_id: Annotated[int, typer.Argument(help="The task id.")]) -> None:
 
 
 @app.command("export")
-def export(out: Annotated[Path, typer.Option(help="JSON file to write (WebArena's format, one list).")],
-           split: SplitOption = None) -> None:
+def export(
+    out: Annotated[Path, typer.Option(help="JSON file to write (WebArena's format, one list).")],
+    split: SplitOption = None,
+) -> None:
     """Write the suite (or one split) as a WebArena task file, usable with `webrl eval --tasks FILE`."""
     tasks = _suite(split)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -97,15 +110,26 @@ def export(out: Annotated[Path, typer.Option(help="JSON file to write (WebArena'
 
 
 @app.command("demos")
-def demos(out: Annotated[Path, typer.Option(help="JSONL file: one record per step, {task_id, episode, step, prompt, "
-                                                  "response, reward}; the episodes (and their report.html) go to "
-                                                  "OUT's name + '.episodes/'.", dir_okay=False)],
-          split: Annotated[str, typer.Option(help="train or test (of the embedded suite).")] = "train",
-          tasks: Annotated[str | None, typer.Option(help="Another task set or file instead, e.g. miniwob:train; "
-                                                         "its tasks without a scripted solution are skipped.")]
-          = None,
-          parallel: Annotated[int, typer.Option(min=1, help="Episodes at once (needs `webrl up --instances N`).")]
-          = 1) -> None:
+def demos(
+    out: Annotated[
+        Path,
+        typer.Option(
+            help="JSONL file: one record per step, {task_id, episode, step, prompt, "
+            "response, reward}; the episodes (and their report.html) go to "
+            "OUT's name + '.episodes/'.",
+            dir_okay=False,
+        ),
+    ],
+    split: Annotated[str, typer.Option(help="train or test (of the embedded suite).")] = "train",
+    tasks: Annotated[
+        str | None,
+        typer.Option(
+            help="Another task set or file instead, e.g. miniwob:train; "
+            "its tasks without a scripted solution are skipped."
+        ),
+    ] = None,
+    parallel: Annotated[int, typer.Option(min=1, help="Episodes at once (needs `webrl up --instances N`).")] = 1,
+) -> None:
     """Run every task's scripted solution in the browser (the oracle, through `webrl eval`'s episode runner) and
     write the steps of the successful episodes as SFT records in the exact WebRL prompt format, as `webrl train`'s
     phase 0 does. Needs the sites running (`webrl up`)."""
@@ -136,10 +160,13 @@ def demos(out: Annotated[Path, typer.Option(help="JSONL file: one record per ste
             if record.score != 1.0:
                 failed.append(record.task_id)
 
-        kept, written = write_demos(tasks, backend, episodes, out, backend_name=config.sites.backend,
-                                    parallel=parallel, on_episode=on_episode)
-    console.print(f"{kept}/{len(tasks)} episodes succeeded; {written} records in {out}"
-                  + (f"; failed: {sorted(failed, key=str)} (see {episodes / 'report.html'})" if failed else ""))
+        kept, written = write_demos(
+            tasks, backend, episodes, out, backend_name=config.sites.backend, parallel=parallel, on_episode=on_episode
+        )
+    console.print(
+        f"{kept}/{len(tasks)} episodes succeeded; {written} records in {out}"
+        + (f"; failed: {sorted(failed, key=str)} (see {episodes / 'report.html'})" if failed else "")
+    )
     if failed:
         raise typer.Exit(1)
 
@@ -157,10 +184,12 @@ def miniwob() -> None:
         table.add_row(env.name, env.status, env.reason)
     console.print(table)
     counts = Counter(e.status for e in envs)
-    console.print(f"{len(envs)} environments: {counts['scripted']} scripted, {counts['supported']} supported without "
-                  f"a script, {counts['unsupported']} unsupported. Seeds per environment: test 0..{TEST_SEEDS - 1}, "
-                  f"train from {TRAIN_SEED_START} ({TRAIN_SEEDS} in `miniwob:train`); seeds whose problem no WebRL "
-                  "action can solve are left out.")
+    console.print(
+        f"{len(envs)} environments: {counts['scripted']} scripted, {counts['supported']} supported without "
+        f"a script, {counts['unsupported']} unsupported. Seeds per environment: test 0..{TEST_SEEDS - 1}, "
+        f"train from {TRAIN_SEED_START} ({TRAIN_SEEDS} in `miniwob:train`); seeds whose problem no WebRL "
+        "action can solve are left out."
+    )
 
 
 def register(root: typer.Typer) -> None:

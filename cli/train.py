@@ -31,17 +31,35 @@ from webrl.train.settings import options_layer, preset, resolve_run_settings, se
 
 console = make_console()
 
-MaxTokensOption = Annotated[int | None, typer.Option(
-    help="Token limit of prompt + response; longer prompts lose tokens from the left, steps whose response "
-         "does not fit are skipped and counted [default: 16384, capped by the model's context length].")]
-ProcsOption = Annotated[int, typer.Option(
-    min=1, help="Processes per machine, run under the DeepSpeed launcher (GPUs, or CPU processes over gloo).")]
-HostfileOption = Annotated[Path | None, typer.Option(
-    help="DeepSpeed hostfile ('host slots=N' lines): --procs processes on every host listed (passwordless ssh, "
-         "the same paths everywhere).", dir_okay=False)]
-OutOption = Annotated[Path, typer.Option(help="Output folder: actor/ (Hugging Face folder), metrics.json, "
-                                              "events.jsonl, tb/, checkpoints/. Re-run the same command to resume.",
-                                         file_okay=False)]
+MaxTokensOption = Annotated[
+    int | None,
+    typer.Option(
+        help="Token limit of prompt + response; longer prompts lose tokens from the left, steps whose response "
+        "does not fit are skipped and counted [default: 16384, capped by the model's context length]."
+    ),
+]
+ProcsOption = Annotated[
+    int,
+    typer.Option(
+        min=1, help="Processes per machine, run under the DeepSpeed launcher (GPUs, or CPU processes over gloo)."
+    ),
+]
+HostfileOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="DeepSpeed hostfile ('host slots=N' lines): --procs processes on every host listed (passwordless ssh, "
+        "the same paths everywhere).",
+        dir_okay=False,
+    ),
+]
+OutOption = Annotated[
+    Path,
+    typer.Option(
+        help="Output folder: actor/ (Hugging Face folder), metrics.json, "
+        "events.jsonl, tb/, checkpoints/. Re-run the same command to resume.",
+        file_okay=False,
+    ),
+]
 
 
 # ---- settings models as options ---------------------------------------------------------------------------
@@ -55,13 +73,20 @@ def field_option(field: FieldInfo, help_text: str | None = None) -> Any:
 
 def settings_parameters(model: type[BaseModel], defaults: dict[str, Any]) -> list[inspect.Parameter]:
     """One keyword option per field of `model` (TrainSettings or a training's settings built on it)."""
-    return [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=defaults.get(name, field.default),
-                              annotation=Annotated[field.annotation, field_option(field)])
-            for name, field in model.model_fields.items()]
+    return [
+        inspect.Parameter(
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=defaults.get(name, field.default),
+            annotation=Annotated[field.annotation, field_option(field)],
+        )
+        for name, field in model.model_fields.items()
+    ]
 
 
-def extend_command(command: Callable, extra: list[inspect.Parameter], call: Callable[[dict[str, Any]], Any],
-                   drop: str | None = None) -> Callable:
+def extend_command(
+    command: Callable, extra: list[inspect.Parameter], call: Callable[[dict[str, Any]], Any], drop: str | None = None
+) -> Callable:
     """`command` with the keyword options `extra` added to its signature (and `drop` removed), so that typer
     shows them; `call(kwargs)` gets every option's value and calls `command`."""
     params = [p for p in inspect.signature(command, eval_str=True).parameters.values() if p.name != drop] + extra
@@ -110,9 +135,14 @@ def launchable(command: Callable) -> Callable:
         return command(**kwargs)
 
     keyword = inspect.Parameter.KEYWORD_ONLY
-    return extend_command(command, [inspect.Parameter("procs", keyword, default=1, annotation=ProcsOption),
-                                    inspect.Parameter("hostfile", keyword, default=None, annotation=HostfileOption)],
-                          call)
+    return extend_command(
+        command,
+        [
+            inspect.Parameter("procs", keyword, default=1, annotation=ProcsOption),
+            inspect.Parameter("hostfile", keyword, default=None, annotation=HostfileOption),
+        ],
+        call,
+    )
 
 
 # ---- running ---------------------------------------------------------------------------------------------
@@ -172,10 +202,18 @@ def model_cache_dir() -> Path:
 @launchable
 @with_train_settings(SftSettings, lr=1e-5, **COSINE_WARMUP)
 def sft(
-    data: Annotated[Path, typer.Option(help="Step JSONL: {task_id, step, prompt, response, [episode], [reward]} "
-                                            "per line (`webrl tasks demos` writes one).", dir_okay=False)],
-    model: Annotated[str, typer.Option(help="Model spec to fine-tune: tiny, smollm2-135m, ORG/NAME or a folder "
-                                            "(`webrl models list`).")],
+    data: Annotated[
+        Path,
+        typer.Option(
+            help="Step JSONL: {task_id, step, prompt, response, [episode], [reward]} "
+            "per line (`webrl tasks demos` writes one).",
+            dir_okay=False,
+        ),
+    ],
+    model: Annotated[
+        str,
+        typer.Option(help="Model spec to fine-tune: tiny, smollm2-135m, ORG/NAME or a folder (`webrl models list`)."),
+    ],
     out: OutOption,
     max_tokens: MaxTokensOption = None,
     *,
@@ -185,24 +223,45 @@ def sft(
     of the prompt's). Writes OUT/actor for `webrl rl-update --actor OUT/actor`."""
     from webrl.rl.job import SftJob, run_job
 
-    summary = run_job(SftJob(data=data, model=model, out=out, settings=settings, max_tokens=max_tokens,
-                             models_dir=model_cache_dir()))
+    summary = run_job(
+        SftJob(data=data, model=model, out=out, settings=settings, max_tokens=max_tokens, models_dir=model_cache_dir())
+    )
     print_summary(f"sft → {out}", summary)
 
 
 @launchable
 @with_train_settings(UpdateSettings)
 def rl_update(
-    data: Annotated[Path, typer.Option(help="The phase's rollouts as step JSONL (reward, required: the episode's "
-                                            "outcome 0/1 on each step).", dir_okay=False)],
-    actor: Annotated[str, typer.Option(help="The actor at the start of the phase (also the frozen reference): a "
-                                            "model spec or folder, e.g. the previous OUT/actor.")],
+    data: Annotated[
+        Path,
+        typer.Option(
+            help="The phase's rollouts as step JSONL (reward, required: the episode's outcome 0/1 on each step).",
+            dir_okay=False,
+        ),
+    ],
+    actor: Annotated[
+        str,
+        typer.Option(
+            help="The actor at the start of the phase (also the frozen reference): a "
+            "model spec or folder, e.g. the previous OUT/actor."
+        ),
+    ],
     out: OutOption,
-    critic: Annotated[Path | None, typer.Option(help="The previous phase's OUT/critic [default: a fresh critic "
-                                                     "from the actor's weights].", file_okay=False)] = None,
-    replay_steps: Annotated[list[Path] | None, typer.Option(
-        metavar="FILE", help="Step files of earlier phases (the SFT demonstrations at phase 0) for the replay "
-                             "buffer; repeat the option for several.", dir_okay=False)] = None,
+    critic: Annotated[
+        Path | None,
+        typer.Option(
+            help="The previous phase's OUT/critic [default: a fresh critic from the actor's weights].", file_okay=False
+        ),
+    ] = None,
+    replay_steps: Annotated[
+        list[Path] | None,
+        typer.Option(
+            metavar="FILE",
+            help="Step files of earlier phases (the SFT demonstrations at phase 0) for the replay "
+            "buffer; repeat the option for several.",
+            dir_okay=False,
+        ),
+    ] = None,
     max_tokens: MaxTokensOption = None,
     *,
     settings: Any = None,
@@ -211,8 +270,18 @@ def rl_update(
     Writes OUT/actor, OUT/critic and OUT/metrics.json."""
     from webrl.rl.job import UpdateJob, run_job
 
-    summary = run_job(UpdateJob(data=data, model=actor, out=out, settings=settings, max_tokens=max_tokens,
-                                models_dir=model_cache_dir(), critic=critic, replay=replay_steps or []))
+    summary = run_job(
+        UpdateJob(
+            data=data,
+            model=actor,
+            out=out,
+            settings=settings,
+            max_tokens=max_tokens,
+            models_dir=model_cache_dir(),
+            critic=critic,
+            replay=replay_steps or [],
+        )
+    )
     print_summary(f"rl-update ({settings.objective}) → {out}", summary)
 
 
@@ -226,13 +295,18 @@ def run_parameters() -> list[inspect.Parameter]:
     the preset and the files apply; the fields' descriptions are the help."""
     from webrl.train.settings import NESTED_OPTIONS, RunSettings
 
-    fields = {name: (field, field.get_default(call_default_factory=True), "")
-              for name, field in RunSettings.model_fields.items() if not isinstance(field.get_default(
-                  call_default_factory=True), BaseModel)}
+    fields = {
+        name: (field, field.get_default(call_default_factory=True), "")
+        for name, field in RunSettings.model_fields.items()
+        if not isinstance(field.get_default(call_default_factory=True), BaseModel)
+    }
     for option, (section, name) in NESTED_OPTIONS.items():
         owner = RunSettings.model_fields[section]
-        fields[option] = (owner.annotation.model_fields[name], getattr(owner.get_default(call_default_factory=True),
-                                                                        name), f"[{SECTION_LABELS[section]}] ")
+        fields[option] = (
+            owner.annotation.model_fields[name],
+            getattr(owner.get_default(call_default_factory=True), name),
+            f"[{SECTION_LABELS[section]}] ",
+        )
     params = []
     for name, (field, default, prefix) in fields.items():
         shown = f" [default: {default}]" if default is not None else ""
@@ -241,8 +315,9 @@ def run_parameters() -> list[inspect.Parameter]:
     return params
 
 
-def settings_layers(preset_name: str | None, config_file: Path | None, defaults: dict[str, Any],
-                    options: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def settings_layers(
+    preset_name: str | None, config_file: Path | None, defaults: dict[str, Any], options: dict[str, Any]
+) -> list[tuple[str, dict[str, Any]]]:
     """The settings of a run by rising precedence, each named for its errors: the preset, the configuration's
     `train` section, the --config file (its `train:` section, or the whole file), the options."""
     from webrl.config import _read_config_file
@@ -280,10 +355,12 @@ class LiveView:
         from webrl.runs.train_report import eval_rate, rollout_rate
 
         rollouts = rollout_rate(metrics)
-        self.progress.console.print(f"phase {metrics['phase']}: eval {eval_rate(metrics)}%"
-                                    + (f" · rollouts {rollouts}%" if rollouts is not None else "")
-                                    + f" · valid actions {metrics['eval']['valid_actions']}%"
-                                    + f" · {sum(metrics['seconds'].values()) / 60:.1f} min")
+        self.progress.console.print(
+            f"phase {metrics['phase']}: eval {eval_rate(metrics)}%"
+            + (f" · rollouts {rollouts}%" if rollouts is not None else "")
+            + f" · valid actions {metrics['eval']['valid_actions']}%"
+            + f" · {sum(metrics['seconds'].values()) / 60:.1f} min"
+        )
 
 
 def phase_table(phases: list[dict]) -> Table:
@@ -298,21 +375,38 @@ def phase_table(phases: list[dict]) -> Table:
 
 
 def train_command(
-    preset: Annotated[str | None, typer.Option(help="Start from a preset, a settings file shipped with webrl "
-                                                    "(configs/NAME.yaml: its header says how long it takes and what "
-                                                    "to expect): cpu-demo (WebRL learning MiniWoB++ on 2 CPU cores, "
-                                                    "tiny model), embedded-demo (the whole loop on the WebArena-Lite "
-                                                    "look-alikes, tiny model), ci (two tiny phases, the test "
-                                                    "suite's), paper (the paper's hyperparameters, GPUs).")] = None,
-    config: Annotated[Path | None, typer.Option("--config", help="YAML/TOML file of these settings (its train: "
-                                                "section or the whole file; --print-config writes one); sft: and "
-                                                "update: hold the settings of `webrl sft` / `webrl rl-update`.",
-                                                dir_okay=False)] = None,
+    preset: Annotated[
+        str | None,
+        typer.Option(
+            help="Start from a preset, a settings file shipped with webrl "
+            "(configs/NAME.yaml: its header says how long it takes and what "
+            "to expect): cpu-demo (WebRL learning MiniWoB++ on 2 CPU cores, "
+            "tiny model), embedded-demo (the whole loop on the WebArena-Lite "
+            "look-alikes, tiny model), ci (two tiny phases, the test "
+            "suite's), paper (the paper's hyperparameters, GPUs)."
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="YAML/TOML file of these settings (its train: "
+            "section or the whole file; --print-config writes one); sft: and "
+            "update: hold the settings of `webrl sft` / `webrl rl-update`.",
+            dir_okay=False,
+        ),
+    ] = None,
     out: Annotated[Path | None, typer.Option(help="Run folder [default: runs/train-<time>].", file_okay=False)] = None,
-    resume: Annotated[bool, typer.Option("--resume", help="Continue the run in --out from its last finished "
-                                                          "stage, with its saved settings.")] = False,
-    print_config: Annotated[bool, typer.Option("--print-config", help="Print the resolved settings as a file "
-                                                                      "--config reads back, and stop.")] = False,
+    resume: Annotated[
+        bool,
+        typer.Option(
+            "--resume", help="Continue the run in --out from its last finished stage, with its saved settings."
+        ),
+    ] = False,
+    print_config: Annotated[
+        bool,
+        typer.Option("--print-config", help="Print the resolved settings as a file --config reads back, and stop."),
+    ] = False,
     **options: Any,
 ) -> None:
     """The whole WebRL run: SFT (phase 0), then per phase: tasks from the last phase's failures, critic filter,
@@ -331,8 +425,14 @@ def train_command(
         typer.echo(settings_yaml(settings), nl=False)
         return
     out = out or Path("runs") / f"train-{datetime.now():%Y%m%d-%H%M%S}"
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.fields[rate]}"), console=console) as progress:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[rate]}"),
+        console=console,
+    ) as progress:
         run = TrainRun.start(settings, out, site_config, make_backend(site_config), None, resume)
         run.progress = LiveView(progress, run.phases)
         try:
@@ -347,5 +447,6 @@ def train_command(
 def register(app: typer.Typer) -> None:
     app.command("sft")(sft)
     app.command("rl-update")(rl_update)
-    app.command("train")(extend_command(train_command, run_parameters(), lambda kwargs: train_command(**kwargs),
-                                        drop="options"))
+    app.command("train")(
+        extend_command(train_command, run_parameters(), lambda kwargs: train_command(**kwargs), drop="options")
+    )

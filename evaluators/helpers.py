@@ -42,8 +42,9 @@ async def _get_json(url: str, *, token: str, params: dict | None = None) -> Any:
     import httpx
 
     async with httpx.AsyncClient(timeout=HTTP_TIMEOUT_S) as client:
-        response = await client.get(url, params=params,
-                                    headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+        response = await client.get(
+            url, params=params, headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        )
     if response.status_code != 200:  # the originals assert a 200
         raise EvaluationError(f"GET {url} answered HTTP {response.status_code}")
     return response.json()
@@ -54,8 +55,7 @@ async def shopping_get_auth_token(*, shopping: str) -> str:
 
     url = f"{shopping.rstrip('/')}/rest/default/V1/integration/admin/token"
     async with httpx.AsyncClient(timeout=HTTP_TIMEOUT_S) as client:
-        response = await client.post(url, json={"username": SHOPPING_SITE_ADMIN[0],
-                                                "password": SHOPPING_SITE_ADMIN[1]})
+        response = await client.post(url, json={"username": SHOPPING_SITE_ADMIN[0], "password": SHOPPING_SITE_ADMIN[1]})
     if response.status_code != 200:
         raise EvaluationError(f"POST {url} answered HTTP {response.status_code}")
     return response.json()
@@ -64,11 +64,15 @@ async def shopping_get_auth_token(*, shopping: str) -> str:
 async def shopping_get_latest_order_url(*, shopping: str) -> str:
     base = shopping.rstrip("/")
     token = await shopping_get_auth_token(shopping=base)
-    body = await _get_json(f"{base}/rest/V1/orders", token=token, params={
-        "searchCriteria[sortOrders][0][field]": "created_at",
-        "searchCriteria[sortOrders][0][direction]": "DESC",
-        "searchCriteria[pageSize]": "1",
-    })
+    body = await _get_json(
+        f"{base}/rest/V1/orders",
+        token=token,
+        params={
+            "searchCriteria[sortOrders][0][field]": "created_at",
+            "searchCriteria[sortOrders][0][direction]": "DESC",
+            "searchCriteria[pageSize]": "1",
+        },
+    )
     try:
         increment_id = body["items"][0]["increment_id"]
     except (KeyError, IndexError, TypeError):
@@ -133,8 +137,12 @@ class PseudoPage:
 
 # -- the whitelisted namespace and the expression interpreter -------------------------------------------------
 
-SHOPPING_HELPERS = ("shopping_get_auth_token", "shopping_get_latest_order_url",
-                    "shopping_get_sku_latest_review_author", "shopping_get_sku_latest_review_rating")
+SHOPPING_HELPERS = (
+    "shopping_get_auth_token",
+    "shopping_get_latest_order_url",
+    "shopping_get_sku_latest_review_author",
+    "shopping_get_sku_latest_review_rating",
+)
 HELPERS: dict[str, Callable] = {
     "shopping_get_auth_token": shopping_get_auth_token,
     "shopping_get_latest_order_url": shopping_get_latest_order_url,
@@ -191,7 +199,9 @@ async def call_expression(expression: str, namespace: dict[str, Callable], varia
             kwargs = {k.arg: await value(k.value) for k in node.keywords}
             result = function(*args, **kwargs)
             return await result if inspect.isawaitable(result) else result
-        raise EvaluationError(f"func expression {expression!r}: {type(node).__name__} is not allowed "
-                              f"(only helper calls with literal arguments)")
+        raise EvaluationError(
+            f"func expression {expression!r}: {type(node).__name__} is not allowed "
+            f"(only helper calls with literal arguments)"
+        )
 
     return await value(tree.body)

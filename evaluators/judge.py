@@ -43,8 +43,8 @@ class JudgeReplyError(Exception):
 def fuzzy_messages(question: str, reference: str, answer: str, *, vab: bool = False) -> list[dict]:
     ending = (
         "Reply with exactly one of 'correct', 'incorrect' or 'partially correct', and output nothing else."
-        if vab else
-        "End your judgement with one of: correct, incorrect, partially correct."
+        if vab
+        else "End your judgement with one of: correct, incorrect, partially correct."
     )
     user = (
         "You are helping a teacher grade a student's answer. Decide whether the student answer says the same "
@@ -91,8 +91,15 @@ def decide_ua(reply: str) -> float:
 class OpenAIJudge:
     """An OpenAI-compatible chat endpoint: POST ``{base_url}/chat/completions``."""
 
-    def __init__(self, base_url: str, model: str, api_key_env: str = "OPENAI_API_KEY", *, timeout_s: float = 120,
-                 retries: int = 3):
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key_env: str = "OPENAI_API_KEY",
+        *,
+        timeout_s: float = 120,
+        retries: int = 3,
+    ):
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.api_key_env = api_key_env
@@ -128,7 +135,7 @@ class OpenAIJudge:
                 if response.status_code in (400, 401, 403, 404, 422):
                     break  # not worth retrying
             if attempt + 1 < self.retries:
-                time.sleep(min(2 ** attempt, 8))
+                time.sleep(min(2**attempt, 8))
         raise WebrlError(f"judge {self.name}: request failed ({problem})")
 
 
@@ -139,8 +146,9 @@ def parse_judge_spec(spec: str | None) -> Judge | None:
     kind, _, rest = spec.partition(":")
     model, _, url = rest.partition("@")
     if kind != "openai" or not model or not url.startswith(("http://", "https://")):
-        raise UsageError(f"judge {spec!r}: expected 'openai:MODEL@URL' (e.g. openai:gpt-4o@https://api.openai.com/v1)"
-                         " or 'none'")
+        raise UsageError(
+            f"judge {spec!r}: expected 'openai:MODEL@URL' (e.g. openai:gpt-4o@https://api.openai.com/v1) or 'none'"
+        )
     return OpenAIJudge(base_url=url, model=model)
 
 

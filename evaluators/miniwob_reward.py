@@ -25,7 +25,13 @@ async def episode_state(page) -> dict[str, Any] | None:
 async def miniwob_reward(page) -> dict[str, Any]:
     state = await episode_state(page)
     if state is None:
-        return {"type": "miniwob_reward", "score": 0.0, "done": False, "raw_reward": 0, "reward": 0,
-                "reason": f"the agent left the environment's page (now {page.url})"}
+        return {
+            "type": "miniwob_reward",
+            "score": 0.0,
+            "done": False,
+            "raw_reward": 0,
+            "reward": 0,
+            "reason": f"the agent left the environment's page (now {page.url})",
+        }
     success = bool(state["done"]) and state["raw_reward"] > 0
     return {"type": "miniwob_reward", "score": 1.0 if success else 0.0, **state}

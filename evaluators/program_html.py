@@ -81,8 +81,9 @@ async def select(page, target, mode: str, namespace: dict) -> tuple[str | None, 
     raise EvaluationError(f"unknown locator {locator!r} for the {mode} HTML evaluator")
 
 
-async def program_html(task, page, *, mode: str, judge: Judge | None, urls: dict[str, str] | None,
-                       last_page_judged: bool = True) -> dict[str, Any]:
+async def program_html(
+    task, page, *, mode: str, judge: Judge | None, urls: dict[str, str] | None, last_page_judged: bool = True
+) -> dict[str, Any]:
     """`last_page_judged` False: the agent's last page is no page of the sites, and a target that reads it ("last",
     or a `func:` of `__last_url__`) scores 0 (evaluators/router.py)."""
     namespace = helper_namespace(urls)
@@ -119,8 +120,12 @@ async def _score(run: Running, contents, selected: str, check: dict, task, mode:
     field = f"eval.program_html[{check['target']}].required_contents"
     clean_mode = "vab" if mode == "vab" else "webarena"  # browsergym: the original cleaning (strip)
     if contents.exact_match is not None:
-        run.times(exact_match(contents.exact_match, selected, clean_mode), **check, rule="exact_match",
-                  reference=contents.exact_match)
+        run.times(
+            exact_match(contents.exact_match, selected, clean_mode),
+            **check,
+            rule="exact_match",
+            reference=contents.exact_match,
+        )
     elif contents.must_include is not None:
         for item in as_list(contents.must_include, f"{field}.must_include", mode):
             # webarena/browsergym: substring (tokenize=False); vab: its one-token rule
@@ -132,14 +137,20 @@ async def _score(run: Running, contents, selected: str, check: dict, task, mode:
                 raise EvaluationError(f"must_exclude item {item!r} has ' |OR| ' alternatives")
             run.times(must_exclude(item, selected), **check, rule="must_exclude", reference=item)
     elif contents.required_values is not None and mode == "vab":
-        run.times(required_values(contents.required_values, selected), **check, rule="required_values",
-                  reference=contents.required_values)
+        run.times(
+            required_values(contents.required_values, selected),
+            **check,
+            rule="required_values",
+            reference=contents.required_values,
+        )
     elif contents.fuzzy_match is not None and mode in ("vab", "browsergym"):
         reference = ", ".join(contents.fuzzy_match)
         # called even after a 0, as the originals; vab: its own prompt; browsergym: the original WebArena prompt
-        score, reply = await ask(judge, fuzzy_messages(task.intent, reference, selected, vab=mode == "vab"),
-                                 decide_fuzzy)
+        score, reply = await ask(
+            judge, fuzzy_messages(task.intent, reference, selected, vab=mode == "vab"), decide_fuzzy
+        )
         run.times(score, **check, rule="fuzzy_match", reference=reference, reply=reply)
     else:
-        raise EvaluationError(f"required_contents rule {contents.rule!r} is not supported by the {mode} HTML "
-                              "evaluator", field)
+        raise EvaluationError(
+            f"required_contents rule {contents.rule!r} is not supported by the {mode} HTML evaluator", field
+        )

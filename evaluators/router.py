@@ -62,12 +62,22 @@ async def _foreign_tabs(page, urls: dict[str, str]) -> list[str]:
     without one (about:blank, data:) passes, as does chrome://newtab, and any path on a site's host."""
     allowed = {"", "newtab"} | {urlparse(u).netloc for u in urls.values() if u}
     context = getattr(page, "context", None)  # a PseudoPage or a stand-in may have none
-    return [other.url for other in (context.pages if context is not None else [page])
-            if urlparse(other.url).netloc not in allowed]
+    return [
+        other.url
+        for other in (context.pages if context is not None else [page])
+        if urlparse(other.url).netloc not in allowed
+    ]
 
 
-async def evaluate(task, answer: str | None, page, *, mode: str = "webarena", judge: Judge | None = None,
-                   urls: dict[str, str] | None = None) -> EvalResult:
+async def evaluate(
+    task,
+    answer: str | None,
+    page,
+    *,
+    mode: str = "webarena",
+    judge: Judge | None = None,
+    urls: dict[str, str] | None = None,
+) -> EvalResult:
     """Score one finished episode.
 
     ``answer``: the text of the agent's final ``stop [...]`` (None: the agent gave none). ``page``: the active
@@ -84,8 +94,10 @@ async def evaluate(task, answer: str | None, page, *, mode: str = "webarena", ju
     try:
         unknown = [t for t in task.eval.eval_types if t not in EVAL_TYPES]
         if unknown:
-            raise EvaluationError(f"eval_type {unknown[0]!r} is not supported (the eval types: "
-                                  f"{', '.join(EVAL_TYPES)})", "eval.eval_types")
+            raise EvaluationError(
+                f"eval_type {unknown[0]!r} is not supported (the eval types: {', '.join(EVAL_TYPES)})",
+                "eval.eval_types",
+            )
         if mode == "browsergym" and urls and page is not None:
             foreign = await _foreign_tabs(page, urls)
             if foreign:
@@ -105,8 +117,9 @@ async def evaluate(task, answer: str | None, page, *, mode: str = "webarena", ju
             else:
                 if page is None:
                     raise EvaluationError("program_html needs the page")
-                part = await program_html(task, page, mode=mode, judge=judge, urls=urls,
-                                          last_page_judged=site_page(page.url, urls))
+                part = await program_html(
+                    task, page, mode=mode, judge=judge, urls=urls, last_page_judged=site_page(page.url, urls)
+                )
             details.append(part)
             parts.append(part["score"])
     except AssertionFailed as err:

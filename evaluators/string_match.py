@@ -33,7 +33,14 @@ def clean_answer(text: str, mode: str = "webarena") -> str:
     """Strip (not in vab), drop one pair of enclosing single quotes, else of double quotes, lower-case."""
     if mode != "vab":
         text = text.strip()
-    if len(text) >= 1 and text.startswith("'") and text.endswith("'") or len(text) >= 1 and text.startswith('"') and text.endswith('"'):
+    if (
+        len(text) >= 1
+        and text.startswith("'")
+        and text.endswith("'")
+        or len(text) >= 1
+        and text.startswith('"')
+        and text.endswith('"')
+    ):
         text = text[1:-1]
     return text.lower()
 
@@ -119,8 +126,9 @@ async def string_match(task, answer: str | None, *, mode: str, judge: Judge | No
         answer = "whatever" if mode == "browsergym" else ""
     pred = clean_answer(answer, mode)  # cleaned once here and again inside each matcher (as the originals)
     if spec.reference_answers is None:  # the originals call .items() on it
-        raise EvaluationError("eval.reference_answers is null: the string_match evaluator has no references",
-                              "eval.reference_answers")
+        raise EvaluationError(
+            "eval.reference_answers is null: the string_match evaluator has no references", "eval.reference_answers"
+        )
     run = Running()
     for approach, value in spec.reference_answers.items():
         if approach == "exact_match":
@@ -129,8 +137,11 @@ async def string_match(task, answer: str | None, *, mode: str, judge: Judge | No
             value = as_list(value, "eval.reference_answers.must_include", mode)
             if mode == "vab":
                 for item in value:  # vab splits |OR| alternatives
-                    run.times(float(any(must_include(alt, pred, mode) for alt in item.split(OR))),
-                              rule="must_include", reference=item)
+                    run.times(
+                        float(any(must_include(alt, pred, mode) for alt in item.split(OR))),
+                        rule="must_include",
+                        reference=item,
+                    )
             else:
                 tokenize = len(value) == 1  # as the original: tokenising only for a one-item list; |OR| is literal text
                 for item in value:
@@ -144,13 +155,21 @@ async def string_match(task, answer: str | None, *, mode: str, judge: Judge | No
                 elif run.value != 1.0:
                     # the unachievable-reason judge REPLACES the running score (as in the originals)
                     if spec.string_note is None and mode != "browsergym":  # the originals: a KeyError
-                        raise EvaluationError("eval.string_note is missing: the unachievable-reason judge needs "
-                                              "it as its reference", "eval.string_note")
-                    score, reply = await ask(judge, ua_messages(task.intent, spec.string_note or "", pred),
-                                             decide_ua)
+                        raise EvaluationError(
+                            "eval.string_note is missing: the unachievable-reason judge needs it as its reference",
+                            "eval.string_note",
+                        )
+                    score, reply = await ask(judge, ua_messages(task.intent, spec.string_note or "", pred), decide_ua)
                     run.value, run.pending = (1.0, True) if score is None else (score, False)
-                    run.checks.append({"rule": "ua_match", "reference": spec.string_note or "", "score": score,
-                                       "reply": reply, "replaces": True})
+                    run.checks.append(
+                        {
+                            "rule": "ua_match",
+                            "reference": spec.string_note or "",
+                            "score": score,
+                            "reply": reply,
+                            "replaces": True,
+                        }
+                    )
             else:
                 value = as_list(value, "eval.reference_answers.fuzzy_match", mode)
                 # vab: one call for all references; the others: one call per reference

@@ -62,17 +62,22 @@ def vab_url_score(pred_url: str, reference_url: str, rule: str) -> float:
 def url_match(task, page_url: str, *, mode: str) -> dict[str, Any]:
     spec = task.eval
     if spec.reference_url is None:  # the originals split it
-        raise EvaluationError("eval.reference_url is null: the url_match evaluator has no reference",
-                              "eval.reference_url")
+        raise EvaluationError(
+            "eval.reference_url is null: the url_match evaluator has no reference", "eval.reference_url"
+        )
     # the originals read the note with a default (.get): a missing note takes it, a null one does not
     rule = spec.url_note if "url_note" in spec.model_fields_set else ("EXACT" if mode == "vab" else GOLD_IN_PRED)
     known = ("EXACT", GOLD_IN_PRED) if mode == "vab" else (GOLD_IN_PRED,)
     if rule not in known:  # the originals raise on any other note
-        raise EvaluationError(f"url_note {rule!r} is not supported by the {mode} URL evaluator ({' or '.join(known)})",
-                              "eval.url_note")
+        raise EvaluationError(
+            f"url_note {rule!r} is not supported by the {mode} URL evaluator ({' or '.join(known)})", "eval.url_note"
+        )
     if mode == "vab":  # missing url_note -> EXACT in vab only (Lite task 45)
         score = vab_url_score(page_url, spec.reference_url, rule)
     else:
         score = webarena_url_score(page_url, spec.reference_url)
-    return {"type": "url_match", "score": score,
-            "checks": [{"rule": rule, "url": page_url, "reference": spec.reference_url, "score": score}]}
+    return {
+        "type": "url_match",
+        "score": score,
+        "checks": [{"rule": rule, "url": page_url, "reference": spec.reference_url, "score": score}],
+    }

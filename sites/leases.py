@@ -33,8 +33,10 @@ def instance_lease(state_dir: Path, instance: int, holder: str) -> Iterator[None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise UsageError(f"site instance {instance} is in use by {_holder(path)}; wait until it ends, or use "
-                             "another instance (`webrl up --instances N`)") from None
+            raise UsageError(
+                f"site instance {instance} is in use by {_holder(path)}; wait until it ends, or use "
+                "another instance (`webrl up --instances N`)"
+            ) from None
         os.ftruncate(fd, 0)
         os.write(fd, f"pid {os.getpid()} ({holder})".encode())
         yield

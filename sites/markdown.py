@@ -15,8 +15,16 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 
-EMOJI = {"thumbsup": "\U0001f44d", "thumbsdown": "\U0001f44e", "tada": "\U0001f389", "smile": "\U0001f604",
-         "heart": "\u2764\ufe0f", "rocket": "\U0001f680", "eyes": "\U0001f440", "white_check_mark": "\u2705"}
+EMOJI = {
+    "thumbsup": "\U0001f44d",
+    "thumbsdown": "\U0001f44e",
+    "tada": "\U0001f389",
+    "smile": "\U0001f604",
+    "heart": "\u2764\ufe0f",
+    "rocket": "\U0001f680",
+    "eyes": "\U0001f440",
+    "white_check_mark": "\u2705",
+}
 ISSUE_REFERENCE = re.compile(r"(?<![\w&/])#(\d+)\b")
 BARE_LINK = re.compile(r"https?://[^\s<]+")
 TASK = re.compile(r"\[([ xX])\]\s+")
@@ -41,7 +49,9 @@ def _text_outside_links(state: StateCore) -> Iterator[tuple[Token, int]]:
         yield from ((block, i) for i in reversed(found))
 
 
-def _split_text(pattern: re.Pattern, make: Callable[[re.Match, dict], list[Token] | None]) -> Callable[[StateCore], None]:
+def _split_text(
+    pattern: re.Pattern, make: Callable[[re.Match, dict], list[Token] | None]
+) -> Callable[[StateCore], None]:
     """A core rule that replaces each match of `pattern` in text outside links by the tokens `make` returns
     (None: leave that match as text)."""
 
@@ -52,10 +62,10 @@ def _split_text(pattern: re.Pattern, make: Callable[[re.Match, dict], list[Token
                 tokens = make(match, state.env)
                 if tokens is None:
                     continue
-                pieces += [Token("text", "", 0, content=text[last:match.start()]), *tokens]
+                pieces += [Token("text", "", 0, content=text[last : match.start()]), *tokens]
                 last = match.end()
             if pieces:
-                block.children[i:i + 1] = [*pieces, Token("text", "", 0, content=text[last:])]
+                block.children[i : i + 1] = [*pieces, Token("text", "", 0, content=text[last:])]
 
     return rule
 
@@ -83,9 +93,11 @@ def _task_lists(state: StateCore) -> None:
         match = TASK.match(first.content) if first.type == "text" else None
         if match:
             token.attrSet("class", "task-list-item")
-            first.content = first.content[match.end():]
+            first.content = first.content[match.end() :]
             checked = " checked" if match.group(1) != " " else ""
-            inline.children.insert(0, Token("html_inline", "", 0, content=f'<input type="checkbox" disabled{checked}> '))
+            inline.children.insert(
+                0, Token("html_inline", "", 0, content=f'<input type="checkbox" disabled{checked}> ')
+            )
 
 
 def _relative_links(state: StateCore) -> None:
@@ -112,15 +124,30 @@ def _strikethrough_as_del(state: StateCore) -> None:
 
 def _gitlab() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "breaks": True}).enable(["table", "strikethrough"])
-    md.core.ruler.push("issue_references", _split_text(
-        ISSUE_REFERENCE, lambda m, env: _link(f"{env['issue_base']}/{m.group(1)}", m.group(0),
-                                             **{"class": "gfm gfm-issue"}) if env.get("issue_base") else None))
-    for name, rule in (("emoji", _emoji), ("heading_anchors", _heading_anchors), ("task_lists", _task_lists),
-                       ("relative_links", _relative_links), ("strikethrough_as_del", _strikethrough_as_del)):
+    md.core.ruler.push(
+        "issue_references",
+        _split_text(
+            ISSUE_REFERENCE,
+            lambda m, env: _link(f"{env['issue_base']}/{m.group(1)}", m.group(0), **{"class": "gfm gfm-issue"})
+            if env.get("issue_base")
+            else None,
+        ),
+    )
+    for name, rule in (
+        ("emoji", _emoji),
+        ("heading_anchors", _heading_anchors),
+        ("task_lists", _task_lists),
+        ("relative_links", _relative_links),
+        ("strikethrough_as_del", _strikethrough_as_del),
+    ):
         md.core.ruler.push(name, rule)
     fence = md.renderer.rules["fence"]
-    md.add_render_rule("fence", lambda self, tokens, idx, options, env: fence(tokens, idx, options, env).replace(
-        "<pre>", '<pre class="code highlight">', 1))
+    md.add_render_rule(
+        "fence",
+        lambda self, tokens, idx, options, env: fence(tokens, idx, options, env).replace(
+            "<pre>", '<pre class="code highlight">', 1
+        ),
+    )
     return md
 
 

@@ -120,8 +120,14 @@ class Database:
     (`Database.empty`), so every site is reset and reported the same way.
     """
 
-    def __init__(self, name: str, live_path: Path | None, snapshot_path: Path | None, read_only: bool = False,
-                 pristine: sqlite3.Connection | None = None):
+    def __init__(
+        self,
+        name: str,
+        live_path: Path | None,
+        snapshot_path: Path | None,
+        read_only: bool = False,
+        pristine: sqlite3.Connection | None = None,
+    ):
         """`pristine`: the snapshot already in memory (`load_pristine`), which the instances of a server share."""
         self.name = name
         self.read_only = read_only

@@ -20,5 +20,4 @@ def resolve_task_set(name_or_path: str | Path, cache_dir: str | Path, seed: int 
     path = Path(name_or_path)
     if path.exists():
         return load_tasks(path)
-    raise UsageError(f"unknown task set {name!r}: not a file or folder, and not one of the named sets "
-                     f"({set_names()})")
+    raise UsageError(f"unknown task set {name!r}: not a file or folder, and not one of the named sets ({set_names()})")

@@ -11,8 +11,9 @@ from webrl.netutil import free_port_blocks
 
 
 def webrl(env: dict, *args: str, timeout: float = 90) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "webrl", *args], env=env, capture_output=True, text=True,
-                          timeout=timeout, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "webrl", *args], env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
 
 
 def private_env(state_dir, instances: int = 1) -> dict:

@@ -54,8 +54,9 @@ def site_servers(tmp_path_factory):
     def serve(*sites: str, instances: int = 1) -> EmbeddedBackend:
         key = (sites, instances)
         if key not in started:
-            backend = EmbeddedBackend(free_ports_config(tmp_path_factory.mktemp("state"), sites=list(sites),
-                                                        instances=instances))
+            backend = EmbeddedBackend(
+                free_ports_config(tmp_path_factory.mktemp("state"), sites=list(sites), instances=instances)
+            )
             backend.up()
             started[key] = backend
         return started[key]
@@ -120,4 +121,3 @@ def run_oracle(tmp_path):
         return {row["task_id"]: row for row in rows}
 
     return run
-

@@ -72,13 +72,18 @@ def test_unknown_site_is_a_usage_error(cli_env):
     assert_usage_error(webrl(cli_env, "up", "--sites", "shopping,nosuchsite"), "unknown site 'nosuchsite'")
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (("tasks", "list", "--nope"), "No such option: --nope"),
-    (("train", "--algorithm", "foo"), "Invalid value for '--algorithm'"),
-    (("tasks", "show", "abc"), "Invalid value for 'task_id'"),
-    (("eval", "--tasks", "miniwob:test", "--policy", "random:abc"),
-     "unknown policy spec 'random:abc'; valid forms: oracle, random[:SEED],"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("tasks", "list", "--nope"), "No such option: --nope"),
+        (("train", "--algorithm", "foo"), "Invalid value for '--algorithm'"),
+        (("tasks", "show", "abc"), "Invalid value for 'task_id'"),
+        (
+            ("eval", "--tasks", "miniwob:test", "--policy", "random:abc"),
+            "unknown policy spec 'random:abc'; valid forms: oracle, random[:SEED],",
+        ),
+    ],
+)
 def test_bad_flags_are_usage_errors_in_clicks_words(cli_env, args, message):
     """A bad flag or argument exits 2 with click's message; typer raises its own copy of click's exceptions
     (it vendors click), which were reported as "unexpected NoSuchOption" with exit 1."""
@@ -91,20 +96,24 @@ def test_bad_flags_are_usage_errors_in_clicks_words(cli_env, args, message):
 def test_unreadable_inputs_say_where(cli_env, tmp_path):
     config = tmp_path / "bad.yaml"
     config.write_text("sites:\n  instances: [\n")
-    assert_usage_error(webrl(cli_env, "--config", str(config), "status"),
-                       f"config file {config}: not valid YAML: expected the node content, but found '<stream end>' "
-                       "at line 3 column 1")
+    assert_usage_error(
+        webrl(cli_env, "--config", str(config), "status"),
+        f"config file {config}: not valid YAML: expected the node content, but found '<stream end>' at line 3 column 1",
+    )
     data = tmp_path / "steps.jsonl"
     data.write_bytes(bytes(range(128, 256)))
-    for command in (["sft", "--data", str(data), "--model", "tiny"], ["rl-update", "--data", str(data), "--actor",
-                                                                      "tiny"]):
+    for command in (
+        ["sft", "--data", str(data), "--model", "tiny"],
+        ["rl-update", "--data", str(data), "--actor", "tiny"],
+    ):
         result = webrl(cli_env, *command, "--out", str(tmp_path / "o"))
         assert_usage_error(result, f"{data}: not UTF-8 text")
         assert result.stderr.count("\n") == 1, result.stderr  # the error alone: DeepSpeed is not even imported
     steps = tmp_path / "good.jsonl"
     steps.write_text('{"task_id": 1, "step": 0, "prompt": "p", "response": "r"}\n')
-    result = webrl(cli_env, "rl-update", "--data", str(steps), "--actor", "tiny", "--critic-lr", "0", "--out",
-                   str(tmp_path / "o"))
+    result = webrl(
+        cli_env, "rl-update", "--data", str(steps), "--actor", "tiny", "--critic-lr", "0", "--out", str(tmp_path / "o")
+    )
     assert_usage_error(result, "--critic-lr: Input should be greater than 0, not 0.0")
     result = webrl(cli_env, "sft", "--data", str(steps), "--model", "nosuchmodel", "--out", str(tmp_path / "o"))
     assert_usage_error(result, "unknown model spec 'nosuchmodel'")
@@ -113,9 +122,17 @@ def test_unreadable_inputs_say_where(cli_env, tmp_path):
 
 def test_a_misspelt_placeholder_in_a_task_file_is_a_usage_error(cli_env, tmp_path):
     """It was left unsubstituted: the task scored 0 with exit 0 and no warning."""
-    task = {"task_id": 7, "sites": ["shopping"], "start_url": "__SHOPPING__", "intent": "Open the cart",
-            "eval": {"eval_types": ["url_match"], "reference_url": "__SHOPPPING__/checkout/cart/",
-                     "url_note": "GOLD in PRED"}}
+    task = {
+        "task_id": 7,
+        "sites": ["shopping"],
+        "start_url": "__SHOPPING__",
+        "intent": "Open the cart",
+        "eval": {
+            "eval_types": ["url_match"],
+            "reference_url": "__SHOPPPING__/checkout/cart/",
+            "url_note": "GOLD in PRED",
+        },
+    }
     tasks = tmp_path / "tasks.json"
     tasks.write_text(json.dumps([task]))
     result = webrl(cli_env, "eval", "--tasks", str(tasks), "--out", str(tmp_path / "run"))
@@ -124,8 +141,9 @@ def test_a_misspelt_placeholder_in_a_task_file_is_a_usage_error(cli_env, tmp_pat
 
 
 def test_a_host_beyond_loopback_needs_allow_remote(cli_env):
-    assert_usage_error(webrl(cli_env, "up", "--host", "0.0.0.0"), "--host 0.0.0.0 would let other machines reach",
-                       "--allow-remote")
+    assert_usage_error(
+        webrl(cli_env, "up", "--host", "0.0.0.0"), "--host 0.0.0.0 would let other machines reach", "--allow-remote"
+    )
     assert_usage_error(webrl({**cli_env, "WEBRL_SITES__HOST": "0.0.0.0"}, "up"), "--allow-remote")
 
 
@@ -146,8 +164,9 @@ def small_disk(tmp_path):
     disk.mkdir()
     if shutil.which("mount") is None:
         pytest.skip("no mount command to make a small or read-only file system with")
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)], capture_output=True,
-                             text=True, check=False)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)], capture_output=True, text=True, check=False
+    )
     if mounted.returncode != 0:
         pytest.skip(f"mounting a tmpfs is not permitted here (needs root): {mounted.stderr.strip()}")
     yield disk
@@ -166,10 +185,13 @@ def fill(disk) -> None:
         os.close(fd)
 
 
-@pytest.mark.parametrize(("sites", "full", "path"), [
-    ("shopping", False, "snapshots/store-v1-seed0.db"),  # SQLite's "database or disk is full" named no file
-    ("homepage", True, "embedded/plan.json"),  # Python's write() error names none either
-])
+@pytest.mark.parametrize(
+    ("sites", "full", "path"),
+    [
+        ("shopping", False, "snapshots/store-v1-seed0.db"),  # SQLite's "database or disk is full" named no file
+        ("homepage", True, "embedded/plan.json"),  # Python's write() error names none either
+    ],
+)
 def test_a_full_disk_is_named(cli_env, small_disk, sites, full, path):
     """It was "unexpected OSError: [Errno 28] No space left on device" (or SQLite's OperationalError), exit 1."""
     if full:
@@ -261,8 +283,13 @@ def test_doctor_reports_a_busy_port_with_its_fix(cli_env):
 
 @pytest.mark.slow  # serves in a subprocess until interrupted (~5 s)
 def test_foreground_serves_until_interrupted(cli_env):
-    server = subprocess.Popen([sys.executable, "-m", "webrl", "up", "--foreground", "--sites", "shopping"],
-                              env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "webrl", "up", "--foreground", "--sites", "shopping"],
+        env=cli_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and "✓" not in (status := webrl(cli_env, "status")).stdout:

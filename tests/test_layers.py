@@ -24,8 +24,15 @@ LAYERS: list[tuple[str, ...]] = [
     ("webrl.policy",),
     ("webrl.sites.platform",),  # what every embedded site is built on
     ("webrl.sites.store",),
-    ("webrl.sites.shopping", "webrl.sites.shopping_admin", "webrl.sites.gitlab", "webrl.sites.reddit",
-     "webrl.sites.map", "webrl.sites.homepage", "webrl.sites.miniwob"),
+    (
+        "webrl.sites.shopping",
+        "webrl.sites.shopping_admin",
+        "webrl.sites.gitlab",
+        "webrl.sites.reddit",
+        "webrl.sites.map",
+        "webrl.sites.homepage",
+        "webrl.sites.miniwob",
+    ),
     ("webrl.sites.embedded",),  # the embedded backend, its server, the site registry and the embedded suite
     ("webrl.sites.docker",),
     ("webrl.sites.backends", "webrl.sites.task_sets"),
@@ -57,11 +64,15 @@ def imported_names(path: Path, module: str) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, *([node.module] if node.module else [])])
             names |= {base} | {f"{base}.{alias.name}" for alias in node.names}
-        elif (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "import_module" and node.args
-              and isinstance(node.args[0], ast.Constant)):
+        elif (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "attr", None) == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+        ):
             names.add(node.args[0].value)
     return {name for name in names if name == "webrl" or name.startswith("webrl.")}
 
@@ -106,8 +117,9 @@ def test_the_scan_sees_an_upward_import(tmp_path, monkeypatch):
     bad = ROOT / "webrl" / "tasks" / "load.py"
     source = tmp_path / "load.py"
     source.write_text("def f():\n    from ..policy import base\n")
-    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: source.open().read() if self == bad
-                        else open(self).read())
+    monkeypatch.setattr(
+        Path, "read_text", lambda self, *a, **k: source.open().read() if self == bad else open(self).read()
+    )
     assert upward_imports({"webrl.tasks.load": bad}) == [
         "webrl/tasks/load.py: webrl.tasks.load (webrl.tasks) imports webrl.policy (webrl.policy)",
         "webrl/tasks/load.py: webrl.tasks.load (webrl.tasks) imports webrl.policy.base (webrl.policy)",

@@ -36,8 +36,9 @@ def offline(monkeypatch):
 
 
 def webrl(env: dict, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "webrl", *args], env=env, capture_output=True, text=True, check=False,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "webrl", *args], env=env, capture_output=True, text=True, check=False, timeout=300
+    )
 
 
 def user_env(tmp_path, **extra: str) -> dict:
@@ -126,8 +127,9 @@ def test_smollm2_converts_from_the_wheel_and_answers_sensibly(tmp_path, offline,
 
     policy = HFPolicy(SMOLLM2, cache_dir=tmp_path)
     assert len(policy.tokenizer(END_OF_TURN).input_ids) > 1  # Llama-3 headers are plain text to SmolLM2
-    chat = policy.tokenizer.apply_chat_template([{"role": "user", "content": "What is the capital of France?"}],
-                                                add_generation_prompt=True, tokenize=False)
+    chat = policy.tokenizer.apply_chat_template(
+        [{"role": "user", "content": "What is the capital of France?"}], add_generation_prompt=True, tokenize=False
+    )
     answer = policy.complete([chat], Sampling(max_tokens=24))[0]
     assert "Paris" in answer.text and answer.meta["finish_reason"] == "stop"  # ended by its own <|im_end|>
     assert "<|im_end|>" not in answer.text and len(answer.token_logprobs) == answer.meta["completion_tokens"]

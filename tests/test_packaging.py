@@ -15,8 +15,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.mark.slow  # builds and installs the wheel (~8 s)
 def test_wheel_contains_the_mapped_packages_and_runs(tmp_path):
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
     wheel = next(tmp_path.glob("webrl-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
     for expected in ("webrl/cli/main.py", "webrl/sites/embedded/server.py", "webrl/sites/store/schema.sql"):
@@ -24,16 +27,26 @@ def test_wheel_contains_the_mapped_packages_and_runs(tmp_path):
     # Every source and data file of the mapped folders is shipped (a new package must be listed in pyproject).
     for folder, prefix in (("webrl", "webrl"), ("cli", "webrl/cli"), ("sites", "webrl/sites")):
         for path in (ROOT / folder).rglob("*"):
-            if path.suffix in (".py", ".html", ".css", ".js", ".sql", ".json", ".svg") and "__pycache__" not in path.parts:
+            if (
+                path.suffix in (".py", ".html", ".css", ".js", ".sql", ".json", ".svg")
+                and "__pycache__" not in path.parts
+            ):
                 assert f"{prefix}/{path.relative_to(ROOT / folder).as_posix()}" in names
     assert not any(n.startswith(("cli/", "sites/", "tests/")) for n in names)  # no generic top-level names
 
     unpacked = tmp_path / "unpacked"
     zipfile.ZipFile(wheel).extractall(unpacked)
     env = dict(os.environ, PYTHONPATH=str(unpacked))
-    where = subprocess.run([sys.executable, "-c", "import webrl.cli.main, webrl.sites.shopping as s; print(s.__file__)"],
-                           env=env, cwd=tmp_path, capture_output=True, text=True, check=True)
+    where = subprocess.run(
+        [sys.executable, "-c", "import webrl.cli.main, webrl.sites.shopping as s; print(s.__file__)"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert where.stdout.strip().startswith(str(unpacked))
-    help_run = subprocess.run([sys.executable, "-m", "webrl", "--help"], env=env, cwd=tmp_path,
-                              capture_output=True, text=True)
+    help_run = subprocess.run(
+        [sys.executable, "-m", "webrl", "--help"], env=env, cwd=tmp_path, capture_output=True, text=True
+    )
     assert help_run.returncode == 0 and "reset" in help_run.stdout

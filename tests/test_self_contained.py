@@ -14,8 +14,12 @@ OUTSIDE = re.compile(r"""\.\./shared\b|["']shared["']\s*/\s*["']webarena|/shared
 
 
 def files() -> list[Path]:
-    return [p for folder in FOLDERS for p in (ROOT / folder).rglob("*")
-            if p.is_file() and p.suffix in {".py", ".sh", ".js", ".yaml", ".toml", ""} and "__pycache__" not in p.parts]
+    return [
+        p
+        for folder in FOLDERS
+        for p in (ROOT / folder).rglob("*")
+        if p.is_file() and p.suffix in {".py", ".sh", ".js", ".yaml", ".toml", ""} and "__pycache__" not in p.parts
+    ]
 
 
 def ancestor_depth(node: ast.AST) -> int | None:
@@ -46,13 +50,16 @@ def test_no_file_reaches_above_the_repository_root():
         for node in ast.walk(ast.parse(text)):
             climbed = ancestor_depth(node)
             if climbed is not None and climbed > depth:
-                escapes.append(f"{path.relative_to(ROOT)}:{node.lineno}: climbs {climbed} folders above its own, "
-                               f"which is {depth} below the root")
+                escapes.append(
+                    f"{path.relative_to(ROOT)}:{node.lineno}: climbs {climbed} folders above its own, "
+                    f"which is {depth} below the root"
+                )
     assert not escapes, "\n".join(escapes)
 
 
 def test_the_scan_finds_an_escape():
     """The scan itself can fail: the expressions the tests used before (a file two folders down) are caught."""
+
     def climbs(source: str) -> int:
         return max(d for n in ast.walk(ast.parse(source)) if (d := ancestor_depth(n)) is not None)
 

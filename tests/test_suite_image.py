@@ -27,8 +27,7 @@ def engine():
 
 def run_in_image(engine, script: str, **options) -> str:
     """Runs `script` with sh in a fresh, network-less container of the suite image; its output (fails on exit != 0)."""
-    container = engine.containers.run(SUITE_IMAGE, ["sh", "-c", script], network_mode="none",
-                                      detach=True, **options)
+    container = engine.containers.run(SUITE_IMAGE, ["sh", "-c", script], network_mode="none", detach=True, **options)
     try:
         status = container.wait(timeout=300)
         output = container.logs().decode(errors="replace")
@@ -45,18 +44,27 @@ def test_the_suite_image_evaluates_the_oracle_offline(engine, tmp_path):
     shutil.copytree(ROOT / "webrl", checkout / "webrl", ignore=shutil.ignore_patterns("__pycache__"))
     smoke = ROOT / "sites" / "embedded" / "tasks" / "smoke.json"
     (checkout / "smoke.json").write_text(smoke.read_text())
-    run_in_image(engine, "webrl up && webrl eval --tasks smoke.json --policy oracle --out runs/smoke",
-                 volumes={str(checkout): {"bind": "/work", "mode": "rw"}})
+    run_in_image(
+        engine,
+        "webrl up && webrl eval --tasks smoke.json --policy oracle --out runs/smoke",
+        volumes={str(checkout): {"bind": "/work", "mode": "rw"}},
+    )
     summary = json.loads((checkout / "runs" / "smoke" / "summary.json").read_text())
-    assert summary["success_rate"]["Average"] == {"mean": 100.0, "std": 0.0,
-                                                  "episodes": len(json.loads(smoke.read_text()))}
+    assert summary["success_rate"]["Average"] == {
+        "mean": 100.0,
+        "std": 0.0,
+        "episodes": len(json.loads(smoke.read_text())),
+    }
 
 
 def test_the_suite_image_carries_the_hosts_packages(engine):
     """The image's venv is the host's: the same versions of every package (torch, DeepSpeed, transformers...)."""
-    host = subprocess.run([sys.executable, "-m", "pip", "list", "--format=freeze",
-                           "--exclude-editable", "--exclude", "pip"], capture_output=True, text=True, check=True)
+    host = subprocess.run(
+        [sys.executable, "-m", "pip", "list", "--format=freeze", "--exclude-editable", "--exclude", "pip"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     image = run_in_image(engine, "pip list --format=freeze --exclude pip 2>/dev/null")
     host_packages = set(host.stdout.split())
     assert host_packages and set(image.split()) == host_packages | {f"webrl=={version('webrl')}"}
-

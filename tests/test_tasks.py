@@ -43,17 +43,28 @@ def test_all_tasks_load_with_every_evaluator_config(lite, full):
     assert [t.task_id for t in lite] == list(range(165))
     # the counts of WebArena's 812 tasks and WebArena-Lite's 165
     assert Counter(tuple(t.eval.eval_types) for t in full) == {
-        ("string_match",): 325, ("program_html",): 282, ("url_match", "program_html"): 129, ("url_match",): 66,
-        ("string_match", "url_match"): 10}
+        ("string_match",): 325,
+        ("program_html",): 282,
+        ("url_match", "program_html"): 129,
+        ("url_match",): 66,
+        ("string_match", "url_match"): 10,
+    }
     assert Counter(tuple(t.eval.eval_types) for t in lite) == {
-        ("string_match",): 78, ("program_html",): 48, ("url_match", "program_html"): 19, ("url_match",): 18,
-        ("string_match", "url_match"): 2}
+        ("string_match",): 78,
+        ("program_html",): 48,
+        ("url_match", "program_html"): 19,
+        ("url_match",): 18,
+        ("string_match", "url_match"): 2,
+    }
     assert sum(len(t.eval.program_html) for t in full) == 651
     assert sum(1 for t in full if t.eval.reference_answers and t.eval.reference_answers.fuzzy_match == "N/A") == 36
     assert sum(1 for t in full if len(t.eval.reference_urls) > 1) == 7
     assert sum(1 for t in full for p in t.eval.program_html if p.prep_actions) == 10
     assert {p.required_contents.rule for t in lite for p in t.eval.program_html} == {
-        "exact_match", "must_include", "fuzzy_match"}
+        "exact_match",
+        "must_include",
+        "fuzzy_match",
+    }
     assert by_id(lite)[0].old_task_id == 4 and by_id(lite)[164].old_task_id == 811
 
 
@@ -67,24 +78,33 @@ def test_round_trip_keeps_everything(lite, full):
 def test_reference_answer_order_is_kept(lite):
     # must_include before fuzzy_match (Lite 64): the order the evaluators iterate
     assert [k for k, _ in by_id(lite)[64].eval.reference_answers.items()] == ["must_include", "fuzzy_match"]
-    task = Task.model_validate({**json.loads(LITE.read_text())[64],
-                                "eval": {**json.loads(LITE.read_text())[64]["eval"],
-                                         "reference_answers": {"fuzzy_match": "N/A", "must_include": ["x"]}}})
+    task = Task.model_validate(
+        {
+            **json.loads(LITE.read_text())[64],
+            "eval": {
+                **json.loads(LITE.read_text())[64]["eval"],
+                "reference_answers": {"fuzzy_match": "N/A", "must_include": ["x"]},
+            },
+        }
+    )
     assert [k for k, _ in task.eval.reference_answers.items()] == ["fuzzy_match", "must_include"]
 
 
-@pytest.mark.parametrize(("file", "task_id", "needle"), [
-    ("lite", 81, "must_include is a bare string"),
-    ("lite", 51, "fuzzy_match is the list ['N/A']"),
-    ("lite", 91, "fuzzy_match is the list ['N/A']"),
-    ("lite", 94, "' |OR| ' alternatives"),
-    ("lite", 71, "GitLab clone host"),
-    ("lite", 45, "url_match without url_note"),
-    ("lite", 123, "required_contents uses fuzzy_match"),
-    ("full", 386, "' |OR| ' alternatives"),
-    ("full", 296, "GitLab clone host"),
-    ("full", 723, "top-level string_note"),
-])
+@pytest.mark.parametrize(
+    ("file", "task_id", "needle"),
+    [
+        ("lite", 81, "must_include is a bare string"),
+        ("lite", 51, "fuzzy_match is the list ['N/A']"),
+        ("lite", 91, "fuzzy_match is the list ['N/A']"),
+        ("lite", 94, "' |OR| ' alternatives"),
+        ("lite", 71, "GitLab clone host"),
+        ("lite", 45, "url_match without url_note"),
+        ("lite", 123, "required_contents uses fuzzy_match"),
+        ("full", 386, "' |OR| ' alternatives"),
+        ("full", 296, "GitLab clone host"),
+        ("full", 723, "top-level string_note"),
+    ],
+)
 def test_quirks_give_warnings(lite, full, file, task_id, needle):
     task = by_id(lite if file == "lite" else full)[task_id]
     assert any(needle in w for w in task.warnings), task.warnings
@@ -112,9 +132,15 @@ def test_helpers_start_urls_and_reference_urls(full):
     assert by_id(full)[0].start_urls == [by_id(full)[0].start_url]
 
 
-URLS = {"shopping": "http://127.0.0.1:7770", "shopping_admin": "http://127.0.0.1:7780/admin",
-        "reddit": "http://127.0.0.1:9999", "gitlab": "http://127.0.0.1:8023", "map": "http://127.0.0.1:3000",
-        "wikipedia": "http://127.0.0.1:8888", "homepage": "http://127.0.0.1:4399/"}
+URLS = {
+    "shopping": "http://127.0.0.1:7770",
+    "shopping_admin": "http://127.0.0.1:7780/admin",
+    "reddit": "http://127.0.0.1:9999",
+    "gitlab": "http://127.0.0.1:8023",
+    "map": "http://127.0.0.1:3000",
+    "wikipedia": "http://127.0.0.1:8888",
+    "homepage": "http://127.0.0.1:4399/",
+}
 
 
 def test_substitution_everywhere(lite, full):
@@ -133,8 +159,12 @@ def test_substitution_everywhere(lite, full):
     assert "__SHOPPING_ADMIN__" in partial.start_url
     assert any("no URL for the placeholder __SHOPPING_ADMIN__" in w for w in partial.warnings)
     # the homepage URL's trailing slash is not doubled
-    assert substitute(Task.model_validate({**json.loads(LITE.read_text())[0], "start_url": "__HOMEPAGE__/x"}),
-                      URLS).start_url == "http://127.0.0.1:4399/x"
+    assert (
+        substitute(
+            Task.model_validate({**json.loads(LITE.read_text())[0], "start_url": "__HOMEPAGE__/x"}), URLS
+        ).start_url
+        == "http://127.0.0.1:4399/x"
+    )
 
 
 def write(path: Path, data) -> Path:
@@ -146,30 +176,47 @@ def lite_raw(i: int) -> dict:
     return json.loads(LITE.read_text())[i]
 
 
-@pytest.mark.parametrize(("mutate", "message"), [
-    (lambda t: t.pop("intent"), "task 17: field 'intent': Field required"),
-    (lambda t: t.update(start_url=5), "task 17: field 'start_url': Input should be a valid string"),
-    (lambda t: t["eval"].pop("eval_types"), "task 17: field 'eval.eval_types': Field required"),
-    (lambda t: t["eval"].update(eval_types=["program_html"], program_html=[{"url": "last", "required_contents":
-                                                                           {"exact_match": "x"}}]),
-     "task 17: field 'eval.program_html[0].locator': Field required"),
-    (lambda t: t["eval"]["reference_answers"].update(must_include=[1, 2]),
-     "task 17: field 'eval.reference_answers.must_include': item 0: Input should be a valid string"),
-    # an unknown placeholder or site failed only in the browser (an env_error the score left out)
-    (lambda t: t.update(start_url="__SHOPING__/x"), "task 17: field 'start_url': unknown placeholder __SHOPING__"),
-    (lambda t: t.update(start_url="__GITLAB__ |AND| shop/x"),
-     "task 17: field 'start_url': 'shop/x' is neither a site placeholder"),
-    (lambda t: t.update(sites=["gitlab", "shoping"]), "task 17: field 'sites': unknown site 'shoping'"),
-    # a misspelt placeholder in a URL the evaluator compares was never substituted: the task scored 0, unexplained
-    (lambda t: t.update(start_url="__GITLAB__/x?next=__SHOPPPING__/y"),
-     "task 17: field 'start_url': unknown placeholder __SHOPPPING__"),
-    (lambda t: t["eval"].update(eval_types=["url_match"], reference_url="__GITLAB__/a |OR| __SHOPPPING__/b"),
-     "task 17: field 'eval.reference_url': unknown placeholder __SHOPPPING__"),
-    (lambda t: t["eval"].update(url_note="__SHOPPPING__"), "task 17: field 'eval.url_note': unknown placeholder"),
-    (lambda t: t["eval"].update(program_html=[{"url": "__SHOPPPING__/x", "locator": "",
-                                               "required_contents": {"exact_match": "x"}}]),
-     "task 17: field 'eval.program_html[0].url': unknown placeholder __SHOPPPING__"),
-])
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda t: t.pop("intent"), "task 17: field 'intent': Field required"),
+        (lambda t: t.update(start_url=5), "task 17: field 'start_url': Input should be a valid string"),
+        (lambda t: t["eval"].pop("eval_types"), "task 17: field 'eval.eval_types': Field required"),
+        (
+            lambda t: t["eval"].update(
+                eval_types=["program_html"], program_html=[{"url": "last", "required_contents": {"exact_match": "x"}}]
+            ),
+            "task 17: field 'eval.program_html[0].locator': Field required",
+        ),
+        (
+            lambda t: t["eval"]["reference_answers"].update(must_include=[1, 2]),
+            "task 17: field 'eval.reference_answers.must_include': item 0: Input should be a valid string",
+        ),
+        # an unknown placeholder or site failed only in the browser (an env_error the score left out)
+        (lambda t: t.update(start_url="__SHOPING__/x"), "task 17: field 'start_url': unknown placeholder __SHOPING__"),
+        (
+            lambda t: t.update(start_url="__GITLAB__ |AND| shop/x"),
+            "task 17: field 'start_url': 'shop/x' is neither a site placeholder",
+        ),
+        (lambda t: t.update(sites=["gitlab", "shoping"]), "task 17: field 'sites': unknown site 'shoping'"),
+        # a misspelt placeholder in a URL the evaluator compares was never substituted: the task scored 0, unexplained
+        (
+            lambda t: t.update(start_url="__GITLAB__/x?next=__SHOPPPING__/y"),
+            "task 17: field 'start_url': unknown placeholder __SHOPPPING__",
+        ),
+        (
+            lambda t: t["eval"].update(eval_types=["url_match"], reference_url="__GITLAB__/a |OR| __SHOPPPING__/b"),
+            "task 17: field 'eval.reference_url': unknown placeholder __SHOPPPING__",
+        ),
+        (lambda t: t["eval"].update(url_note="__SHOPPPING__"), "task 17: field 'eval.url_note': unknown placeholder"),
+        (
+            lambda t: t["eval"].update(
+                program_html=[{"url": "__SHOPPPING__/x", "locator": "", "required_contents": {"exact_match": "x"}}]
+            ),
+            "task 17: field 'eval.program_html[0].url': unknown placeholder __SHOPPPING__",
+        ),
+    ],
+)
 def test_bad_files_name_file_task_and_field(tmp_path, mutate, message):
     raw = lite_raw(17)
     raw["eval"]["reference_answers"] = raw["eval"]["reference_answers"] or {"exact_match": "x"}
@@ -181,26 +228,42 @@ def test_bad_files_name_file_task_and_field(tmp_path, mutate, message):
     assert str(err.value).startswith(f"{path}: ") and message in str(err.value), str(err.value)
 
 
-@pytest.mark.parametrize(("mutate", "needle"), [
-    # eval blocks the originals only reject when they evaluate them: the file loads, the task carries a warning
-    # (and the evaluators give that task its mode's outcome: tests/evaluators/test_malformed.py)
-    (lambda t: t["eval"].update(eval_types=["string_match", "image_match"]),
-     "eval_types has 'image_match', which no evaluator here knows"),
-    (lambda t: t["eval"].update(eval_types=[]), "eval_types is empty: every mode scores the task 1.0"),
-    (lambda t: t["eval"].update(eval_types=["url_match"], reference_url="http://x/a", url_note="SOMETIMES"),
-     "url_note is 'SOMETIMES', neither 'GOLD in PRED' nor 'EXACT'"),
-    (lambda t: t["eval"].update(eval_types=["url_match"], reference_url="http://x/a", url_note=None),
-     "url_note is None"),
-    (lambda t: t["eval"].update(eval_types=["url_match"], reference_url=None, url_note="GOLD in PRED"),
-     "url_match but reference_url is null"),
-    (lambda t: t["eval"].update(reference_answers=None), "string_match but reference_answers is null"),
-    (lambda t: t["eval"].update(reference_answers={"must_include": "x"}), "must_include is a bare string ('x')"),
-    (lambda t: t["eval"].update(reference_answers={"fuzzy_match": "N/A"}, string_note=None),
-     "fuzzy_match 'N/A' without eval.string_note"),
-    (lambda t: t["eval"].update(eval_types=["program_html"],
-                                program_html=[{"url": "last", "locator": "", "required_contents": {}}]),
-     "program_html[0].required_contents has none of exact_match"),
-])
+@pytest.mark.parametrize(
+    ("mutate", "needle"),
+    [
+        # eval blocks the originals only reject when they evaluate them: the file loads, the task carries a warning
+        # (and the evaluators give that task its mode's outcome: tests/evaluators/test_malformed.py)
+        (
+            lambda t: t["eval"].update(eval_types=["string_match", "image_match"]),
+            "eval_types has 'image_match', which no evaluator here knows",
+        ),
+        (lambda t: t["eval"].update(eval_types=[]), "eval_types is empty: every mode scores the task 1.0"),
+        (
+            lambda t: t["eval"].update(eval_types=["url_match"], reference_url="http://x/a", url_note="SOMETIMES"),
+            "url_note is 'SOMETIMES', neither 'GOLD in PRED' nor 'EXACT'",
+        ),
+        (
+            lambda t: t["eval"].update(eval_types=["url_match"], reference_url="http://x/a", url_note=None),
+            "url_note is None",
+        ),
+        (
+            lambda t: t["eval"].update(eval_types=["url_match"], reference_url=None, url_note="GOLD in PRED"),
+            "url_match but reference_url is null",
+        ),
+        (lambda t: t["eval"].update(reference_answers=None), "string_match but reference_answers is null"),
+        (lambda t: t["eval"].update(reference_answers={"must_include": "x"}), "must_include is a bare string ('x')"),
+        (
+            lambda t: t["eval"].update(reference_answers={"fuzzy_match": "N/A"}, string_note=None),
+            "fuzzy_match 'N/A' without eval.string_note",
+        ),
+        (
+            lambda t: t["eval"].update(
+                eval_types=["program_html"], program_html=[{"url": "last", "locator": "", "required_contents": {}}]
+            ),
+            "program_html[0].required_contents has none of exact_match",
+        ),
+    ],
+)
 def test_malformed_eval_blocks_load_with_a_warning(tmp_path, mutate, needle):
     raw = lite_raw(17)
     raw["eval"]["reference_answers"] = raw["eval"]["reference_answers"] or {"exact_match": "x"}
@@ -236,8 +299,13 @@ def test_folder_of_task_files(tmp_path):
     folder.mkdir()
     for i in (10, 2, 1):
         write(folder / f"{i}.json", lite_raw(i))
-    write(folder / "extra.json", [lite_raw(3), {**lite_raw(4), "cheat": ["click [12]", "stop [done]"],
-                                                "split": "train", "tier": 1, "source": "ours"}])
+    write(
+        folder / "extra.json",
+        [
+            lite_raw(3),
+            {**lite_raw(4), "cheat": ["click [12]", "stop [done]"], "split": "train", "tier": 1, "source": "ours"},
+        ],
+    )
     (folder / "notes.txt").write_text("ignored")
     tasks = load_tasks(folder)
     assert [t.task_id for t in tasks] == [1, 2, 10, 3, 4]
@@ -270,8 +338,11 @@ def test_a_distribution_with_another_file_is_refused(tmp_path, monkeypatch):
             return tmp_path / path
 
     monkeypatch.setattr(load_module.importlib.metadata, "distribution", lambda name: Distribution())
-    with pytest.raises(UsageError, match=r"md5 d751713988987e9331980363e24189ce is not the pinned fbeb3b6e.*"
-                                         r"pip install --no-deps browsergym-webarenalite==0.14.3"):
+    with pytest.raises(
+        UsageError,
+        match=r"md5 d751713988987e9331980363e24189ce is not the pinned fbeb3b6e.*"
+        r"pip install --no-deps browsergym-webarenalite==0.14.3",
+    ):
         resolve_task_set("webarena-lite", tmp_path)
 
 

@@ -31,8 +31,11 @@ CHROMIUM_ARGS = [
 HEADLESS_ARGS = ["--font-render-hinting=slight"]  # as the full browser under Debian's fontconfig (see above)
 SYSTEM_CHROMIUM = ("chromium", "chromium-browser", "google-chrome")
 # The binary itself first: Debian's /usr/bin/chromium-headless-shell is a shell script that does not exec it.
-SYSTEM_HEADLESS_SHELL = ("/usr/lib/chromium/chromium-headless-shell", "chromium-headless-shell",
-                         "chrome-headless-shell")
+SYSTEM_HEADLESS_SHELL = (
+    "/usr/lib/chromium/chromium-headless-shell",
+    "chromium-headless-shell",
+    "chrome-headless-shell",
+)
 
 
 def chromium_executable(playwright, headless: bool = True) -> str | None:
@@ -53,6 +56,7 @@ def chromium_executable(playwright, headless: bool = True) -> str | None:
 def launch_chromium(playwright, headless: bool = True):
     """A Browser from a sync Playwright; with an async Playwright, an awaitable of one."""
     return playwright.chromium.launch(
-        executable_path=chromium_executable(playwright, headless), headless=headless,
+        executable_path=chromium_executable(playwright, headless),
+        headless=headless,
         args=CHROMIUM_ARGS + (HEADLESS_ARGS if headless else []),
     )

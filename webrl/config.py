@@ -68,20 +68,28 @@ class SitePorts(_Model):
 class SitesConfig(_Model):
     backend: Literal["embedded", "docker"] = Field("embedded", description="Where the sites come from.")
     images: Literal["embedded", "webarena"] | None = Field(
-        None, description="Docker backend: the image set `up` starts, embedded (our image of the embedded sites) or "
-        "webarena (the real sites) [default: the running one's, else webarena].")
+        None,
+        description="Docker backend: the image set `up` starts, embedded (our image of the embedded sites) or "
+        "webarena (the real sites) [default: the running one's, else webarena].",
+    )
     reset: Literal["recreate", "restore"] = Field(
-        "recreate", description="Docker backend: how a dirty site is reset, by recreating its container from the "
-        "snapshot (any image) or by restoring its database in place (the embedded image: milliseconds).")
+        "recreate",
+        description="Docker backend: how a dirty site is reset, by recreating its container from the "
+        "snapshot (any image) or by restoring its database in place (the embedded image: milliseconds).",
+    )
     reset_when: Literal["writes", "episode"] = Field(
-        "writes", description="Docker backend, real images (the embedded sites reset when their database changed): "
+        "writes",
+        description="Docker backend, real images (the embedded sites reset when their database changed): "
         "writes: before a task that writes (program_html, require_reset) on a site that such a task used since its "
-        "reset; tasks that only read share it, as in WebArena's runs. episode: before every episode after the first.")
+        "reset; tasks that only read share it, as in WebArena's runs. episode: before every episode after the first.",
+    )
     sites: list[str] | None = Field(None, description="Sites to start; default: all the backend has.")
     host: str = Field("127.0.0.1", description="Address the sites bind to.")
     public_host: str | None = Field(
-        None, description="Docker backend: the host name in the sites' URLs and configured base URLs, for a browser "
-        "on another machine (WebArena's <your-server-hostname>) [default: the bind address; 127.0.0.1 for 0.0.0.0].")
+        None,
+        description="Docker backend: the host name in the sites' URLs and configured base URLs, for a browser "
+        "on another machine (WebArena's <your-server-hostname>) [default: the bind address; 127.0.0.1 for 0.0.0.0].",
+    )
     seed: int = Field(0, ge=0, description="Seed of the embedded sites' data.")
     ports: SitePorts = Field(default_factory=SitePorts, description="Ports of instance 0.")
     control_port: int = Field(7700, ge=1, le=65535, description="Loopback control API of instance 0.")
@@ -105,11 +113,17 @@ class SitesConfig(_Model):
             for name, base in bases.items():
                 port, what = instance_port(base, k), f"{name} instance {k}"
                 if port > 65535:
-                    raise PydanticCustomError("ports", f"{instances} instances need port {port} ({what}), beyond "
-                                              "65535; run fewer instances or move the ports lower")
+                    raise PydanticCustomError(
+                        "ports",
+                        f"{instances} instances need port {port} ({what}), beyond "
+                        "65535; run fewer instances or move the ports lower",
+                    )
                 if port in owner:
-                    raise PydanticCustomError("ports", f"{instances} instances need port {port} twice ({owner[port]}"
-                                              f" and {what}); choose other ports for instance 0")
+                    raise PydanticCustomError(
+                        "ports",
+                        f"{instances} instances need port {port} twice ({owner[port]}"
+                        f" and {what}); choose other ports for instance 0",
+                    )
                 owner[port] = what
         return instances
 
@@ -126,8 +140,9 @@ class Config(_Model):
         description="Pid files, logs, databases and snapshots.",
     )
     sites: SitesConfig = Field(default_factory=SitesConfig)
-    train: dict[str, Any] = Field(default_factory=dict, description="`webrl train` settings (its options, "
-                                  "checked there): defaults for every run.")
+    train: dict[str, Any] = Field(
+        default_factory=dict, description="`webrl train` settings (its options, checked there): defaults for every run."
+    )
 
 
 def load_config(path: Path | None = None, flags: dict[str, Any] | None = None, environ=os.environ) -> Config:
@@ -153,7 +168,7 @@ def load_config(path: Path | None = None, flags: dict[str, Any] | None = None, e
             put(keys, value, f"config file {path}")
     for name, value in environ.items():
         if name.startswith("WEBRL_") and name not in PROCESS_VARIABLES:
-            keys = tuple(name[len("WEBRL_"):].lower().split("__"))
+            keys = tuple(name[len("WEBRL_") :].lower().split("__"))
             put(keys, _env_value(value), f"environment variable {name}")
     for dotted, value in (flags or {}).items():
         if value is not None:
@@ -178,8 +193,9 @@ def _read_config_file(path: Path) -> dict[str, Any]:
     except (tomllib.TOMLDecodeError, yaml.YAMLError) as err:
         mark = getattr(err, "problem_mark", None)  # YAML's: where it went wrong (TOML's message says so itself)
         where = f"{err.problem} at line {mark.line + 1} column {mark.column + 1}" if mark else str(err).splitlines()[0]
-        raise UsageError(f"config file {path}: not valid {'TOML' if path.suffix == '.toml' else 'YAML'}: "
-                         f"{where}") from None
+        raise UsageError(
+            f"config file {path}: not valid {'TOML' if path.suffix == '.toml' else 'YAML'}: {where}"
+        ) from None
     if data is None:
         return {}
     if not isinstance(data, dict):

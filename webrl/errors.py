@@ -18,7 +18,7 @@ class UsageError(WebrlError):
 
 
 def unknown_form(what: str, forms: tuple[str, ...]) -> UsageError:
-    """"unknown <what>; valid forms: A, B, C" on one line: each form's syntax, the first word of its line in
+    """ "unknown <what>; valid forms: A, B, C" on one line: each form's syntax, the first word of its line in
     `forms` (the option's --help explains them)."""
     return UsageError(f"unknown {what}; valid forms: {', '.join(form.split()[0] for form in forms)}")
 

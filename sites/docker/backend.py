@@ -59,7 +59,8 @@ class DockerBackend:
     def plan(self) -> DockerPlan:
         running = self.running()
         return IMAGE_SETS[self.images or (running.images if running else "webarena")].make_plan(
-            self.config.sites, self.owner)
+            self.config.sites, self.owner
+        )
 
     def running(self) -> DockerPlan | None:
         """The plan `up` brought up, or None (also while an `up` is starting it). Containers that died since are
@@ -73,8 +74,10 @@ class DockerBackend:
     def _running_image_set(self) -> ImageSet:
         state = self.files.read_or_fail()
         if state.phase == "starting":
-            raise UsageError("the docker sites are still starting, or the `webrl up` that started them was killed "
-                             "(then run it again)")
+            raise UsageError(
+                "the docker sites are still starting, or the `webrl up` that started them was killed "
+                "(then run it again)"
+            )
         return self._image_set(state.plan)
 
     # -- SiteBackend ----------------------------------------------------------------------------
@@ -110,8 +113,10 @@ class DockerBackend:
             return False
         current = state.plan
         if current.model_dump(exclude={"site_images"}) != plan.model_dump(exclude={"site_images"}):
-            raise UsageError(f"other docker sites are already running ({current.images} images: "
-                             f"{', '.join(current.sites)}, {current.instances} instance(s)); run `webrl down` first")
+            raise UsageError(
+                f"other docker sites are already running ({current.images} images: "
+                f"{', '.join(current.sites)}, {current.instances} instance(s)); run `webrl down` first"
+            )
         images = self._image_set(current)
         if any(self._snapshot(images, unit) is None for unit in images.units()):
             return False
@@ -140,15 +145,25 @@ class DockerBackend:
                 url = state.plan.site_url(site, unit.instance)
                 row = rows.get(site, {})
                 # The later of the container's own database restore and its last recreation.
-                resets = [(datetime.fromisoformat(row["last_reset"]), row.get("last_reset_ms"))] \
-                    if row.get("last_reset") else []
+                resets = (
+                    [(datetime.fromisoformat(row["last_reset"]), row.get("last_reset_ms"))]
+                    if row.get("last_reset")
+                    else []
+                )
                 if unit.key in state.last_reset:
                     resets.append((state.last_reset[unit.key], state.reset_ms.get(unit.key)))
                 when, took = max(resets, key=lambda r: r[0]) if resets else (None, None)
-                out.append(SiteStatus(
-                    site=site, instance=unit.instance, url=url, healthy=answers(url),
-                    writes_since_reset=row.get("writes_since_reset"), last_reset=when, last_reset_ms=took,
-                ))
+                out.append(
+                    SiteStatus(
+                        site=site,
+                        instance=unit.instance,
+                        url=url,
+                        healthy=answers(url),
+                        writes_since_reset=row.get("writes_since_reset"),
+                        last_reset=when,
+                        last_reset_ms=took,
+                    )
+                )
         return out
 
     def urls(self, instance: int) -> dict[str, str]:
@@ -161,12 +176,18 @@ class DockerBackend:
         for unit in dead:
             self._recreate(images, unit)
         if dead:
-            raise SiteDown(f"the container of {', '.join(u.label for u in dead)} (instance {instance}) "
-                           f"had stopped; it was recreated from its snapshot")
+            raise SiteDown(
+                f"the container of {', '.join(u.label for u in dead)} (instance {instance}) "
+                f"had stopped; it was recreated from its snapshot"
+            )
         return {site: images.plan.site_url(site, instance) for site in images.plan.sites}
 
-    def reset(self, sites: list[str] | None = None, instance: int | None = None,
-              how: Literal["recreate", "restore"] | None = None) -> list[ResetResult]:
+    def reset(
+        self,
+        sites: list[str] | None = None,
+        instance: int | None = None,
+        how: Literal["recreate", "restore"] | None = None,
+    ) -> list[ResetResult]:
         """Recreate the containers serving `sites` from their snapshots, or restore the embedded sites' databases
         in place through the control API (`how="restore"`); default: the `sites.reset` setting."""
         how = how or self.config.sites.reset
@@ -235,16 +256,13 @@ class DockerBackend:
 
     def _snapshot(self, images: ImageSet, unit: Unit) -> str | None:
         """The unit's snapshot image, if one exists and was made from the current base image."""
-        return self.containers.snapshot(images.plan, images.snapshot_key(unit),
-                                        images.plan.site_images[unit.sites[0]])
+        return self.containers.snapshot(images.plan, images.snapshot_key(unit), images.plan.site_images[unit.sites[0]])
 
-    def _recreate(self, images: ImageSet, unit: Unit, handed_out: bool = False,
-                  on_step=None) -> list[ResetResult]:
+    def _recreate(self, images: ImageSet, unit: Unit, handed_out: bool = False, on_step=None) -> list[ResetResult]:
         """Replace the unit's container with a fresh one from its snapshot and wait until it is healthy."""
         snapshot = self._snapshot(images, unit)
         if snapshot is None:
-            raise UsageError(f"the snapshot of {unit.what} is gone; run `webrl down` and `webrl up` to make it "
-                             f"again")
+            raise UsageError(f"the snapshot of {unit.what} is gone; run `webrl down` and `webrl up` to make it again")
         start = time.perf_counter()
         old = self.containers.get(unit)
         if old is not None:

@@ -22,9 +22,17 @@ GITLAB_PG_LOG = "/var/log/gitlab/postgresql/current"
 GITLAB_BIN = "/opt/gitlab/embedded/bin"
 # VAB's refresh script puts these (not all) of the shop's indexers on schedule, "to disable re-indexing of products".
 MAGENTO_SCHEDULED_INDEXERS = (
-    "catalogrule_product", "catalogrule_rule", "catalogsearch_fulltext", "catalog_category_product", "customer_grid",
-    "design_config_grid", "inventory", "catalog_product_category", "catalog_product_attribute",
-    "catalog_product_price", "cataloginventory_stock",
+    "catalogrule_product",
+    "catalogrule_rule",
+    "catalogsearch_fulltext",
+    "catalog_category_product",
+    "customer_grid",
+    "design_config_grid",
+    "inventory",
+    "catalog_product_category",
+    "catalog_product_attribute",
+    "catalog_product_price",
+    "cataloginventory_stock",
 )
 
 
@@ -43,16 +51,20 @@ def configure_commands(site: str, base_url: str) -> list[Command]:
     match site:
         case "shopping":
             return _magento(base_url) + [
-                Command("set Magento's indexers to schedule", (MAGENTO, "indexer:set-mode", "schedule",
-                                                               *MAGENTO_SCHEDULED_INDEXERS)),
+                Command(
+                    "set Magento's indexers to schedule",
+                    (MAGENTO, "indexer:set-mode", "schedule", *MAGENTO_SCHEDULED_INDEXERS),
+                ),
                 _flush(),
             ]
         case "shopping_admin":
             return _magento(base_url) + [
-                Command("stop forcing a password change", (MAGENTO, "config:set",
-                                                           "admin/security/password_is_forced", "0")),
-                Command("stop expiring the admin password", (MAGENTO, "config:set",
-                                                             "admin/security/password_lifetime", "0")),
+                Command(
+                    "stop forcing a password change", (MAGENTO, "config:set", "admin/security/password_is_forced", "0")
+                ),
+                Command(
+                    "stop expiring the admin password", (MAGENTO, "config:set", "admin/security/password_lifetime", "0")
+                ),
                 _flush(),
             ]
         case "reddit":
@@ -83,8 +95,10 @@ def _postmill() -> list[Command]:
         Command("clear Postmill's cache", ("php", f"{POSTMILL}/bin/console", "cache:clear", "--env=prod")),
         # The cache was rebuilt as root: give it back to the owner of var/ (the web server's user), or PHP cannot
         # write it.
-        Command("give Postmill's cache back to its user", ("chown", "-R", f"--reference={POSTMILL}/var",
-                                                           f"{POSTMILL}/var/cache")),
+        Command(
+            "give Postmill's cache back to its user",
+            ("chown", "-R", f"--reference={POSTMILL}/var", f"{POSTMILL}/var/cache"),
+        ),
     ]
 
 
@@ -92,12 +106,15 @@ def _gitlab(base_url: str) -> list[Command]:
     # nginx listens on the port of external_url unless told otherwise: pinned to 8023, the URL can carry the host
     # port (instance k, a custom port) while the container port stays the one the host port is mapped to.
     settings = {"nginx['listen_port']": WEBARENA["gitlab"].port, "puma['worker_processes']": GITLAB_PUMA_WORKERS}
-    edits = [Command("set GitLab's external URL", ("sed", "-i", f"s|^external_url.*|external_url '{base_url}'|",
-                                                   GITLAB_RB))]
+    edits = [
+        Command("set GitLab's external URL", ("sed", "-i", f"s|^external_url.*|external_url '{base_url}'|", GITLAB_RB))
+    ]
     for key, value in settings.items():
         pattern = key.replace("[", "\\[").replace("]", "\\]")
-        edits += [Command(f"drop a {key} setting", ("sed", "-i", f"/^{pattern}/d", GITLAB_RB)),
-                  Command(f"set {key}", ("sh", "-c", f'echo "{key} = {value}" >> {GITLAB_RB}'))]
+        edits += [
+            Command(f"drop a {key} setting", ("sed", "-i", f"/^{pattern}/d", GITLAB_RB)),
+            Command(f"set {key}", ("sh", "-c", f'echo "{key} = {value}" >> {GITLAB_RB}')),
+        ]
     return edits + [Command("reconfigure GitLab (minutes)", ("gitlab-ctl", "reconfigure"))]
 
 
@@ -118,8 +135,10 @@ def gitlab_recovery_commands() -> list[Command]:
     return [
         Command("remove PostgreSQL's stale pid file", ("rm", "-f", f"{GITLAB_PG_DATA}/postmaster.pid")),
         # As the database's owner, not root (webarena PR #233).
-        Command("reset PostgreSQL's write-ahead log", (f"{GITLAB_BIN}/pg_resetwal", "-f", GITLAB_PG_DATA),
-                user="gitlab-psql"),
+        Command(
+            "reset PostgreSQL's write-ahead log",
+            (f"{GITLAB_BIN}/pg_resetwal", "-f", GITLAB_PG_DATA),
+            user="gitlab-psql",
+        ),
         Command("restart GitLab's services", ("gitlab-ctl", "restart")),
     ]
-

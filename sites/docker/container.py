@@ -43,8 +43,10 @@ class ContainerBackend(EmbeddedBackend):
 
 def main() -> None:
     if not os.environ.get(TOKEN_ENV):
-        raise SystemExit(f"{TOKEN_ENV} is not set: this command runs inside the image started by "
-                         f"`webrl up --backend docker --images embedded`")
+        raise SystemExit(
+            f"{TOKEN_ENV} is not set: this command runs inside the image started by "
+            f"`webrl up --backend docker --images embedded`"
+        )
     backend = ContainerBackend(load_config())
     # A container started from a snapshot image carries the record of the server that ran when it was committed.
     backend.paths.server.unlink(missing_ok=True)

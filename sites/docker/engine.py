@@ -20,8 +20,10 @@ from webrl.netutil import port_free, port_owner
 # of many GB take minutes (a 155 GB tarball, a 30 GB writable layer), so those wait hours instead.
 QUERY_TIMEOUT_S = 60
 LONG_TIMEOUT_S = 6 * 3600
-ENGINE_FIX = ("start it (as root: `dockerd &`, or `systemctl start docker`; scripts/install-docker.sh installs "
-              "and starts one), or point DOCKER_HOST at a running engine")
+ENGINE_FIX = (
+    "start it (as root: `dockerd &`, or `systemctl start docker`; scripts/install-docker.sh installs "
+    "and starts one), or point DOCKER_HOST at a running engine"
+)
 GB = 1e9
 
 
@@ -34,20 +36,24 @@ def connect(timeout: float = QUERY_TIMEOUT_S) -> docker.DockerClient:
         client.ping()
     except DockerException as err:
         if "Permission denied" in str(err):
-            raise UsageError(f"the Docker engine at {where} refused this user: add it to the `docker` group "
-                             f"(then log in again) or run as root") from None
+            raise UsageError(
+                f"the Docker engine at {where} refused this user: add it to the `docker` group "
+                f"(then log in again) or run as root"
+            ) from None
         raise UsageError(f"the Docker engine is not reachable at {where}: {ENGINE_FIX}") from None
     except RequestException as err:  # a connection error after the SDK had the API version already
-        raise UsageError(f"the Docker engine is not reachable at {where} ({type(err).__name__}): "
-                         f"{ENGINE_FIX}") from None
+        raise UsageError(
+            f"the Docker engine is not reachable at {where} ({type(err).__name__}): {ENGINE_FIX}"
+        ) from None
     return client
 
 
 LAYER_DONE = ("Download complete", "Already exists", "Pull complete")
 
 
-def pull(client: docker.DockerClient, image: str, on_progress: Callable[[int, int], None] = lambda done, total: None
-         ) -> None:
+def pull(
+    client: docker.DockerClient, image: str, on_progress: Callable[[int, int], None] = lambda done, total: None
+) -> None:
     """Pull `image` from its registry, calling `on_progress(bytes downloaded, bytes known so far)` summed over its
     layers; a failure (no registry reachable, no such image) is one WebrlError naming the image."""
     name, _, tag = image.rpartition(":") if ":" in image.rsplit("/", 1)[-1] else (image, "", "latest")
@@ -66,8 +72,9 @@ def pull(client: docker.DockerClient, image: str, on_progress: Callable[[int, in
         raise WebrlError(f"cannot pull {image}: {err.explanation or err}") from None
 
 
-def load(client: docker.DockerClient, data, on_progress: Callable[[int, int], None] = lambda done, total: None
-         ) -> list[str]:
+def load(
+    client: docker.DockerClient, data, on_progress: Callable[[int, int], None] = lambda done, total: None
+) -> list[str]:
     """Load an image tarball (`data`, a file object; `client` should wait hours) and return the names loaded,
     calling `on_progress(bytes unpacked, bytes known so far)` summed over the layers as the engine unpacks them.
     Asked with quiet=False: otherwise the engine says nothing for the minutes a 100 GB tarball takes. A failure is
@@ -105,15 +112,19 @@ def check_resources(client: docker.DockerClient, needs: list[Need]) -> None:
     total_memory = info.get("MemTotal", 0) / GB
     memory = sum(n.memory_gb for n in needs)
     if total_memory and memory > total_memory:
-        raise UsageError(f"the chosen sites need {memory:.1f} GB of memory ({_itemise(needs, 'memory_gb')}) but the "
-                         f"Docker engine has {total_memory:.1f} GB; choose fewer --sites or --instances")
+        raise UsageError(
+            f"the chosen sites need {memory:.1f} GB of memory ({_itemise(needs, 'memory_gb')}) but the "
+            f"Docker engine has {total_memory:.1f} GB; choose fewer --sites or --instances"
+        )
     root = info.get("DockerRootDir", "")
     if os.path.isdir(root):  # a local engine: its disk is this machine's
         free = shutil.disk_usage(root).free / GB
         disk = sum(n.disk_gb for n in needs)
         if disk > free:
-            raise UsageError(f"the chosen sites need {disk:.1f} GB of disk ({_itemise(needs, 'disk_gb')}) but "
-                             f"{root} has {free:.1f} GB free; free some space or choose fewer --sites or --instances")
+            raise UsageError(
+                f"the chosen sites need {disk:.1f} GB of disk ({_itemise(needs, 'disk_gb')}) but "
+                f"{root} has {free:.1f} GB free; free some space or choose fewer --sites or --instances"
+            )
 
 
 def _itemise(needs: list[Need], field: str) -> str:
@@ -125,8 +136,10 @@ def check_ports(client: docker.DockerClient, ports: list[tuple[str, int, str]]) 
     for host, port, what in ports:
         if not port_free(host, port):
             owner = _container_on(client, port) or port_owner(port) or "another process"
-            raise UsageError(f"port {port} ({what}) is already in use by {owner}; stop it, or move the sites "
-                             f"with a config file (sites.ports) or WEBRL_SITES__PORTS__<SITE>")
+            raise UsageError(
+                f"port {port} ({what}) is already in use by {owner}; stop it, or move the sites "
+                f"with a config file (sites.ports) or WEBRL_SITES__PORTS__<SITE>"
+            )
 
 
 def _container_on(client: docker.DockerClient, port: int) -> str | None:

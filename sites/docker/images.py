@@ -16,8 +16,18 @@ EMBEDDED_BUILD = "sudo scripts/install-docker.sh"  # builds the engine, the base
 
 # What the embedded sites import besides webrl itself: the image installs webrl with --no-deps plus these, so it
 # carries no torch, Playwright or DeepSpeed. Their version ranges come from webrl's own metadata.
-SITES_RUNTIME = ("pydantic", "pyyaml", "platformdirs", "starlette", "uvicorn", "jinja2", "python-multipart",
-                 "faker", "networkx", "markdown-it-py")
+SITES_RUNTIME = (
+    "pydantic",
+    "pyyaml",
+    "platformdirs",
+    "starlette",
+    "uvicorn",
+    "jinja2",
+    "python-multipart",
+    "faker",
+    "networkx",
+    "markdown-it-py",
+)
 
 # One instance of the embedded image (all six sites in one process) and one of its containers' writable layer.
 EMBEDDED_MEMORY_GB = 1.0
@@ -68,8 +78,10 @@ class WebArenaImage:
         """The way around the registry: download the original tarball and load it (None: there is none)."""
         if not self.original:
             return None
-        return (f"download {self.tarball} ({self.original_disk_gb:g} GB, {ORIGINALS_URL}/{self.tarball}) and run "
-                f"`webrl images load {self.tarball}`")
+        return (
+            f"download {self.tarball} ({self.original_disk_gb:g} GB, {ORIGINALS_URL}/{self.tarball}) and run "
+            f"`webrl images load {self.tarball}`"
+        )
 
     def how_to_get(self) -> str:
         """The exact commands that make the image available."""
@@ -78,34 +90,92 @@ class WebArenaImage:
 
 
 GL_OPT = "/opt/gitlab"
-WEBARENA: dict[str, WebArenaImage] = {image.site: image for image in (
-    WebArenaImage("shopping", verified_image("shopping"), "shopping_final_0712", 80, "/",
-                  memory_gb=6, disk_gb=13.3, original_disk_gb=117, startup_s=300),
-    WebArenaImage("shopping_admin", verified_image("shopping_admin"), "shopping_admin_final_0719", 80,
-                  "/admin", memory_gb=4, disk_gb=2.9, original_disk_gb=19.9, startup_s=300),
-    WebArenaImage("reddit", verified_image("reddit"), "postmill-populated-exposed-withimg", 80, "/",
-                  memory_gb=2, disk_gb=8.41, original_disk_gb=107, startup_s=180),
-    # The verified image's entrypoint would reconfigure GitLab (minutes) at every start whose external URL is not
-    # its baked-in one, and move nginx to that URL's port: switched off, as the configuration does it once.
-    WebArenaImage("gitlab", verified_image("gitlab"), "gitlab-populated-final-port8023", 8023,
-                  "/users/sign_in", memory_gb=8, disk_gb=31.6, original_disk_gb=155, startup_s=900, shm_gb=2,
-                  command=(f"{GL_OPT}/embedded/bin/runsvdir-start",),
-                  environment={"WA_ENV_CTRL_SKIP_RECONFIGURE": "true"}),
-    # One container with Rails, PostgreSQL, tiles, geocoding and routing (Apache on 8080 fronts them); its ~60 GB
-    # of data live in the nine volumes that WebArena-Verified's setup makes, under the names it gives them
-    # (src/webarena_verified/environments/container/config.py).
-    WebArenaImage("map", verified_image("map"), None, 8080, "/", memory_gb=6, disk_gb=3.3,
-                  original_disk_gb=None, startup_s=600, volumes={
-                      f"webarena_verified_map_{name}": path for name, path in (
-                          ("tile_db", "/data/database"), ("routing_car", "/data/routing/car"),
-                          ("routing_bike", "/data/routing/bike"), ("routing_foot", "/data/routing/foot"),
-                          ("nominatim_db", "/data/nominatim/postgres"),
-                          ("nominatim_flatnode", "/data/nominatim/flatnode"),
-                          ("website_db", "/var/lib/postgresql/14/main"), ("tiles", "/data/tiles"),
-                          ("style", "/data/style"))}),
-)}
-MAP_DATA_SETUP = ("WebArena-Verified's setup makes them: `inv envs.docker.data-download --site map` and `inv "
-                  "envs.docker.setup --site map --data-dir DIR` (~60 GB; its docs/environments/map.md)")
+WEBARENA: dict[str, WebArenaImage] = {
+    image.site: image
+    for image in (
+        WebArenaImage(
+            "shopping",
+            verified_image("shopping"),
+            "shopping_final_0712",
+            80,
+            "/",
+            memory_gb=6,
+            disk_gb=13.3,
+            original_disk_gb=117,
+            startup_s=300,
+        ),
+        WebArenaImage(
+            "shopping_admin",
+            verified_image("shopping_admin"),
+            "shopping_admin_final_0719",
+            80,
+            "/admin",
+            memory_gb=4,
+            disk_gb=2.9,
+            original_disk_gb=19.9,
+            startup_s=300,
+        ),
+        WebArenaImage(
+            "reddit",
+            verified_image("reddit"),
+            "postmill-populated-exposed-withimg",
+            80,
+            "/",
+            memory_gb=2,
+            disk_gb=8.41,
+            original_disk_gb=107,
+            startup_s=180,
+        ),
+        # The verified image's entrypoint would reconfigure GitLab (minutes) at every start whose external URL is not
+        # its baked-in one, and move nginx to that URL's port: switched off, as the configuration does it once.
+        WebArenaImage(
+            "gitlab",
+            verified_image("gitlab"),
+            "gitlab-populated-final-port8023",
+            8023,
+            "/users/sign_in",
+            memory_gb=8,
+            disk_gb=31.6,
+            original_disk_gb=155,
+            startup_s=900,
+            shm_gb=2,
+            command=(f"{GL_OPT}/embedded/bin/runsvdir-start",),
+            environment={"WA_ENV_CTRL_SKIP_RECONFIGURE": "true"},
+        ),
+        # One container with Rails, PostgreSQL, tiles, geocoding and routing (Apache on 8080 fronts them); its ~60 GB
+        # of data live in the nine volumes that WebArena-Verified's setup makes, under the names it gives them
+        # (src/webarena_verified/environments/container/config.py).
+        WebArenaImage(
+            "map",
+            verified_image("map"),
+            None,
+            8080,
+            "/",
+            memory_gb=6,
+            disk_gb=3.3,
+            original_disk_gb=None,
+            startup_s=600,
+            volumes={
+                f"webarena_verified_map_{name}": path
+                for name, path in (
+                    ("tile_db", "/data/database"),
+                    ("routing_car", "/data/routing/car"),
+                    ("routing_bike", "/data/routing/bike"),
+                    ("routing_foot", "/data/routing/foot"),
+                    ("nominatim_db", "/data/nominatim/postgres"),
+                    ("nominatim_flatnode", "/data/nominatim/flatnode"),
+                    ("website_db", "/var/lib/postgresql/14/main"),
+                    ("tiles", "/data/tiles"),
+                    ("style", "/data/style"),
+                )
+            },
+        ),
+    )
+}
+MAP_DATA_SETUP = (
+    "WebArena-Verified's setup makes them: `inv envs.docker.data-download --site map` and `inv "
+    "envs.docker.setup --site map --data-dir DIR` (~60 GB; its docs/environments/map.md)"
+)
 
 
 def webarena_image(site: str) -> WebArenaImage:

@@ -73,7 +73,12 @@ class ImageSet(ABC):
     def make_plan(cls, cfg: SitesConfig, owner: str) -> DockerPlan:
         sites = cls.choose_sites(cfg.sites)
         return DockerPlan(
-            images=cls.name, owner=owner, host=cfg.host, public_name=cfg.public_host, seed=cfg.seed, sites=sites,
+            images=cls.name,
+            owner=owner,
+            host=cfg.host,
+            public_name=cfg.public_host,
+            seed=cfg.seed,
+            sites=sites,
             instances=cfg.instances,
             ports={s: [cfg.port(s, k) for k in range(cfg.instances)] for s in sites},
             control_ports=cls.control_ports(cfg),
@@ -123,8 +128,14 @@ class ImageSet(ABC):
         return None
 
     def wait_healthy(self, unit: Unit, container, on_step, configured: bool = True) -> None:
-        wait_until_healthy(container, unit.what, lambda: self.healthy(unit, configured), self.start_s(unit),
-                           self.poll_s, self.recovery(unit, container, on_step))
+        wait_until_healthy(
+            container,
+            unit.what,
+            lambda: self.healthy(unit, configured),
+            self.start_s(unit),
+            self.poll_s,
+            self.recovery(unit, container, on_step),
+        )
 
     def alive(self, unit: Unit) -> bool:
         return self.containers.running(unit)
@@ -149,8 +160,9 @@ class ImageSet(ABC):
         return {}
 
     def restore(self, sites: list[str], instances: Sequence[int]) -> list[ResetResult]:
-        raise UsageError("a database restore (sites.reset = restore) needs the embedded image; the real sites "
-                         "reset by recreation")
+        raise UsageError(
+            "a database restore (sites.reset = restore) needs the embedded image; the real sites reset by recreation"
+        )
 
     def checksums(self, site: str, instance: int) -> tuple[str, str]:
         raise UsageError("the real WebArena images have no control API; that needs `--images embedded`")
@@ -180,11 +192,13 @@ class EmbeddedImages(ImageSet):
     def resolve_images(self) -> dict[str, str]:
         present = self.containers.image_id(EMBEDDED_IMAGE) is not None
         n = self.plan.instances
-        check_resources(self.containers.client,
-                        [Need(f"embedded sites ×{n}", EMBEDDED_MEMORY_GB * n, EMBEDDED_DISK_GB * n)])
+        check_resources(
+            self.containers.client, [Need(f"embedded sites ×{n}", EMBEDDED_MEMORY_GB * n, EMBEDDED_DISK_GB * n)]
+        )
         if not present:
-            raise UsageError(f"the embedded-sites image {EMBEDDED_IMAGE} is not built; build it with "
-                             f"`{EMBEDDED_BUILD}`")
+            raise UsageError(
+                f"the embedded-sites image {EMBEDDED_IMAGE} is not built; build it with `{EMBEDDED_BUILD}`"
+            )
         return {site: EMBEDDED_IMAGE for site in self.plan.sites}
 
     def run(self, unit: Unit, image: str):
@@ -192,11 +206,16 @@ class EmbeddedImages(ImageSet):
         ports = {f"{plan.ports[s][k]}/tcp": (plan.host, plan.ports[s][k]) for s in unit.sites}
         ports[f"{plan.control_ports[k]}/tcp"] = ("127.0.0.1", plan.control_ports[k])
         env = {f"WEBRL_SITES__PORTS__{s.upper()}": str(plan.ports[s][k]) for s in unit.sites}
-        env |= {"WEBRL_SITES__SITES": ",".join(unit.sites), "WEBRL_SITES__SEED": str(plan.seed),
-                "WEBRL_SITES__CONTROL_PORT": str(plan.control_ports[k]), TOKEN_ENV: self.files.token(),
-                PUBLIC_HOST_ENV: plan.public_host}
-        return self.containers.run(plan, unit, image, environment=env, ports=ports,
-                                   mem_limit=f"{int(EMBEDDED_MEMORY_GB * 1024)}m")
+        env |= {
+            "WEBRL_SITES__SITES": ",".join(unit.sites),
+            "WEBRL_SITES__SEED": str(plan.seed),
+            "WEBRL_SITES__CONTROL_PORT": str(plan.control_ports[k]),
+            TOKEN_ENV: self.files.token(),
+            PUBLIC_HOST_ENV: plan.public_host,
+        }
+        return self.containers.run(
+            plan, unit, image, environment=env, ports=ports, mem_limit=f"{int(EMBEDDED_MEMORY_GB * 1024)}m"
+        )
 
     def healthy(self, unit: Unit, configured: bool = True) -> bool:
         """The control API as well."""
@@ -234,8 +253,11 @@ class EmbeddedImages(ImageSet):
 
     def restore(self, sites: list[str], instances: Sequence[int]) -> list[ResetResult]:
         """Restore the sites' databases in place through the control API."""
-        return [ResetResult(**{**row, "instance": k}) for k in instances
-                for row in self._control(k, "POST", "/reset", {"sites": sites})["reset"]]
+        return [
+            ResetResult(**{**row, "instance": k})
+            for k in instances
+            for row in self._control(k, "POST", "/reset", {"sites": sites})["reset"]
+        ]
 
     def checksums(self, site: str, instance: int) -> tuple[str, str]:
         reply = self._control(instance, "GET", f"/checksum/{site}")
@@ -244,7 +266,8 @@ class EmbeddedImages(ImageSet):
     def _control(self, instance: int, method: str, path: str, body: dict | None = None) -> dict:
         port = self.plan.control_ports[instance]
         request = urllib.request.Request(
-            f"http://127.0.0.1:{port}{path}", method=method,
+            f"http://127.0.0.1:{port}{path}",
+            method=method,
             data=json.dumps(body).encode() if body is not None else None,
             headers={TOKEN_HEADER: self.files.token(), "content-type": "application/json"},
         )
@@ -254,8 +277,10 @@ class EmbeddedImages(ImageSet):
         except urllib.error.HTTPError as err:
             raise WebrlError(f"control API of docker instance {instance} refused {method} {path}: {err.code}") from None
         except (urllib.error.URLError, OSError) as err:
-            raise WebrlError(f"control API of docker instance {instance} (port {port}) is not answering: "
-                             f"{getattr(err, 'reason', err)}") from None
+            raise WebrlError(
+                f"control API of docker instance {instance} (port {port}) is not answering: "
+                f"{getattr(err, 'reason', err)}"
+            ) from None
 
 
 class WebArenaImages(ImageSet):
@@ -282,9 +307,14 @@ class WebArenaImages(ImageSet):
     def resolve_images(self) -> dict[str, str]:
         plan = self.plan
         found = {site: self._local_image(site) for site in plan.sites}
-        needs = [Need(f"{site} ×{plan.instances}", WEBARENA[site].memory_gb * plan.instances,
-                      WRITES_GB.get(site, 1.0) * plan.instances + (0 if found[site] else WEBARENA[site].disk_gb))
-                 for site in plan.sites]
+        needs = [
+            Need(
+                f"{site} ×{plan.instances}",
+                WEBARENA[site].memory_gb * plan.instances,
+                WRITES_GB.get(site, 1.0) * plan.instances + (0 if found[site] else WEBARENA[site].disk_gb),
+            )
+            for site in plan.sites
+        ]
         check_resources(self.containers.client, needs)
         missing = [f"{site}: {WEBARENA[site].how_to_get()}" for site in plan.sites if not found[site]]
         if missing:
@@ -297,18 +327,22 @@ class WebArenaImages(ImageSet):
         if not image.volumes:
             return
         if self.plan.instances > 1:
-            raise UsageError(f"--sites {image.site}: its databases live in its data volumes, which one container "
-                             f"uses at a time; run it with --instances 1")
+            raise UsageError(
+                f"--sites {image.site}: its databases live in its data volumes, which one container "
+                f"uses at a time; run it with --instances 1"
+            )
         names = {v.name for v in self.containers.client.volumes.list()}
         missing = [name for name in image.volumes if name not in names]
         if missing:
-            raise UsageError(f"--sites {image.site}: its data volumes are missing ({', '.join(missing)}); "
-                             f"{MAP_DATA_SETUP}")
+            raise UsageError(
+                f"--sites {image.site}: its data volumes are missing ({', '.join(missing)}); {MAP_DATA_SETUP}"
+            )
 
     def _local_image(self, site: str) -> str | None:
         image = WEBARENA[site]
-        return next((name for name in (image.verified, image.original) if name and self.containers.image_id(name)),
-                    None)
+        return next(
+            (name for name in (image.verified, image.original) if name and self.containers.image_id(name)), None
+        )
 
     def run(self, unit: Unit, image: str):
         plan, site = self.plan, WEBARENA[unit.sites[0]]
@@ -319,7 +353,10 @@ class WebArenaImages(ImageSet):
         if site.volumes:
             options["volumes"] = {name: {"bind": path, "mode": "rw"} for name, path in site.volumes.items()}
         return self.containers.run(
-            plan, unit, image, mem_limit=f"{int(site.memory_gb * 1024)}m",
+            plan,
+            unit,
+            image,
+            mem_limit=f"{int(site.memory_gb * 1024)}m",
             ports={f"{site.port}/tcp": (plan.host, host_port)},
             environment={"WA_ENV_CTRL_EXTERNAL_SITE_URL": plan.origin(site.site, unit.instance), **site.environment},
             **options,

@@ -47,8 +47,13 @@ class Containers:
     def run(self, plan: DockerPlan, unit: Unit, image: str, **options):
         """Start the unit's container from `image`; `options` go to the engine (ports, environment, limits). The
         container object waits as long as its operations take (exec, stop, commit)."""
-        return self.slow.containers.run(image, name=f"webrl-{plan.owner}-{unit.key}", detach=True,
-                                          labels={LABEL_OWNER: plan.owner, LABEL_UNIT: unit.key}, **options)
+        return self.slow.containers.run(
+            image,
+            name=f"webrl-{plan.owner}-{unit.key}",
+            detach=True,
+            labels={LABEL_OWNER: plan.owner, LABEL_UNIT: unit.key},
+            **options,
+        )
 
     def get(self, unit: Unit):
         """The unit's container, running or not; None if there is none."""
@@ -76,8 +81,12 @@ class Containers:
 
     def commit(self, plan: DockerPlan, container, key: str, base: str) -> None:
         """Commit `container` as the snapshot `key`, labelled with the base image it was made from."""
-        self.slow.api.commit(container.id, repository=f"webrl-snapshot/{plan.owner}", tag=key,
-                             changes=[f"LABEL {LABEL_BASE}={self.image_id(base)} {LABEL_OWNER}={plan.owner}"])
+        self.slow.api.commit(
+            container.id,
+            repository=f"webrl-snapshot/{plan.owner}",
+            tag=key,
+            changes=[f"LABEL {LABEL_BASE}={self.image_id(base)} {LABEL_OWNER}={plan.owner}"],
+        )
 
     def snapshot(self, plan: DockerPlan, key: str, base: str) -> str | None:
         """The snapshot image `key`, if one exists and was made from the current `base` image."""
@@ -101,8 +110,14 @@ class Containers:
             return None
 
 
-def wait_until_healthy(container, what: str, healthy: Callable[[], bool], limit_s: float, poll_s: float,
-                       recover: Callable[[], bool] | None = None) -> None:
+def wait_until_healthy(
+    container,
+    what: str,
+    healthy: Callable[[], bool],
+    limit_s: float,
+    poll_s: float,
+    recover: Callable[[], bool] | None = None,
+) -> None:
     """Until `healthy()`; a container that exits or takes longer than `limit_s` is an error with the end of its
     log. `recover`, if given, is asked once when the time is up; if it repaired something, the wait starts
     again."""
@@ -127,8 +142,10 @@ def stop_cleanly(container, what: str, limit_s: int) -> None:
     container.stop(timeout=limit_s)
     container.reload()
     if container.attrs["State"]["ExitCode"] == 137:
-        raise WebrlError(f"{what} did not stop within {limit_s} s and was killed, so it cannot make a clean snapshot: "
-                         f"{_log_tail(container)}")
+        raise WebrlError(
+            f"{what} did not stop within {limit_s} s and was killed, so it cannot make a clean snapshot: "
+            f"{_log_tail(container)}"
+        )
 
 
 def exec_command(container, command: Command, doing: str) -> None:

@@ -98,8 +98,10 @@ class StateFile:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                raise UsageError(f"another `webrl up` is starting the docker sites of {self.root.parent}; wait for "
-                                 f"it to finish (or stop it)") from None
+                raise UsageError(
+                    f"another `webrl up` is starting the docker sites of {self.root.parent}; wait for "
+                    f"it to finish (or stop it)"
+                ) from None
             yield
 
     def exists(self) -> bool:
@@ -111,8 +113,9 @@ class StateFile:
         except FileNotFoundError:
             return None
         except ValueError as err:
-            raise UsageError(f"state file {self.path} is corrupt ({type(err).__name__}); run `webrl down` "
-                             f"and `webrl up` again") from None
+            raise UsageError(
+                f"state file {self.path} is corrupt ({type(err).__name__}); run `webrl down` and `webrl up` again"
+            ) from None
 
     def read_or_fail(self) -> DockerState:
         state = self.read()

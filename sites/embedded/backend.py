@@ -82,7 +82,9 @@ class EmbeddedBackend:
         with open(self.paths.log, "ab") as log:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "webrl.sites.embedded.server", str(self.config.state_dir)],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
                 start_new_session=True,  # survives the terminal that ran `webrl up`
             )
         self._wait_until_up(plan, proc)
@@ -125,12 +127,17 @@ class EmbeddedBackend:
             for site in plan.sites:
                 row = rows[site]
                 url = plan.site_url(site, k)
-                out.append(SiteStatus(
-                    site=site, instance=k, url=url, healthy=_answers(url),
-                    writes_since_reset=row["writes_since_reset"],
-                    last_reset=datetime.fromisoformat(row["last_reset"]) if row["last_reset"] else None,
-                    last_reset_ms=row.get("last_reset_ms"),
-                ))
+                out.append(
+                    SiteStatus(
+                        site=site,
+                        instance=k,
+                        url=url,
+                        healthy=_answers(url),
+                        writes_since_reset=row["writes_since_reset"],
+                        last_reset=datetime.fromisoformat(row["last_reset"]) if row["last_reset"] else None,
+                        last_reset_ms=row.get("last_reset_ms"),
+                    )
+                )
         return out
 
     def urls(self, instance: int) -> dict[str, str]:
@@ -165,8 +172,9 @@ class EmbeddedBackend:
         """When each site of the instance was last restored (one control API call)."""
         plan = self._running_or_fail()
         rows = self._site_rows(plan, self._check_instance(plan, instance))
-        return {site: datetime.fromisoformat(row["last_reset"]) if row["last_reset"] else None
-                for site, row in rows.items()}
+        return {
+            site: datetime.fromisoformat(row["last_reset"]) if row["last_reset"] else None for site, row in rows.items()
+        }
 
     def _site_rows(self, plan: ServerPlan, instance: int) -> dict[str, dict]:
         """site -> what the instance's control API reports of it (writes and resets since the start)."""
@@ -178,7 +186,9 @@ class EmbeddedBackend:
         if db is None:
             raise UsageError(f"site '{site}' keeps no data")
         plan = self._running_or_fail()
-        path = db.snapshot_path(self.paths.snapshots, plan.seed) if db.read_only else self.paths.live_db(instance, db.name)
+        path = (
+            db.snapshot_path(self.paths.snapshots, plan.seed) if db.read_only else self.paths.live_db(instance, db.name)
+        )
         with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
             conn.row_factory = sqlite3.Row
             return conn.execute(sql, params).fetchall()
@@ -211,8 +221,11 @@ class EmbeddedBackend:
             problem = spec.snapshot_problem(self.paths.snapshots, plan.seed)
             if problem is not None:
                 missing = not spec.snapshot_path(self.paths.snapshots, plan.seed).exists()
-                on_step(f"building the '{spec.name}' snapshot (seed {plan.seed})" if missing else
-                        f"rebuilding the '{spec.name}' snapshot (seed {plan.seed}): {problem}")
+                on_step(
+                    f"building the '{spec.name}' snapshot (seed {plan.seed})"
+                    if missing
+                    else f"rebuilding the '{spec.name}' snapshot (seed {plan.seed}): {problem}"
+                )
                 spec.build_snapshot(self.paths.snapshots, plan.seed, verify=True)
         write_atomically(self.paths.plan, plan.model_dump_json(indent=2))
         write_private(self.paths.token, secrets.token_urlsafe(32))
@@ -221,8 +234,9 @@ class EmbeddedBackend:
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if proc.poll() is not None:
-                raise WebrlError(f"the site server stopped while starting: {_last_line(self.paths.log)} "
-                                 f"(log: {self.paths.log})")
+                raise WebrlError(
+                    f"the site server stopped while starting: {_last_line(self.paths.log)} (log: {self.paths.log})"
+                )
             if self.paths.server.exists() and all(self._answers_control(plan, k) for k in range(plan.instances)):
                 return
             time.sleep(0.05)
@@ -243,7 +257,8 @@ class EmbeddedBackend:
             raise UsageError(f"control token {self.paths.token} is missing; run `webrl down` and `webrl up`") from None
         port = plan.control_ports[instance]
         request = urllib.request.Request(
-            f"http://127.0.0.1:{port}{path}", method=method,
+            f"http://127.0.0.1:{port}{path}",
+            method=method,
             data=json.dumps(body).encode() if body is not None else None,
             headers={TOKEN_HEADER: token, "content-type": "application/json"},
         )
@@ -251,10 +266,14 @@ class EmbeddedBackend:
             with urllib.request.urlopen(request, timeout=30) as response:
                 return json.loads(response.read())
         except urllib.error.HTTPError as err:
-            raise WebrlError(f"control API of instance {instance} refused {method} {path}: "
-                             f"{err.code} {err.read().decode(errors='replace')}") from None
+            raise WebrlError(
+                f"control API of instance {instance} refused {method} {path}: "
+                f"{err.code} {err.read().decode(errors='replace')}"
+            ) from None
         except (urllib.error.URLError, OSError) as err:
-            raise SitesUnavailable(f"control API of instance {instance} (port {port}) is not answering: {err}") from None
+            raise SitesUnavailable(
+                f"control API of instance {instance} (port {port}) is not answering: {err}"
+            ) from None
 
     @staticmethod
     def _check_instance(plan: ServerPlan, instance: int) -> int:

@@ -98,17 +98,21 @@ def control_app(instance: int, token: str, sites: dict[str, SiteContext]) -> ASG
         return JSONResponse({"ok": True, "instance": instance, "pid": os.getpid()})
 
     async def status(request: Request):
-        return JSONResponse({"sites": [
+        return JSONResponse(
             {
-                "site": name,
-                "database": ctx.db.name,
-                "writes_since_reset": ctx.db.writes_since_reset,
-                "resets": ctx.db.resets,
-                "last_reset": ctx.db.last_reset.isoformat() if ctx.db.last_reset else None,
-                "last_reset_ms": ctx.db.last_reset_ms,
+                "sites": [
+                    {
+                        "site": name,
+                        "database": ctx.db.name,
+                        "writes_since_reset": ctx.db.writes_since_reset,
+                        "resets": ctx.db.resets,
+                        "last_reset": ctx.db.last_reset.isoformat() if ctx.db.last_reset else None,
+                        "last_reset_ms": ctx.db.last_reset_ms,
+                    }
+                    for name, ctx in sites.items()
+                ]
             }
-            for name, ctx in sites.items()
-        ]})
+        )
 
     async def reset(request: Request):
         body = await request.json() if await request.body() else {}
@@ -132,12 +136,14 @@ def control_app(instance: int, token: str, sites: dict[str, SiteContext]) -> ASG
             return JSONResponse({"error": "unknown site"}, status_code=404)
         return JSONResponse({"checksum": ctx.db.checksum(), "pristine": ctx.db.pristine_checksum()})
 
-    app = Starlette(routes=[
-        Route("/health", health),
-        Route("/status", status),
-        Route("/reset", reset, methods=["POST"]),
-        Route("/checksum/{site}", checksum),
-    ])
+    app = Starlette(
+        routes=[
+            Route("/health", health),
+            Route("/status", status),
+            Route("/reset", reset, methods=["POST"]),
+            Route("/checksum/{site}", checksum),
+        ]
+    )
 
     async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -162,9 +168,10 @@ def build_routes(plan: ServerPlan, token: str) -> dict[int, ASGIApp]:
     routes: dict[int, ASGIApp] = {}
     for k in range(plan.instances):
         urls = {s: plan.site_url(s, k) for s in plan.sites}
-        dbs = {name: Database(name, paths.live_db(k, name), snapshots[name], databases[name].read_only,
-                              pristine.get(name))
-               for name in databases}
+        dbs = {
+            name: Database(name, paths.live_db(k, name), snapshots[name], databases[name].read_only, pristine.get(name))
+            for name in databases
+        }
         contexts = {}
         for spec in specs:
             db = dbs[spec.database.name] if spec.database else Database.empty(spec.name)

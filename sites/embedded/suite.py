@@ -82,10 +82,13 @@ def template_tasks(snapshot_dir: Path, seed: int = 0, pool: bool = False) -> lis
     """Every template's instances as tasks numbered from 0 (no split, no version): the suite's fixed sample,
     or with `pool` every candidate the templates know (see `Data`)."""
     with ExitStack() as stack:
-        data = Data({
-            db.name: stack.enter_context(closing(_read_only(db.build_snapshot(snapshot_dir, seed))))
-            for db in suite_databases()
-        }, pool=pool)
+        data = Data(
+            {
+                db.name: stack.enter_context(closing(_read_only(db.build_snapshot(snapshot_dir, seed))))
+                for db in suite_databases()
+            },
+            pool=pool,
+        )
         made = [(template, instance) for template in site_templates() for instance in template.instances(data)]
     return [_task(i, template, instance) for i, (template, instance) in enumerate(made)]
 
@@ -114,23 +117,25 @@ def _read_only(path: Path) -> sqlite3.Connection:
 
 def _task(task_id: int, template: TaskTemplate, instance: Instance) -> Task:
     sites = list(template.sites)
-    return Task.model_validate({
-        "task_id": task_id,
-        "sites": sites,
-        "start_url": instance.start_url,
-        "require_login": instance.login,
-        "storage_state": f"./.auth/{'.'.join(sites)}_state.json" if instance.login else None,
-        "geolocation": None,
-        "intent_template": template.intent_template,
-        "instantiation_dict": instance.values,
-        "intent": template.intent_template.format(**instance.values),
-        "intent_template_id": int(hashlib.sha256(template.key.encode()).hexdigest()[:6], 16),
-        "require_reset": False,
-        "eval": instance.eval,
-        "cheat": instance.cheat,
-        "tier": _tier(len(instance.cheat)),
-        "template": template.key,
-    })
+    return Task.model_validate(
+        {
+            "task_id": task_id,
+            "sites": sites,
+            "start_url": instance.start_url,
+            "require_login": instance.login,
+            "storage_state": f"./.auth/{'.'.join(sites)}_state.json" if instance.login else None,
+            "geolocation": None,
+            "intent_template": template.intent_template,
+            "instantiation_dict": instance.values,
+            "intent": template.intent_template.format(**instance.values),
+            "intent_template_id": int(hashlib.sha256(template.key.encode()).hexdigest()[:6], 16),
+            "require_reset": False,
+            "eval": instance.eval,
+            "cheat": instance.cheat,
+            "tier": _tier(len(instance.cheat)),
+            "template": template.key,
+        }
+    )
 
 
 def _tier(steps: int) -> str:
@@ -145,8 +150,12 @@ def _split(tasks: list[Task]) -> None:
         groups.setdefault(site_group(task), []).append(task)
     for group, members in groups.items():
         quota = round(TEST_SHARE.get(group, 0.0) * TEST_SIZE)
-        ranked = sorted(members, key=lambda t: hashlib.sha256(
-            f"{t.template}|{json.dumps(t.instantiation_dict, sort_keys=True)}".encode()).hexdigest())
+        ranked = sorted(
+            members,
+            key=lambda t: hashlib.sha256(
+                f"{t.template}|{json.dumps(t.instantiation_dict, sort_keys=True)}".encode()
+            ).hexdigest(),
+        )
         for rank, task in enumerate(ranked):
             task.split = "test" if rank < min(quota, len(members) // 2) else "train"  # keep half for train
 

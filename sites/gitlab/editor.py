@@ -20,8 +20,18 @@ from webrl.sites.platform import flash, now, redirect
 def form_page(request: Request, project, ref: str, path: str, new: bool, form: dict, errors: list[str]) -> Response:
     gl = Gitlab.of(request)
     title = f"{'New File' if new else 'Edit ' + path} · {ref} · {project['full_name']}"
-    ctx = base_ctx(gl.conn, project, ref, path, "files", title, new=new, form=form, errors=errors,
-                   breadcrumbs=breadcrumbs(project, ("Repository", f"/{project['full_path']}/-/tree/{ref}")))
+    ctx = base_ctx(
+        gl.conn,
+        project,
+        ref,
+        path,
+        "files",
+        title,
+        new=new,
+        form=form,
+        errors=errors,
+        breadcrumbs=breadcrumbs(project, ("Repository", f"/{project['full_path']}/-/tree/{ref}")),
+    )
     return gl.render(request, "edit_blob.html", ctx)
 
 
@@ -30,9 +40,13 @@ async def handle(request: Request, project, user, new: bool) -> Response:
     rest = request.path_params.get("rest", project["default_branch"]).strip("/")
     found = split_ref(gl.conn, project, rest)
     default = project["default_branch"]
-    if found is None and new and gitstore.head(gl.conn, project["id"],
-                                               default) is None and (rest + "/").startswith(default + "/"):
-        found = (default, rest[len(default):].strip("/"))  # an empty repository: the first file creates the branch
+    if (
+        found is None
+        and new
+        and gitstore.head(gl.conn, project["id"], default) is None
+        and (rest + "/").startswith(default + "/")
+    ):
+        found = (default, rest[len(default) :].strip("/"))  # an empty repository: the first file creates the branch
     if found is None:
         return gl.not_found(request)
     ref, path = found
@@ -40,10 +54,15 @@ async def handle(request: Request, project, user, new: bool) -> Response:
         return gl.not_found(request)
     if request.method == "GET":
         name = path.rsplit("/", 1)[-1]
-        form = {"content": "" if new else gitstore.blob_text(gl.conn,
-                                                             gitstore.file_blob(gl.conn, project["id"], ref, path)),
-                "file_name": request.query_params.get("file_name", ""), "branch_name": ref,
-                "commit_message": "Add new file" if new else f"Update {name}", "create_merge_request": False}
+        form = {
+            "content": ""
+            if new
+            else gitstore.blob_text(gl.conn, gitstore.file_blob(gl.conn, project["id"], ref, path)),
+            "file_name": request.query_params.get("file_name", ""),
+            "branch_name": ref,
+            "commit_message": "Add new file" if new else f"Update {name}",
+            "create_merge_request": False,
+        }
         return form_page(request, project, ref, path, new, form, [])
     f = await request.form()
     form = {k: str(f.get(k, "")) for k in ("content", "file_name", "branch_name", "commit_message")}
@@ -55,8 +74,10 @@ async def handle(request: Request, project, user, new: bool) -> Response:
         errors.append("Commit message can't be blank")
     if new and not form["file_name"].strip():
         errors.append("You must provide a file path")
-    elif new and (gitstore.file_blob(gl.conn, project["id"], ref, target_path) is not None
-                  or gitstore.is_dir(gl.conn, project["id"], ref, target_path)):
+    elif new and (
+        gitstore.file_blob(gl.conn, project["id"], ref, target_path) is not None
+        or gitstore.is_dir(gl.conn, project["id"], ref, target_path)
+    ):
         errors.append("A file with this name already exists")
     if not BRANCH_RE.match(branch):
         errors.append("Branch name is invalid")
@@ -67,9 +88,16 @@ async def handle(request: Request, project, user, new: bool) -> Response:
     with gl.ctx.db.transaction() as c:
         if gitstore.head(c, project["id"], branch) is None and gitstore.head(c, project["id"], ref) is not None:
             gitstore.create_branch(c, project["id"], branch, ref)
-        gitstore.commit(c, project["id"], branch, gitstore.Author(user["id"], user["name"], user["email"]),
-                        lines[0].strip(), {target_path: content}, now(),
-                        message=lines[1].strip() if len(lines) > 1 else "")
+        gitstore.commit(
+            c,
+            project["id"],
+            branch,
+            gitstore.Author(user["id"], user["name"], user["email"]),
+            lines[0].strip(),
+            {target_path: content},
+            now(),
+            message=lines[1].strip() if len(lines) > 1 else "",
+        )
         add_event(c, user["id"], project["id"], "pushed to", "branch", None, branch, now())
     if form["create_merge_request"] and branch != ref:
         query = urlencode({"merge_request[source_branch]": branch, "merge_request[target_branch]": ref})

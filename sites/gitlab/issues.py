@@ -24,31 +24,58 @@ def crumbs(project, *more):
 async def index(request: Request, project, user) -> Response:
     gl = Gitlab.of(request)
     result = iss.search_issuables(gl.conn, ISSUE, request, "t.project_id = ?", (project["id"],))
-    return gl.render(request, "issues.html", {"title": f"Issues · {project['full_name']}", "project": project,
-                                              "result": result, "nav": "issues", "page_id": "projects:issues:index",
-                                              "breadcrumbs": crumbs(project)})
+    return gl.render(
+        request,
+        "issues.html",
+        {
+            "title": f"Issues · {project['full_name']}",
+            "project": project,
+            "result": result,
+            "nav": "issues",
+            "page_id": "projects:issues:index",
+            "breadcrumbs": crumbs(project),
+        },
+    )
 
 
 def milestones(conn: sqlite3.Connection, project):
-    return conn.execute("SELECT * FROM milestones WHERE project_id = ? AND state = 'active' ORDER BY due_date",
-                        (project["id"],)).fetchall()
+    return conn.execute(
+        "SELECT * FROM milestones WHERE project_id = ? AND state = 'active' ORDER BY due_date", (project["id"],)
+    ).fetchall()
 
 
 def form_page(request, project, form, errors, issue=None):
     gl = Gitlab.of(request)
     title = f"Edit {issue['title']} (#{issue['iid']})" if issue else "New Issue"
-    return gl.render(request, "issue_form.html", {
-        "title": f"{title} · {project['full_name']}", "project": project, "form": form, "errors": errors,
-        "issue": issue, "labels": iss.project_labels(gl.conn, project["id"]), "nav": "issues",
-        "members": iss.assignable_users(gl.conn, project), "milestones": milestones(gl.conn, project),
-        "breadcrumbs": crumbs(project, ("New" if issue is None else f"#{issue['iid']}", request.url.path))})
+    return gl.render(
+        request,
+        "issue_form.html",
+        {
+            "title": f"{title} · {project['full_name']}",
+            "project": project,
+            "form": form,
+            "errors": errors,
+            "issue": issue,
+            "labels": iss.project_labels(gl.conn, project["id"]),
+            "nav": "issues",
+            "members": iss.assignable_users(gl.conn, project),
+            "milestones": milestones(gl.conn, project),
+            "breadcrumbs": crumbs(project, ("New" if issue is None else f"#{issue['iid']}", request.url.path)),
+        },
+    )
 
 
 @project_page(login=True)
 async def new(request: Request, project, user) -> Response:
     q = request.query_params
-    form = {"title": q.get("issue[title]", ""), "description": q.get("issue[description]", ""),
-            "label_ids": [], "assignee_username": "", "due_date": "", "milestone_id": ""}
+    form = {
+        "title": q.get("issue[title]", ""),
+        "description": q.get("issue[description]", ""),
+        "label_ids": [],
+        "assignee_username": "",
+        "due_date": "",
+        "milestone_id": "",
+    }
     return form_page(request, project, form, [])
 
 
@@ -56,10 +83,14 @@ async def new(request: Request, project, user) -> Response:
 async def create(request: Request, project, user) -> Response:
     gl = Gitlab.of(request)
     f = await request.form()
-    form = {"title": str(f.get("issue[title]", "")).strip(), "description": str(f.get("issue[description]", "")),
-            "label_ids": [i for i in map(row_id, f.getlist("issue[label_ids][]")) if i is not None],
-            "assignee_username": str(f.get("issue[assignee_username]", "")).strip().lstrip("@"),
-            "due_date": str(f.get("issue[due_date]", "")).strip(), "milestone_id": str(f.get("issue[milestone_id]", ""))}
+    form = {
+        "title": str(f.get("issue[title]", "")).strip(),
+        "description": str(f.get("issue[description]", "")),
+        "label_ids": [i for i in map(row_id, f.getlist("issue[label_ids][]")) if i is not None],
+        "assignee_username": str(f.get("issue[assignee_username]", "")).strip().lstrip("@"),
+        "due_date": str(f.get("issue[due_date]", "")).strip(),
+        "milestone_id": str(f.get("issue[milestone_id]", "")),
+    }
     errors = []
     if not form["title"]:
         errors.append("Title can't be blank")
@@ -79,10 +110,19 @@ async def create(request: Request, project, user) -> Response:
         issue_id = c.execute(
             "INSERT INTO issues (project_id, iid, title, description, author_id, assignee_id, milestone_id, due_date,"
             " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (project["id"], iid, form["title"], form["description"], user["id"],
-             assignee["id"] if assignee and can_set else None,
-             int(form["milestone_id"]) if can_set and form["milestone_id"] in ms else None,
-             (form["due_date"] or None) if can_set else None, when, when)).lastrowid
+            (
+                project["id"],
+                iid,
+                form["title"],
+                form["description"],
+                user["id"],
+                assignee["id"] if assignee and can_set else None,
+                int(form["milestone_id"]) if can_set and form["milestone_id"] in ms else None,
+                (form["due_date"] or None) if can_set else None,
+                when,
+                when,
+            ),
+        ).lastrowid
         if can_set:
             for lid in sorted(set(form["label_ids"]) & valid_labels):
                 c.execute("INSERT INTO issue_labels VALUES (?, ?)", (issue_id, lid))
@@ -93,23 +133,43 @@ async def create(request: Request, project, user) -> Response:
 @item_page(ISSUE)
 async def show(request: Request, project, user, issue) -> Response:
     gl = Gitlab.of(request)
-    people = {r["id"]: r for r in gl.conn.execute(
-        "SELECT * FROM users WHERE id IN (?, ?)", (issue["author_id"], issue["assignee_id"] or 0))}
+    people = {
+        r["id"]: r
+        for r in gl.conn.execute(
+            "SELECT * FROM users WHERE id IN (?, ?)", (issue["author_id"], issue["assignee_id"] or 0)
+        )
+    }
     notes = iss.notes_of(gl.conn, ISSUE, issue["id"])
     access = gl.access_level(user, project)
     participants = {n["username"]: n["name"] for n in notes if not n["system"]}
-    ms = gl.conn.execute("SELECT * FROM milestones WHERE id = ?",
-                         (issue["milestone_id"],)).fetchone() if issue["milestone_id"] else None
-    return gl.render(request, "issue_show.html", {
-        "title": f"{issue['title']} (#{issue['iid']}) · Issues · {project['full_name']}", "project": project,
-        "issue": issue, "author": people[issue["author_id"]], "assignee": people.get(issue["assignee_id"]),
-        "labels": iss.labels_of(gl.conn, ISSUE, issue["id"]), "all_labels": iss.project_labels(gl.conn, project["id"]),
-        "notes": notes, "members": iss.assignable_users(gl.conn, project), "milestone": ms,
-        "milestones": milestones(gl.conn, project),
-        "can_update": user is not None and (access >= 20 or issue["author_id"] == user["id"]),
-        "can_edit": user is not None and (access >= 30 or issue["author_id"] == user["id"]),
-        "participants": participants, "nav": "issues", "page_id": "projects:issues:show",
-        "breadcrumbs": crumbs(project, (f"#{issue['iid']}", request.url.path))})
+    ms = (
+        gl.conn.execute("SELECT * FROM milestones WHERE id = ?", (issue["milestone_id"],)).fetchone()
+        if issue["milestone_id"]
+        else None
+    )
+    return gl.render(
+        request,
+        "issue_show.html",
+        {
+            "title": f"{issue['title']} (#{issue['iid']}) · Issues · {project['full_name']}",
+            "project": project,
+            "issue": issue,
+            "author": people[issue["author_id"]],
+            "assignee": people.get(issue["assignee_id"]),
+            "labels": iss.labels_of(gl.conn, ISSUE, issue["id"]),
+            "all_labels": iss.project_labels(gl.conn, project["id"]),
+            "notes": notes,
+            "members": iss.assignable_users(gl.conn, project),
+            "milestone": ms,
+            "milestones": milestones(gl.conn, project),
+            "can_update": user is not None and (access >= 20 or issue["author_id"] == user["id"]),
+            "can_edit": user is not None and (access >= 30 or issue["author_id"] == user["id"]),
+            "participants": participants,
+            "nav": "issues",
+            "page_id": "projects:issues:show",
+            "breadcrumbs": crumbs(project, (f"#{issue['iid']}", request.url.path)),
+        },
+    )
 
 
 @item_page(ISSUE, login=True)
@@ -135,16 +195,26 @@ async def update(request: Request, project, user, issue) -> Response:
         title = str(f.get("issue[title]", "")).strip()
         description = str(f.get("issue[description]", issue["description"]))
         if not title:
-            return form_page(request, project, {"title": title, "description": description},
-                             ["Title can't be blank"], issue)
+            return form_page(
+                request, project, {"title": title, "description": description}, ["Title can't be blank"], issue
+            )
         with gl.ctx.db.transaction() as c:
             if title != issue["title"]:
-                iss.add_note(c, ISSUE, issue["id"], user["id"],
-                             f'changed title from **{issue["title"]}** to **{title}**', when, system=True)
+                iss.add_note(
+                    c,
+                    ISSUE,
+                    issue["id"],
+                    user["id"],
+                    f"changed title from **{issue['title']}** to **{title}**",
+                    when,
+                    system=True,
+                )
             if description != issue["description"]:
                 iss.add_note(c, ISSUE, issue["id"], user["id"], "changed the description", when, system=True)
-            c.execute("UPDATE issues SET title = ?, description = ?, updated_at = ? WHERE id = ?",
-                      (title, description, when, issue["id"]))
+            c.execute(
+                "UPDATE issues SET title = ?, description = ?, updated_at = ? WHERE id = ?",
+                (title, description, when, issue["id"]),
+            )
         return redirect(url)
     if access < 20 and not is_author:
         flash(request, "You are not allowed to update this issue.", "alert")

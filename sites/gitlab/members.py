@@ -30,10 +30,18 @@ def members(conn: sqlite3.Connection, project) -> list[dict]:
     """One entry per user: the highest of their direct and inherited roles."""
     rows: dict[int, dict] = {}
     sources = [
-        ("SELECT u.*, m.access_level, m.created_at AS granted_at FROM project_members m JOIN users u ON u.id = m.user_id"
-         " WHERE m.project_id = ?", (project["id"],), "direct"),
-        ("SELECT u.*, m.access_level, m.created_at AS granted_at FROM group_members m JOIN users u ON u.id = m.user_id"
-         " WHERE m.group_id = ?", (project["namespace_id"],), "group"),
+        (
+            "SELECT u.*, m.access_level, m.created_at AS granted_at FROM project_members m JOIN users u ON u.id = m.user_id"
+            " WHERE m.project_id = ?",
+            (project["id"],),
+            "direct",
+        ),
+        (
+            "SELECT u.*, m.access_level, m.created_at AS granted_at FROM group_members m JOIN users u ON u.id = m.user_id"
+            " WHERE m.group_id = ?",
+            (project["namespace_id"],),
+            "group",
+        ),
     ]
     for sql, params, source in sources:
         for r in conn.execute(sql, params):
@@ -56,9 +64,19 @@ async def index(request: Request, project, user) -> Response:
     rows = members(gl.conn, project)
     if search:
         rows = [m for m in rows if search in m["username"].lower() or search in m["name"].lower()]
-    return render_subpage(request, project, "members.html", "Members", "members", members=rows, can_manage=access >= 40,
-                          my_level=access, search=search, page_id="projects:project_members:index",
-                          form=request.session.pop("invite_form", {}))
+    return render_subpage(
+        request,
+        project,
+        "members.html",
+        "Members",
+        "members",
+        members=rows,
+        can_manage=access >= 40,
+        my_level=access,
+        search=search,
+        page_id="projects:project_members:index",
+        form=request.session.pop("invite_form", {}),
+    )
 
 
 def back(project) -> Response:
@@ -97,8 +115,10 @@ async def invite(request: Request, project, user) -> Response:
     when = now()
     with gl.ctx.db.transaction() as c:
         for row in found:
-            c.execute("INSERT INTO project_members (project_id, user_id, access_level, created_at) VALUES (?, ?, ?, ?)",
-                      (project["id"], row["id"], level, when))
+            c.execute(
+                "INSERT INTO project_members (project_id, user_id, access_level, created_at) VALUES (?, ?, ?, ?)",
+                (project["id"], row["id"], level, when),
+            )
             add_event(c, row["id"], project["id"], "joined", "Project", None, project["name"], when)
     request.session.pop("invite_form", None)
     flash(request, "Members were successfully added")
@@ -110,9 +130,15 @@ def target(request: Request, project):
     user_id = row_id(request.path_params["user_id"])
     if user_id is None:
         return None
-    return Gitlab.of(request).conn.execute(
-        "SELECT u.*, m.access_level FROM project_members m JOIN users u ON u.id = m.user_id"
-        " WHERE m.project_id = ? AND m.user_id = ?", (project["id"], user_id)).fetchone()
+    return (
+        Gitlab.of(request)
+        .conn.execute(
+            "SELECT u.*, m.access_level FROM project_members m JOIN users u ON u.id = m.user_id"
+            " WHERE m.project_id = ? AND m.user_id = ?",
+            (project["id"], user_id),
+        )
+        .fetchone()
+    )
 
 
 @project_page(level=40)
@@ -132,8 +158,10 @@ async def update(request: Request, project, user) -> Response:
     elif level > my_level or member["access_level"] > my_level:
         flash(request, "Access level should not be higher than your own.", "alert")
     else:
-        gl.conn.execute("UPDATE project_members SET access_level = ? WHERE project_id = ? AND user_id = ?",
-                        (level, project["id"], member["id"]))
+        gl.conn.execute(
+            "UPDATE project_members SET access_level = ? WHERE project_id = ? AND user_id = ?",
+            (level, project["id"], member["id"]),
+        )
         flash(request, f"Role of @{member['username']} was updated to {ROLES[level]}.")
     return back(project)
 
@@ -149,8 +177,9 @@ async def remove(request: Request, project, user) -> Response:
     elif member["access_level"] > gl.access_level(user, project):
         flash(request, "You cannot remove a member with a higher role than yours.", "alert")
     else:
-        gl.conn.execute("DELETE FROM project_members WHERE project_id = ? AND user_id = ?",
-                        (project["id"], member["id"]))
+        gl.conn.execute(
+            "DELETE FROM project_members WHERE project_id = ? AND user_id = ?", (project["id"], member["id"])
+        )
         flash(request, "User was successfully removed from project.")
     return back(project)
 

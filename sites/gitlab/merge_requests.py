@@ -25,26 +25,49 @@ def crumbs(project, *more):
 
 
 def changes(conn: sqlite3.Connection, project, source: str, target: str) -> list[dict]:
-    return [file_diff(conn, path, old, new)
-            for path, (old, new) in gitstore.branch_diff(conn, project["id"], source, target).items()]
+    return [
+        file_diff(conn, path, old, new)
+        for path, (old, new) in gitstore.branch_diff(conn, project["id"], source, target).items()
+    ]
 
 
 @project_page()
 async def index(request: Request, project, user) -> Response:
     gl = Gitlab.of(request)
     result = iss.search_issuables(gl.conn, MR, request, "t.project_id = ?", (project["id"],))
-    return gl.render(request, "merge_requests.html", {
-        "title": f"Merge requests · {project['full_name']}", "project": project, "result": result, "nav": "mrs",
-        "page_id": "projects:merge_requests:index", "breadcrumbs": crumbs(project)})
+    return gl.render(
+        request,
+        "merge_requests.html",
+        {
+            "title": f"Merge requests · {project['full_name']}",
+            "project": project,
+            "result": result,
+            "nav": "mrs",
+            "page_id": "projects:merge_requests:index",
+            "breadcrumbs": crumbs(project),
+        },
+    )
 
 
 def form_page(request, project, form, errors, commits=None, files=None):
     gl = Gitlab.of(request)
-    return gl.render(request, "mr_new.html", {
-        "title": f"New merge request · {project['full_name']}", "project": project, "form": form, "errors": errors,
-        "branch_names": branch_names(gl.conn, project), "labels": iss.project_labels(gl.conn, project["id"]),
-        "members": iss.assignable_users(gl.conn, project), "commits": commits, "files": files, "nav": "mrs",
-        "breadcrumbs": crumbs(project, ("New", request.url.path))})
+    return gl.render(
+        request,
+        "mr_new.html",
+        {
+            "title": f"New merge request · {project['full_name']}",
+            "project": project,
+            "form": form,
+            "errors": errors,
+            "branch_names": branch_names(gl.conn, project),
+            "labels": iss.project_labels(gl.conn, project["id"]),
+            "members": iss.assignable_users(gl.conn, project),
+            "commits": commits,
+            "files": files,
+            "nav": "mrs",
+            "breadcrumbs": crumbs(project, ("New", request.url.path)),
+        },
+    )
 
 
 def validate_branches(conn: sqlite3.Connection, project, source: str, target: str) -> list[str]:
@@ -57,8 +80,11 @@ def validate_branches(conn: sqlite3.Connection, project, source: str, target: st
     if not errors and source == target:
         errors.append("Validate branches You can't use same project/branch for source and target")
     if not errors:
-        other = conn.execute("SELECT iid FROM merge_requests WHERE project_id = ? AND source_branch = ?"
-                             " AND target_branch = ? AND state = 'opened'", (project["id"], source, target)).fetchone()
+        other = conn.execute(
+            "SELECT iid FROM merge_requests WHERE project_id = ? AND source_branch = ?"
+            " AND target_branch = ? AND state = 'opened'",
+            (project["id"], source, target),
+        ).fetchone()
         if other:
             errors.append(f"Another open merge request already exists for this source branch: !{other[0]}")
     return errors
@@ -70,15 +96,24 @@ async def new(request: Request, project, user) -> Response:
     q = request.query_params
     source = q.get("merge_request[source_branch]", "")
     target = q.get("merge_request[target_branch]", "") or project["default_branch"]
-    form = {"source_branch": source, "target_branch": target, "title": "", "description": "", "label_ids": [],
-            "assignee_username": "", "remove_source_branch": True}
+    form = {
+        "source_branch": source,
+        "target_branch": target,
+        "title": "",
+        "description": "",
+        "label_ids": [],
+        "assignee_username": "",
+        "remove_source_branch": True,
+    }
     if not source:
         return form_page(request, project, form, [])
     errors = validate_branches(gl.conn, project, source, target)
     if errors:
         return form_page(request, project, dict(form, source_branch=""), errors)
     commits = gitstore.diverging(gl.conn, project["id"], source, target)
-    form["title"] = commits[0]["title"] if len(commits) == 1 else source.replace("-", " ").replace("_", " ").capitalize()
+    form["title"] = (
+        commits[0]["title"] if len(commits) == 1 else source.replace("-", " ").replace("_", " ").capitalize()
+    )
     form["description"] = commits[0]["message"] if len(commits) == 1 else ""
     form["step"] = 2
     return form_page(request, project, form, [], commits, changes(gl.conn, project, source, target))
@@ -88,12 +123,16 @@ async def new(request: Request, project, user) -> Response:
 async def create(request: Request, project, user) -> Response:
     gl = Gitlab.of(request)
     f = await request.form()
-    form = {"source_branch": str(f.get("merge_request[source_branch]", "")),
-            "target_branch": str(f.get("merge_request[target_branch]", "")),
-            "title": str(f.get("merge_request[title]", "")).strip(), "description": str(f.get("merge_request[description]", "")),
-            "label_ids": [i for i in map(row_id, f.getlist("merge_request[label_ids][]")) if i is not None],
-            "assignee_username": str(f.get("merge_request[assignee_username]", "")).strip().lstrip("@"),
-            "remove_source_branch": bool(f.get("merge_request[force_remove_source_branch]")), "step": 2}
+    form = {
+        "source_branch": str(f.get("merge_request[source_branch]", "")),
+        "target_branch": str(f.get("merge_request[target_branch]", "")),
+        "title": str(f.get("merge_request[title]", "")).strip(),
+        "description": str(f.get("merge_request[description]", "")),
+        "label_ids": [i for i in map(row_id, f.getlist("merge_request[label_ids][]")) if i is not None],
+        "assignee_username": str(f.get("merge_request[assignee_username]", "")).strip().lstrip("@"),
+        "remove_source_branch": bool(f.get("merge_request[force_remove_source_branch]")),
+        "step": 2,
+    }
     errors = validate_branches(gl.conn, project, form["source_branch"], form["target_branch"])
     if not form["title"]:
         errors.append("Title can't be blank")
@@ -108,9 +147,20 @@ async def create(request: Request, project, user) -> Response:
         mid = c.execute(
             "INSERT INTO merge_requests (project_id, iid, title, description, author_id, assignee_id, source_branch,"
             " target_branch, draft, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (project["id"], iid, form["title"], form["description"], user["id"], assignee["id"] if assignee else None,
-             form["source_branch"], form["target_branch"], int(form["title"].lower().startswith(("draft:", "[draft]"))),
-             when, when)).lastrowid
+            (
+                project["id"],
+                iid,
+                form["title"],
+                form["description"],
+                user["id"],
+                assignee["id"] if assignee else None,
+                form["source_branch"],
+                form["target_branch"],
+                int(form["title"].lower().startswith(("draft:", "[draft]"))),
+                when,
+                when,
+            ),
+        ).lastrowid
         for lid in sorted(set(form["label_ids"]) & valid):
             c.execute("INSERT INTO mr_labels VALUES (?, ?)", (mid, lid))
         iss.add_event(c, user["id"], project["id"], "opened", "MergeRequest", iid, form["title"], when)
@@ -124,38 +174,74 @@ async def show(request: Request, project, user, mr) -> Response:
     tab = request.path_params.get("tab", "overview")
     if tab not in ("overview", "commits", "diffs"):
         return gl.not_found(request)
-    people = {r["id"]: r for r in gl.conn.execute("SELECT * FROM users WHERE id IN (?, ?, ?, ?)", (
-        mr["author_id"], mr["assignee_id"] or 0, mr["reviewer_id"] or 0, mr["merged_by_id"] or 0))}
+    people = {
+        r["id"]: r
+        for r in gl.conn.execute(
+            "SELECT * FROM users WHERE id IN (?, ?, ?, ?)",
+            (mr["author_id"], mr["assignee_id"] or 0, mr["reviewer_id"] or 0, mr["merged_by_id"] or 0),
+        )
+    }
     access = gl.access_level(user, project)
     notes = iss.notes_of(gl.conn, MR, mr["id"])
     source_exists = gitstore.head(gl.conn, project["id"], mr["source_branch"]) is not None
     if mr["state"] == "merged" and mr["merge_commit_sha"]:
-        merge = gl.conn.execute("SELECT * FROM commits WHERE project_id = ? AND sha = ?",
-                                (project["id"], mr["merge_commit_sha"])).fetchone()
-        commits = [r for r in gitstore.history(gl.conn, project["id"], merge["parent2_sha"], limit=50)
-                   if r["sha"] not in gitstore.reachable(gl.conn, project["id"],
-                                                         merge["parent_sha"])] if merge and merge["parent2_sha"] else []
-        changed = gl.conn.execute("SELECT * FROM commit_changes WHERE project_id = ? AND sha = ? ORDER BY path",
-                                  (project["id"], merge["sha"])) if merge else []
-        files = [file_diff(gl.conn, ch["path"], ch["old_blob_id"], ch["new_blob_id"], status="modified")
-                 for ch in changed]
+        merge = gl.conn.execute(
+            "SELECT * FROM commits WHERE project_id = ? AND sha = ?", (project["id"], mr["merge_commit_sha"])
+        ).fetchone()
+        commits = (
+            [
+                r
+                for r in gitstore.history(gl.conn, project["id"], merge["parent2_sha"], limit=50)
+                if r["sha"] not in gitstore.reachable(gl.conn, project["id"], merge["parent_sha"])
+            ]
+            if merge and merge["parent2_sha"]
+            else []
+        )
+        changed = (
+            gl.conn.execute(
+                "SELECT * FROM commit_changes WHERE project_id = ? AND sha = ? ORDER BY path",
+                (project["id"], merge["sha"]),
+            )
+            if merge
+            else []
+        )
+        files = [
+            file_diff(gl.conn, ch["path"], ch["old_blob_id"], ch["new_blob_id"], status="modified") for ch in changed
+        ]
     elif source_exists:
         commits = gitstore.diverging(gl.conn, project["id"], mr["source_branch"], mr["target_branch"])
         files = changes(gl.conn, project, mr["source_branch"], mr["target_branch"])
     else:
         commits, files = [], []
     remove_default = request.session.get("remove_source", {}).get(f"{project['id']}:{mr['iid']}", True)
-    return gl.render(request, "mr_show.html", {
-        "title": f"{mr['title']} (!{mr['iid']}) · Merge requests · {project['full_name']}", "project": project, "mr": mr,
-        "author": people[mr["author_id"]], "assignee": people.get(mr["assignee_id"]), "reviewer": people.get(mr["reviewer_id"]),
-        "merged_by": people.get(mr["merged_by_id"]), "labels": iss.labels_of(gl.conn, MR, mr["id"]),
-        "all_labels": iss.project_labels(gl.conn, project["id"]), "notes": notes,
-        "members": iss.assignable_users(gl.conn, project),
-        "commits": commits, "files": files, "tab": tab, "source_exists": source_exists, "remove_default": remove_default,
-        "can_update": user is not None and (access >= 20 or mr["author_id"] == user["id"]),
-        "can_merge": user is not None and access >= 30 and mr["state"] == "opened" and source_exists,
-        "participants": {n["username"]: n["name"] for n in notes if not n["system"]}, "nav": "mrs",
-        "page_id": "projects:merge_requests:show", "breadcrumbs": crumbs(project, (f"!{mr['iid']}", request.url.path))})
+    return gl.render(
+        request,
+        "mr_show.html",
+        {
+            "title": f"{mr['title']} (!{mr['iid']}) · Merge requests · {project['full_name']}",
+            "project": project,
+            "mr": mr,
+            "author": people[mr["author_id"]],
+            "assignee": people.get(mr["assignee_id"]),
+            "reviewer": people.get(mr["reviewer_id"]),
+            "merged_by": people.get(mr["merged_by_id"]),
+            "labels": iss.labels_of(gl.conn, MR, mr["id"]),
+            "all_labels": iss.project_labels(gl.conn, project["id"]),
+            "notes": notes,
+            "members": iss.assignable_users(gl.conn, project),
+            "commits": commits,
+            "files": files,
+            "tab": tab,
+            "source_exists": source_exists,
+            "remove_default": remove_default,
+            "can_update": user is not None and (access >= 20 or mr["author_id"] == user["id"]),
+            "can_merge": user is not None and access >= 30 and mr["state"] == "opened" and source_exists,
+            "participants": {n["username"]: n["name"] for n in notes if not n["system"]},
+            "nav": "mrs",
+            "page_id": "projects:merge_requests:show",
+            "breadcrumbs": crumbs(project, (f"!{mr['iid']}", request.url.path)),
+        },
+    )
 
 
 @item_page(MR, login=True)
@@ -180,8 +266,10 @@ async def update(request: Request, project, user, mr) -> Response:
                 title = mr["title"]
                 if title.lower().startswith("draft:"):
                     title = title.split(":", 1)[1].strip()
-                c.execute("UPDATE merge_requests SET draft = 0, title = ?, updated_at = ? WHERE id = ?",
-                          (title, when, mr["id"]))
+                c.execute(
+                    "UPDATE merge_requests SET draft = 0, title = ?, updated_at = ? WHERE id = ?",
+                    (title, when, mr["id"]),
+                )
                 iss.add_note(c, MR, mr["id"], user["id"], "marked this merge request as **ready**", when, system=True)
             if access >= 20:
                 iss.apply_sidebar_update(c, MR, mr, project, user, f, when)
@@ -207,23 +295,38 @@ async def merge(request: Request, project, user, mr) -> Response:
     when = now()
     message = f"{mr['title']}\n\nSee merge request {project['full_path']}!{mr['iid']}"
     with gl.ctx.db.transaction() as c:
-        sha = gitstore.merge(c, project["id"], mr["source_branch"], mr["target_branch"],
-                             gitstore.Author(user["id"], user["name"], user["email"]),
-                             f"Merge branch '{mr['source_branch']}' into '{mr['target_branch']}'", when, message)
-        c.execute("UPDATE merge_requests SET state = 'merged', merged_at = ?, merged_by_id = ?, merge_commit_sha = ?,"
-                  " updated_at = ? WHERE id = ?", (when, user["id"], sha, when, mr["id"]))
+        sha = gitstore.merge(
+            c,
+            project["id"],
+            mr["source_branch"],
+            mr["target_branch"],
+            gitstore.Author(user["id"], user["name"], user["email"]),
+            f"Merge branch '{mr['source_branch']}' into '{mr['target_branch']}'",
+            when,
+            message,
+        )
+        c.execute(
+            "UPDATE merge_requests SET state = 'merged', merged_at = ?, merged_by_id = ?, merge_commit_sha = ?,"
+            " updated_at = ? WHERE id = ?",
+            (when, user["id"], sha, when, mr["id"]),
+        )
         iss.add_note(c, MR, mr["id"], user["id"], "merged", when, system=True)
         iss.add_event(c, user["id"], project["id"], "accepted", "MergeRequest", mr["iid"], mr["title"], when)
         if f.get("should_remove_source_branch") and mr["source_branch"] != project["default_branch"]:
             gitstore.delete_branch(c, project["id"], mr["source_branch"])
         for ref in re.findall(r"(?:[Cc]loses|[Ff]ixes) #(\d+)", mr["description"] or ""):
-            issue = c.execute("SELECT * FROM issues WHERE project_id = ? AND iid = ? AND state = 'opened'",
-                              (project["id"], row_id(ref))).fetchone()
+            issue = c.execute(
+                "SELECT * FROM issues WHERE project_id = ? AND iid = ? AND state = 'opened'",
+                (project["id"], row_id(ref)),
+            ).fetchone()
             if issue:
-                c.execute("UPDATE issues SET state = 'closed', closed_at = ?, updated_at = ? WHERE id = ?",
-                          (when, when, issue["id"]))
-                iss.add_note(c, iss.ISSUE, issue["id"], user["id"], f"closed via merge request !{mr['iid']}", when,
-                             system=True)
+                c.execute(
+                    "UPDATE issues SET state = 'closed', closed_at = ?, updated_at = ? WHERE id = ?",
+                    (when, when, issue["id"]),
+                )
+                iss.add_note(
+                    c, iss.ISSUE, issue["id"], user["id"], f"closed via merge request !{mr['iid']}", when, system=True
+                )
     return redirect(url)
 
 
@@ -240,7 +343,11 @@ async def add_note(request: Request, project, user, mr) -> Response:
     with gl.ctx.db.transaction() as c:
         iss.add_note(c, MR, mr["id"], user["id"], body, when)
         iss.add_event(c, user["id"], project["id"], "commented on", "MergeRequest", mr["iid"], mr["title"], when)
-        if f.get("close") and mr["state"] == "opened" and (gl.access_level(user, project) >= 20 or mr["author_id"] == user["id"]):
+        if (
+            f.get("close")
+            and mr["state"] == "opened"
+            and (gl.access_level(user, project) >= 20 or mr["author_id"] == user["id"])
+        ):
             c.execute("UPDATE merge_requests SET state = 'closed', closed_at = ? WHERE id = ?", (when, mr["id"]))
             iss.add_note(c, MR, mr["id"], user["id"], "closed", when, system=True)
     return redirect(url + "#notes")

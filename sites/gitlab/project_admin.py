@@ -17,10 +17,13 @@ from webrl.sites.gitlab.web import NAME_RE, PATH_RE, VISIBILITIES, Gitlab, login
 from webrl.sites.platform import flash, now, redirect
 
 LEVEL_TO_VISIBILITY = {"0": "private", "10": "internal", "20": "public"}
-NAME_ERROR = ("Name can contain only letters, digits, emojis, '_', '.', '+', dashes, or spaces. "
-              "It must start with a letter, digit, emoji, or '_'.")
-PATH_ERROR = ("Path can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', "
-              "end in '.git' or end in '.atom'")
+NAME_ERROR = (
+    "Name can contain only letters, digits, emojis, '_', '.', '+', dashes, or spaces. "
+    "It must start with a letter, digit, emoji, or '_'."
+)
+PATH_ERROR = (
+    "Path can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'"
+)
 
 README_TEMPLATE = """# {name}
 
@@ -83,17 +86,30 @@ def namespaces_for(conn: sqlite3.Connection, user) -> list[sqlite3.Row]:
     return conn.execute(
         "SELECT * FROM namespaces WHERE owner_id = ? UNION SELECT n.* FROM namespaces n JOIN group_members m"
         " ON m.group_id = n.id WHERE m.user_id = ? AND m.access_level >= 30 ORDER BY kind DESC, name",
-        (user["id"], user["id"])).fetchall()
+        (user["id"], user["id"]),
+    ).fetchall()
 
 
 @login_required
 async def new(request: Request, user) -> Response:
     gl = Gitlab.of(request)
     form = request.session.pop("project_form", None) or {
-        "namespace_id": request.query_params.get("namespace_id", ""), "visibility": "private", "readme": True}
-    return gl.render(request, "project_new.html", {
-        "title": "New Project", "namespaces": namespaces_for(gl.conn, user), "form": form, "page_id": "projects:new",
-        "errors": request.session.pop("project_errors", []), "breadcrumbs": [("Projects", "/dashboard/projects"), ("New project", "/projects/new")]})
+        "namespace_id": request.query_params.get("namespace_id", ""),
+        "visibility": "private",
+        "readme": True,
+    }
+    return gl.render(
+        request,
+        "project_new.html",
+        {
+            "title": "New Project",
+            "namespaces": namespaces_for(gl.conn, user),
+            "form": form,
+            "page_id": "projects:new",
+            "errors": request.session.pop("project_errors", []),
+            "breadcrumbs": [("Projects", "/dashboard/projects"), ("New project", "/projects/new")],
+        },
+    )
 
 
 @login_required
@@ -108,8 +124,14 @@ async def create(request: Request, user) -> Response:
     readme = bool(f.get("project[initialize_with_readme]"))
     errors = validate(gl.conn, ns["id"], name, path)
     if errors:
-        request.session["project_form"] = {"name": name, "path": path, "description": description, "readme": readme,
-                                           "visibility": visibility, "namespace_id": str(ns["id"])}
+        request.session["project_form"] = {
+            "name": name,
+            "path": path,
+            "description": description,
+            "readme": readme,
+            "visibility": visibility,
+            "namespace_id": str(ns["id"]),
+        }
         request.session["project_errors"] = errors
         return redirect("/projects/new")
     when = now()
@@ -117,13 +139,21 @@ async def create(request: Request, user) -> Response:
         pid = c.execute(
             "INSERT INTO projects (namespace_id, path, name, description, visibility, creator_id, created_at,"
             " last_activity_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (ns["id"], path, name, description, visibility, user["id"], when, when)).lastrowid
+            (ns["id"], path, name, description, visibility, user["id"], when, when),
+        ).lastrowid
         if ns["kind"] == "user":
             c.execute("INSERT INTO project_members VALUES (?, ?, 50, ?)", (pid, user["id"], when))
         if readme:
             text = README_TEMPLATE.format(name=name, description=description or "")
-            gitstore.commit(c, pid, "main", gitstore.Author(user["id"], user["name"], user["email"]), "Initial commit",
-                            {"README.md": text}, when)
+            gitstore.commit(
+                c,
+                pid,
+                "main",
+                gitstore.Author(user["id"], user["name"], user["email"]),
+                "Initial commit",
+                {"README.md": text},
+                when,
+            )
             c.execute("UPDATE branches SET protected = 1 WHERE project_id = ?", (pid,))
         add_event(c, user["id"], pid, "created", "Project", None, name, when)
     flash(request, f"Project '{name}' was successfully created.")
@@ -134,13 +164,26 @@ async def create(request: Request, user) -> Response:
 async def edit(request: Request, project, user) -> Response:
     gl = Gitlab.of(request)
     form = request.session.pop("settings_form", None) or {
-        "name": project["name"], "description": project["description"], "visibility": project["visibility"],
-        "path": project["path"]}
-    return gl.render(request, "project_edit.html", {
-        "title": f"General · Settings · {project['full_name']}", "project": project, "nav": "settings", "form": form,
-        "errors": request.session.pop("settings_errors", []), "page_id": "projects:edit",
-        "breadcrumbs": breadcrumbs(project, ("Settings", f"/{project['full_path']}/-/edit"),
-                                   ("General", f"/{project['full_path']}/-/edit"))})
+        "name": project["name"],
+        "description": project["description"],
+        "visibility": project["visibility"],
+        "path": project["path"],
+    }
+    return gl.render(
+        request,
+        "project_edit.html",
+        {
+            "title": f"General · Settings · {project['full_name']}",
+            "project": project,
+            "nav": "settings",
+            "form": form,
+            "errors": request.session.pop("settings_errors", []),
+            "page_id": "projects:edit",
+            "breadcrumbs": breadcrumbs(
+                project, ("Settings", f"/{project['full_path']}/-/edit"), ("General", f"/{project['full_path']}/-/edit")
+            ),
+        },
+    )
 
 
 @project_page(level=40)
@@ -157,12 +200,18 @@ async def update(request: Request, project, user) -> Response:
     if visibility not in VISIBILITIES:
         errors.append("Visibility level is not valid")
     if errors:
-        request.session["settings_form"] = {"name": name, "description": description, "visibility": visibility,
-                                            "path": path}
+        request.session["settings_form"] = {
+            "name": name,
+            "description": description,
+            "visibility": visibility,
+            "path": path,
+        }
         request.session["settings_errors"] = errors
         return redirect(f"/{project['full_path']}/-/edit")
-    gl.conn.execute("UPDATE projects SET name = ?, path = ?, description = ?, visibility = ?, last_activity_at = ?"
-                    " WHERE id = ?", (name, path, description, visibility, now(), project["id"]))
+    gl.conn.execute(
+        "UPDATE projects SET name = ?, path = ?, description = ?, visibility = ?, last_activity_at = ? WHERE id = ?",
+        (name, path, description, visibility, now(), project["id"]),
+    )
     flash(request, f"Project '{name}' was successfully updated.")
     return redirect(f"/{project['ns_path']}/{path}/-/edit")
 
@@ -177,8 +226,10 @@ async def delete(request: Request, project, user, f) -> Response:
         return redirect(f"/{project['full_path']}/-/edit")
     with gl.ctx.db.transaction() as c:
         for kind, table in (("Issue", "issues"), ("MergeRequest", "merge_requests")):
-            c.execute(f"DELETE FROM notes WHERE noteable_type = ? AND noteable_id IN (SELECT id FROM {table} WHERE project_id = ?)",
-                      (kind, project["id"]))
+            c.execute(
+                f"DELETE FROM notes WHERE noteable_type = ? AND noteable_id IN (SELECT id FROM {table} WHERE project_id = ?)",
+                (kind, project["id"]),
+            )
         c.execute("DELETE FROM projects WHERE id = ?", (project["id"],))
     flash(request, f"Project '{project['full_name']}' is being deleted.")
     return redirect("/dashboard/projects")
@@ -188,12 +239,24 @@ async def delete(request: Request, project, user, f) -> Response:
 async def fork_new(request: Request, project, user) -> Response:
     gl = Gitlab.of(request)
     form = request.session.pop("fork_form", None) or {
-        "name": project["name"], "path": project["path"], "description": project["description"],
-        "visibility": project["visibility"], "namespace_id": ""}
-    return gl.render(request, "fork_new.html", {
-        "title": f"Fork project · {project['full_name']}", "project": project, "form": form,
-        "namespaces": namespaces_for(gl.conn, user), "errors": request.session.pop("fork_errors", []),
-        "breadcrumbs": breadcrumbs(project, ("Fork project", request.url.path))})
+        "name": project["name"],
+        "path": project["path"],
+        "description": project["description"],
+        "visibility": project["visibility"],
+        "namespace_id": "",
+    }
+    return gl.render(
+        request,
+        "fork_new.html",
+        {
+            "title": f"Fork project · {project['full_name']}",
+            "project": project,
+            "form": form,
+            "namespaces": namespaces_for(gl.conn, user),
+            "errors": request.session.pop("fork_errors", []),
+            "breadcrumbs": breadcrumbs(project, ("Fork project", request.url.path)),
+        },
+    )
 
 
 @project_page(login=True)
@@ -208,8 +271,13 @@ async def fork_create(request: Request, project, user) -> Response:
     visibility = LEVEL_TO_VISIBILITY.get(str(f.get("visibility_level", "")), project["visibility"])
     errors = ["Please select a namespace"] if ns is None else validate(gl.conn, ns["id"], name, path)
     if errors:
-        request.session["fork_form"] = {"name": name, "path": path, "description": description,
-                                        "visibility": visibility, "namespace_id": str(f.get("namespace_id", ""))}
+        request.session["fork_form"] = {
+            "name": name,
+            "path": path,
+            "description": description,
+            "visibility": visibility,
+            "namespace_id": str(f.get("namespace_id", "")),
+        }
         request.session["fork_errors"] = errors
         return redirect(f"/{project['full_path']}/-/forks/new")
     when = now()
@@ -217,8 +285,19 @@ async def fork_create(request: Request, project, user) -> Response:
         pid = c.execute(
             "INSERT INTO projects (namespace_id, path, name, description, visibility, default_branch, creator_id,"
             " forked_from_id, created_at, last_activity_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (ns["id"], path, name, description, visibility, project["default_branch"], user["id"], project["id"], when,
-             when)).lastrowid
+            (
+                ns["id"],
+                path,
+                name,
+                description,
+                visibility,
+                project["default_branch"],
+                user["id"],
+                project["id"],
+                when,
+                when,
+            ),
+        ).lastrowid
         if ns["kind"] == "user":
             c.execute("INSERT INTO project_members VALUES (?, ?, 50, ?)", (pid, user["id"], when))
         gitstore.copy_repository(c, project["id"], pid)
@@ -231,8 +310,9 @@ async def fork_create(request: Request, project, user) -> Response:
 async def forks(request: Request, project, user) -> Response:
     gl = Gitlab.of(request)
     vis, vparams = gl.visible_clause(user)
-    rows = gl.conn.execute(gl.PROJECT_SQL + f" WHERE p.forked_from_id = ? AND {vis} ORDER BY p.created_at DESC",
-                           (project["id"], *vparams)).fetchall()
+    rows = gl.conn.execute(
+        gl.PROJECT_SQL + f" WHERE p.forked_from_id = ? AND {vis} ORDER BY p.created_at DESC", (project["id"], *vparams)
+    ).fetchall()
     return render_subpage(request, project, "forks.html", "Forks", "overview", forks=rows)
 
 

@@ -15,8 +15,14 @@ from webrl.sites.gitlab.project_admin import NAME_ERROR, PATH_ERROR, named_form
 from webrl.sites.gitlab.web import NAME_RE, PATH_RE, Gitlab, login_required, search_param
 from webrl.sites.platform import check_password, flash, now, redirect
 
-USER_TABS = {"overview": "Overview", "activity": "Activity", "groups": "Groups", "contributed": "Contributed projects",
-             "projects": "Personal projects", "starred": "Starred projects"}
+USER_TABS = {
+    "overview": "Overview",
+    "activity": "Activity",
+    "groups": "Groups",
+    "contributed": "Contributed projects",
+    "projects": "Personal projects",
+    "starred": "Starred projects",
+}
 URL_RE = re.compile(r"(https?://\S+)?\Z")
 
 
@@ -57,17 +63,26 @@ async def root(request: Request) -> Response:
 @login_required
 async def profile(request: Request, user) -> Response:
     gl = Gitlab.of(request)
-    return gl.render(request, "profile.html", {"title": "Profile · User Settings", "page_id": "profile",
-                                               "form": request.session.pop("profile_form", None) or dict(user),
-                                               "errors": request.session.pop("profile_errors", [])})
+    return gl.render(
+        request,
+        "profile.html",
+        {
+            "title": "Profile · User Settings",
+            "page_id": "profile",
+            "form": request.session.pop("profile_form", None) or dict(user),
+            "errors": request.session.pop("profile_errors", []),
+        },
+    )
 
 
 @login_required
 async def profile_update(request: Request, user) -> Response:
     gl = Gitlab.of(request)
     form = await request.form()
-    data = {k: str(form.get(f"user[{k}]", user[k])).strip() for k in ("name", "email", "website", "location", "bio",
-                                                                      "organization")}
+    data = {
+        k: str(form.get(f"user[{k}]", user[k])).strip()
+        for k in ("name", "email", "website", "location", "bio", "organization")
+    }
     errors = []
     if not data["name"]:
         errors.append("Name can't be blank")
@@ -82,8 +97,10 @@ async def profile_update(request: Request, user) -> Response:
     if errors:
         request.session["profile_form"], request.session["profile_errors"] = data, errors
         return redirect("/-/profile")
-    gl.conn.execute("UPDATE users SET name = ?, email = ?, website = ?, location = ?, bio = ?, organization = ?"
-                    " WHERE id = ?", (*data.values(), user["id"]))
+    gl.conn.execute(
+        "UPDATE users SET name = ?, email = ?, website = ?, location = ?, bio = ?, organization = ? WHERE id = ?",
+        (*data.values(), user["id"]),
+    )
     gl.conn.execute("UPDATE namespaces SET name = ? WHERE owner_id = ? AND kind = 'user'", (data["name"], user["id"]))
     flash(request, "Profile was successfully updated")
     return redirect("/-/profile")
@@ -94,8 +111,9 @@ async def profile_update(request: Request, user) -> Response:
 
 def projects_of(gl: Gitlab, where: str, params: tuple, viewer, order: str = "p.last_activity_at DESC") -> list:
     vis, vparams = gl.visible_clause(viewer)
-    return gl.conn.execute(gl.PROJECT_SQL + f" WHERE {where} AND {vis} ORDER BY {order}",
-                           (*params, *vparams)).fetchall()
+    return gl.conn.execute(
+        gl.PROJECT_SQL + f" WHERE {where} AND {vis} ORDER BY {order}", (*params, *vparams)
+    ).fetchall()
 
 
 async def user_page(request: Request, username: str, tab: str) -> Response:
@@ -111,19 +129,27 @@ async def user_page(request: Request, username: str, tab: str) -> Response:
             "SELECT e.*, n.path || '/' || p.path AS full_path, p.name AS project_name, n.name AS ns_name"
             f" FROM events e JOIN projects p ON p.id = e.project_id JOIN namespaces n ON n.id = p.namespace_id"
             f" WHERE e.user_id = ? AND {vis} ORDER BY e.created_at DESC, e.id DESC LIMIT ?",
-            (user["id"], *vparams, 20 if tab == "overview" else 60)).fetchall()
+            (user["id"], *vparams, 20 if tab == "overview" else 60),
+        ).fetchall()
     if tab in ("overview", "projects"):
         ctx["projects"] = projects_of(gl, "n.owner_id = ?", (user["id"],), viewer)
     elif tab == "contributed":
         ctx["projects"] = projects_of(
-            gl, "p.id IN (SELECT project_id FROM events WHERE user_id = ?) AND n.owner_id IS NOT ?",
-            (user["id"], user["id"]), viewer)
+            gl,
+            "p.id IN (SELECT project_id FROM events WHERE user_id = ?) AND n.owner_id IS NOT ?",
+            (user["id"], user["id"]),
+            viewer,
+        )
     elif tab == "starred":
-        ctx["projects"] = projects_of(gl, "p.id IN (SELECT project_id FROM stars WHERE user_id = ?)",
-                                      (user["id"],), viewer)
+        ctx["projects"] = projects_of(
+            gl, "p.id IN (SELECT project_id FROM stars WHERE user_id = ?)", (user["id"],), viewer
+        )
     elif tab == "groups":
-        ctx["groups"] = gl.conn.execute("SELECT n.* FROM namespaces n JOIN group_members m ON m.group_id = n.id"
-                                        " WHERE m.user_id = ? ORDER BY n.name", (user["id"],)).fetchall()
+        ctx["groups"] = gl.conn.execute(
+            "SELECT n.* FROM namespaces n JOIN group_members m ON m.group_id = n.id"
+            " WHERE m.user_id = ? ORDER BY n.name",
+            (user["id"],),
+        ).fetchall()
     return gl.render(request, "user_show.html", ctx)
 
 
@@ -150,14 +176,26 @@ async def group_page(request: Request, path: str | None = None) -> Response:
         return gl.not_found(request)
     viewer = gl.user(request)
     projects = projects_of(gl, "p.namespace_id = ?", (group["id"],), viewer, "p.name COLLATE NOCASE")
-    return gl.render(request, "group_show.html", {
-        "title": group["name"], "group": group, "nav": "group_overview", "projects": projects,
-        "breadcrumbs": [(group["name"], f"/{group['path']}")], "page_id": "groups:show"})
+    return gl.render(
+        request,
+        "group_show.html",
+        {
+            "title": group["name"],
+            "group": group,
+            "nav": "group_overview",
+            "projects": projects,
+            "breadcrumbs": [(group["name"], f"/{group['path']}")],
+            "page_id": "groups:show",
+        },
+    )
 
 
 def group_members_rows(gl: Gitlab, group_id: int) -> list:
-    return gl.conn.execute("SELECT u.*, m.access_level, m.created_at AS member_since FROM group_members m JOIN users u"
-                           " ON u.id = m.user_id WHERE m.group_id = ? ORDER BY u.name COLLATE NOCASE", (group_id,)).fetchall()
+    return gl.conn.execute(
+        "SELECT u.*, m.access_level, m.created_at AS member_since FROM group_members m JOIN users u"
+        " ON u.id = m.user_id WHERE m.group_id = ? ORDER BY u.name COLLATE NOCASE",
+        (group_id,),
+    ).fetchall()
 
 
 async def group_members(request: Request) -> Response:
@@ -165,10 +203,17 @@ async def group_members(request: Request) -> Response:
     group = group_row(gl, request.path_params["name"])
     if group is None:
         return gl.not_found(request)
-    return gl.render(request, "group_members.html", {
-        "title": f"Members · {group['name']}", "group": group, "nav": "group_members",
-        "members": group_members_rows(gl, group["id"]),
-        "breadcrumbs": [(group["name"], f"/{group['path']}"), ("Members", request.url.path)]})
+    return gl.render(
+        request,
+        "group_members.html",
+        {
+            "title": f"Members · {group['name']}",
+            "group": group,
+            "nav": "group_members",
+            "members": group_members_rows(gl, group["id"]),
+            "breadcrumbs": [(group["name"], f"/{group['path']}"), ("Members", request.url.path)],
+        },
+    )
 
 
 async def group_issuables(request: Request) -> Response:
@@ -180,13 +225,23 @@ async def group_issuables(request: Request) -> Response:
         return gl.not_found(request)
     kind = ISSUE if request.path_params["kind"] == "issues" else MR
     vis, vparams = gl.visible_clause(gl.user(request))
-    result = issuables.search_issuables(gl.conn, kind, request, f"p.namespace_id = ? AND {vis}",
-                                        (group["id"], *vparams))
+    result = issuables.search_issuables(
+        gl.conn, kind, request, f"p.namespace_id = ? AND {vis}", (group["id"], *vparams)
+    )
     heading = "Issues" if kind is ISSUE else "Merge requests"
-    return gl.render(request, "dashboard_issuables.html", {
-        "title": f"{heading} · {group['name']}", "group": group, "heading": heading, "result": result,
-        "nav": "group_issues" if kind is ISSUE else "group_mrs", "needs_filter": False,
-        "breadcrumbs": [(group["name"], f"/{group['path']}"), (heading, request.url.path)]})
+    return gl.render(
+        request,
+        "dashboard_issuables.html",
+        {
+            "title": f"{heading} · {group['name']}",
+            "group": group,
+            "heading": heading,
+            "result": result,
+            "nav": "group_issues" if kind is ISSUE else "group_mrs",
+            "needs_filter": False,
+            "breadcrumbs": [(group["name"], f"/{group['path']}"), (heading, request.url.path)],
+        },
+    )
 
 
 @login_required
@@ -195,22 +250,42 @@ async def dashboard_groups(request: Request, user) -> Response:
     groups = gl.conn.execute(
         "SELECT n.*, m.access_level, (SELECT COUNT(*) FROM projects p WHERE p.namespace_id = n.id) AS project_count,"
         " (SELECT COUNT(*) FROM group_members g WHERE g.group_id = n.id) AS member_count FROM namespaces n"
-        " JOIN group_members m ON m.group_id = n.id WHERE m.user_id = ? ORDER BY n.name", (user["id"],)).fetchall()
+        " JOIN group_members m ON m.group_id = n.id WHERE m.user_id = ? ORDER BY n.name",
+        (user["id"],),
+    ).fetchall()
     return gl.render(request, "groups_list.html", {"title": "Groups · Dashboard", "groups": groups, "tab": "your"})
 
 
 # first path segments that are pages of the site, not users or groups (/{name} resolves users and groups)
-RESERVED_PATHS = {"-", "admin", "api", "dashboard", "explore", "groups", "help", "profile", "projects", "search",
-                  "users"}
+RESERVED_PATHS = {
+    "-",
+    "admin",
+    "api",
+    "dashboard",
+    "explore",
+    "groups",
+    "help",
+    "profile",
+    "projects",
+    "search",
+    "users",
+}
 
 
 @login_required
 async def group_new(request: Request, user) -> Response:
     gl = Gitlab.of(request)
-    return gl.render(request, "group_new.html", {
-        "title": "New group", "page_id": "groups:new", "errors": request.session.pop("group_errors", []),
-        "form": request.session.pop("group_form", None) or {"visibility": "private"},
-        "breadcrumbs": [("Groups", "/dashboard/groups"), ("New group", "/groups/new")]})
+    return gl.render(
+        request,
+        "group_new.html",
+        {
+            "title": "New group",
+            "page_id": "groups:new",
+            "errors": request.session.pop("group_errors", []),
+            "form": request.session.pop("group_form", None) or {"visibility": "private"},
+            "breadcrumbs": [("Groups", "/dashboard/groups"), ("New group", "/groups/new")],
+        },
+    )
 
 
 @login_required
@@ -232,15 +307,21 @@ async def group_create(request: Request, user) -> Response:
     elif gl.conn.execute("SELECT 1 FROM namespaces WHERE path = ?", (path,)).fetchone():
         errors.append("Group URL has already been taken")
     if errors:
-        request.session["group_form"] = {"name": name, "path": path, "description": description,
-                                         "visibility": visibility}
+        request.session["group_form"] = {
+            "name": name,
+            "path": path,
+            "description": description,
+            "visibility": visibility,
+        }
         request.session["group_errors"] = errors
         return redirect("/groups/new")
     when = now()
     with gl.ctx.db.transaction() as c:
-        group_id = c.execute("INSERT INTO namespaces (path, name, kind, owner_id, description, visibility, created_at)"
-                             " VALUES (?, ?, 'group', ?, ?, ?, ?)",
-                             (path, name, user["id"], description, visibility, when)).lastrowid
+        group_id = c.execute(
+            "INSERT INTO namespaces (path, name, kind, owner_id, description, visibility, created_at)"
+            " VALUES (?, ?, 'group', ?, ?, ?, ?)",
+            (path, name, user["id"], description, visibility, when),
+        ).lastrowid
         c.execute("INSERT INTO group_members VALUES (?, ?, 50, ?)", (group_id, user["id"], when))
     flash(request, f"Group '{name}' was successfully created.")
     return redirect(f"/{path}")
@@ -248,8 +329,9 @@ async def group_create(request: Request, user) -> Response:
 
 @login_required
 async def preferences(request: Request, user) -> Response:
-    return Gitlab.of(request).render(request, "preferences.html", {"title": "Preferences · User Settings",
-                                                                   "page_id": "profiles:preferences:show"})
+    return Gitlab.of(request).render(
+        request, "preferences.html", {"title": "Preferences · User Settings", "page_id": "profiles:preferences:show"}
+    )
 
 
 async def explore_groups(request: Request) -> Response:
@@ -257,7 +339,8 @@ async def explore_groups(request: Request) -> Response:
     groups = gl.conn.execute(
         "SELECT n.*, NULL AS access_level, (SELECT COUNT(*) FROM projects p WHERE p.namespace_id = n.id) AS project_count,"
         " (SELECT COUNT(*) FROM group_members g WHERE g.group_id = n.id) AS member_count FROM namespaces n"
-        " WHERE n.kind = 'group' ORDER BY n.name").fetchall()
+        " WHERE n.kind = 'group' ORDER BY n.name"
+    ).fetchall()
     return gl.render(request, "groups_list.html", {"title": "Groups · Explore", "groups": groups, "tab": "explore"})
 
 
@@ -269,10 +352,14 @@ async def dashboard_issuables(request: Request, user) -> Response:
     filters = ("assignee_username", "author_username", "reviewer_username", "label_name[]", "search", "milestone_title")
     needs_filter = not any(request.query_params.get(k) for k in filters)
     vis, vparams = gl.visible_clause(user)
-    result = issuables.search_issuables(gl.conn, kind, request, "0" if needs_filter else vis,
-                                        () if needs_filter else vparams)
-    return gl.render(request, "dashboard_issuables.html", {
-        "title": f"{heading} · Dashboard", "heading": heading, "result": result, "needs_filter": needs_filter})
+    result = issuables.search_issuables(
+        gl.conn, kind, request, "0" if needs_filter else vis, () if needs_filter else vparams
+    )
+    return gl.render(
+        request,
+        "dashboard_issuables.html",
+        {"title": f"{heading} · Dashboard", "heading": heading, "result": result, "needs_filter": needs_filter},
+    )
 
 
 async def search(request: Request) -> Response:
@@ -286,25 +373,34 @@ async def search(request: Request) -> Response:
         like = f"%{term}%"
         counts["projects"] = gl.conn.execute(
             "SELECT COUNT(*) FROM projects p JOIN namespaces n ON n.id = p.namespace_id"
-            f" WHERE (p.name LIKE ? OR p.description LIKE ?) AND {vis}", (like, like, *vparams)).fetchone()[0]
+            f" WHERE (p.name LIKE ? OR p.description LIKE ?) AND {vis}",
+            (like, like, *vparams),
+        ).fetchone()[0]
         for key, table in (("issues", "issues"), ("merge_requests", "merge_requests")):
             counts[key] = gl.conn.execute(
                 f"SELECT COUNT(*) FROM {table} t JOIN projects p ON p.id = t.project_id WHERE t.title LIKE ? AND {vis}",
-                (like, *vparams)).fetchone()[0]
-        counts["users"] = gl.conn.execute("SELECT COUNT(*) FROM users WHERE username LIKE ? OR name LIKE ?",
-                                          (like, like)).fetchone()[0]
+                (like, *vparams),
+            ).fetchone()[0]
+        counts["users"] = gl.conn.execute(
+            "SELECT COUNT(*) FROM users WHERE username LIKE ? OR name LIKE ?", (like, like)
+        ).fetchone()[0]
         if scope == "projects":
             results = projects_of(gl, "(p.name LIKE ? OR p.description LIKE ?)", (like, like), viewer)[:50]
         elif scope in ("issues", "merge_requests"):
             results = gl.conn.execute(
                 f"SELECT t.*, n.path || '/' || p.path AS full_path FROM {scope} t JOIN projects p ON p.id = t.project_id"
                 f" JOIN namespaces n ON n.id = p.namespace_id WHERE t.title LIKE ? AND {vis} ORDER BY t.updated_at DESC LIMIT 50",
-                (like, *vparams)).fetchall()
+                (like, *vparams),
+            ).fetchall()
         elif scope == "users":
-            results = gl.conn.execute("SELECT * FROM users WHERE username LIKE ? OR name LIKE ? ORDER BY name LIMIT 50",
-                                      (like, like)).fetchall()
-    return gl.render(request, "search.html", {"title": "Search", "term": term, "scope": scope, "results": results,
-                                              "counts": counts, "page_id": "search"})
+            results = gl.conn.execute(
+                "SELECT * FROM users WHERE username LIKE ? OR name LIKE ? ORDER BY name LIMIT 50", (like, like)
+            ).fetchall()
+    return gl.render(
+        request,
+        "search.html",
+        {"title": "Search", "term": term, "scope": scope, "results": results, "counts": counts, "page_id": "search"},
+    )
 
 
 async def user_or_group(request: Request) -> Response:

@@ -31,8 +31,23 @@ ROLE_LEVELS = {name.lower(): level for level, name in ROLES.items()}
 VISIBILITIES = ("private", "internal", "public")
 NAME_RE = re.compile(r"[\w\u00C0-\u024F][\w\u00C0-\u024F .+\-]*\Z")
 PATH_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*\Z")
-RESERVED = {"dashboard", "explore", "users", "groups", "projects", "-", "help", "admin", "assets", "search",
-            "api", "profile", "snippets", "static", "u"}
+RESERVED = {
+    "dashboard",
+    "explore",
+    "users",
+    "groups",
+    "projects",
+    "-",
+    "help",
+    "admin",
+    "assets",
+    "search",
+    "api",
+    "profile",
+    "snippets",
+    "static",
+    "u",
+}
 AVATAR_COLORS = ("#e7e4f2", "#e1e7f4", "#dff0e5", "#f4e7dd", "#f3dde2", "#e2ecf0", "#ececec")
 # Gitlab::Search::Params: a search of more characters or terms is refused with an alert (SearchController)
 SEARCH_CHAR_LIMIT = 4096
@@ -61,8 +76,14 @@ def time_ago(value: str | None) -> str:
     if not value:
         return ""
     seconds = (datetime.now(UTC) - parse_time(value)).total_seconds()
-    for unit, size in (("year", 31_536_000), ("month", 2_592_000), ("week", 604_800), ("day", 86_400),
-                       ("hour", 3600), ("minute", 60)):
+    for unit, size in (
+        ("year", 31_536_000),
+        ("month", 2_592_000),
+        ("week", 604_800),
+        ("day", 86_400),
+        ("hour", 3600),
+        ("minute", 60),
+    ):
         if seconds >= size:
             n = int(seconds // size)
             return f"{n} {unit}{'s' if n > 1 else ''} ago"
@@ -81,14 +102,16 @@ def time_tag(value: str | None) -> Markup:
     if not value:
         return Markup("")
     return Markup('<time class="js-timeago" datetime="{0}" title="{1}">{2}</time>').format(
-        value.replace(" ", "T") + "Z", long_date(value) + " " + value[11:16], time_ago(value))
+        value.replace(" ", "T") + "Z", long_date(value) + " " + value[11:16], time_ago(value)
+    )
 
 
 def avatar(name: str, size: int = 32, kind: str = "user") -> Markup:
     color = AVATAR_COLORS[sum(map(ord, name or "?")) % len(AVATAR_COLORS)]
     shape = "rect-avatar" if kind != "user" else ""
-    return Markup('<span class="avatar identicon s{0} {1}" style="background-color:{2}" aria-hidden="true">{3}</span>').format(
-        size, shape, color, (name or "?")[0].upper())
+    return Markup(
+        '<span class="avatar identicon s{0} {1}" style="background-color:{2}" aria-hidden="true">{3}</span>'
+    ).format(size, shape, color, (name or "?")[0].upper())
 
 
 ICONS = {  # 16x16 outline icons, drawn here (no icon font or emoji needed)
@@ -107,13 +130,18 @@ ICONS = {  # 16x16 outline icons, drawn here (no icon font or emoji needed)
 
 
 def icon(name: str, size: int = 16) -> Markup:
-    return Markup('<svg class="s{0} gl-icon" width="{0}" height="{0}" viewBox="0 0 16 16" aria-hidden="true" data-testid="{1}-icon">'
-                  .format(size, name) + ICONS.get(name, "") + "</svg>")
+    return Markup(
+        '<svg class="s{0} gl-icon" width="{0}" height="{0}" viewBox="0 0 16 16" aria-hidden="true" data-testid="{1}-icon">'.format(
+            size, name
+        )
+        + ICONS.get(name, "")
+        + "</svg>"
+    )
 
 
 def label_text_color(color: str) -> str:
     try:
-        r, g, b = (int(color.lstrip("#")[i:i + 2], 16) for i in (0, 2, 4))
+        r, g, b = (int(color.lstrip("#")[i : i + 2], 16) for i in (0, 2, 4))
     except ValueError:
         return "#333"
     return "#333238" if (r * 299 + g * 587 + b * 114) / 1000 > 150 else "#ffffff"
@@ -134,9 +162,13 @@ class Gitlab(SiteWithUsers):
     def __init__(self, ctx: SiteContext):
         super().__init__(ctx, TEMPLATES_DIR)
         env = self.templates.env
-        env.filters.update(time_ago=time_ago, long_date=long_date, time_tag=time_tag,
-                           markdown=lambda text, base=None: Markup(gitlab_markdown(text, base)),
-                           label_fg=label_text_color)
+        env.filters.update(
+            time_ago=time_ago,
+            long_date=long_date,
+            time_tag=time_tag,
+            markdown=lambda text, base=None: Markup(gitlab_markdown(text, base)),
+            label_fg=label_text_color,
+        )
         env.globals.update(avatar=avatar, icon=icon, ROLES=ROLES, query_with=query_with)
 
     # -- users -----------------------------------------------------------------------------------
@@ -163,10 +195,14 @@ class Gitlab(SiteWithUsers):
     def access_level(self, user: sqlite3.Row | None, project: sqlite3.Row) -> int:
         if user is None:
             return 0
-        levels = [r[0] for r in self.conn.execute(
-            "SELECT access_level FROM project_members WHERE project_id = ? AND user_id = ? UNION ALL"
-            " SELECT access_level FROM group_members WHERE group_id = ? AND user_id = ?",
-            (project["id"], user["id"], project["namespace_id"], user["id"]))]
+        levels = [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT access_level FROM project_members WHERE project_id = ? AND user_id = ? UNION ALL"
+                " SELECT access_level FROM group_members WHERE group_id = ? AND user_id = ?",
+                (project["id"], user["id"], project["namespace_id"], user["id"]),
+            )
+        ]
         if project["ns_owner_id"] == user["id"]:
             levels.append(50)
         if user["is_admin"]:
@@ -192,27 +228,38 @@ class Gitlab(SiteWithUsers):
             return f"{alias}.visibility = 'public'", ()
         if user["is_admin"]:
             return "1 = 1", ()
-        return (f"({alias}.visibility IN ('public', 'internal') OR {alias}.id IN (SELECT project_id FROM project_members"
-                f" WHERE user_id = ?) OR {alias}.namespace_id IN (SELECT group_id FROM group_members WHERE user_id = ?)"
-                f" OR {alias}.namespace_id IN (SELECT id FROM namespaces WHERE owner_id = ?))", (user["id"],) * 3)
+        return (
+            f"({alias}.visibility IN ('public', 'internal') OR {alias}.id IN (SELECT project_id FROM project_members"
+            f" WHERE user_id = ?) OR {alias}.namespace_id IN (SELECT group_id FROM group_members WHERE user_id = ?)"
+            f" OR {alias}.namespace_id IN (SELECT id FROM namespaces WHERE owner_id = ?))",
+            (user["id"],) * 3,
+        )
 
     # -- rendering -------------------------------------------------------------------------------
 
-    def render(self, request: Request, template: str, context: dict[str, Any] | None = None,
-               status_code: int = 200) -> HTMLResponse:
+    def render(
+        self, request: Request, template: str, context: dict[str, Any] | None = None, status_code: int = 200
+    ) -> HTMLResponse:
         user = self.user(request)
         data: dict[str, Any] = {"current_user": user, "urls": self.ctx.urls, "project": None, "nav": ""}
         if user is not None:
             data["todo_issues"] = self.conn.execute(
-                "SELECT COUNT(*) FROM issues WHERE assignee_id = ? AND state = 'opened'", (user["id"],)).fetchone()[0]
+                "SELECT COUNT(*) FROM issues WHERE assignee_id = ? AND state = 'opened'", (user["id"],)
+            ).fetchone()[0]
             data["todo_mrs"] = self.conn.execute(
                 "SELECT COUNT(*) FROM merge_requests WHERE (assignee_id = ? OR reviewer_id = ?) AND state = 'opened'",
-                (user["id"], user["id"])).fetchone()[0]
+                (user["id"], user["id"]),
+            ).fetchone()[0]
         project = (context or {}).get("project")
         if project is not None:
             data["access"] = self.access_level(user, project)
-            data["starred"] = user is not None and self.conn.execute(
-                "SELECT 1 FROM stars WHERE user_id = ? AND project_id = ?", (user["id"], project["id"])).fetchone() is not None
+            data["starred"] = (
+                user is not None
+                and self.conn.execute(
+                    "SELECT 1 FROM stars WHERE user_id = ? AND project_id = ?", (user["id"], project["id"])
+                ).fetchone()
+                is not None
+            )
         data.update(context or {})
         return self.templates.TemplateResponse(request, template, data, status_code=status_code)
 

@@ -47,8 +47,9 @@ async def calculator(request: Request):
 
 async def password(request: Request):
     urls = site_urls(request)
-    accounts = [(urls[site], title, *ACCOUNTS[site]) for site, title, _, _ in CARDS
-                if site in ACCOUNTS and site in urls]
+    accounts = [
+        (urls[site], title, *ACCOUNTS[site]) for site, title, _, _ in CARDS if site in ACCOUNTS and site in urls
+    ]
     return templates.TemplateResponse(request, "password.html", {"accounts": accounts})
 
 

@@ -78,16 +78,31 @@ async def search(request: Request) -> Response:
     if not query:
         return site.render(request, "search.html", result=None, query="", title="Search | OpenStreetMap")
     result = site.gazetteer.search(query)
-    markers = [{"lat": h.place.lat, "lon": h.place.lon, "kind": "result", "label": h.place.name,
-                "href": h.place.url} for h in result.hits]
+    markers = [
+        {"lat": h.place.lat, "lon": h.place.lon, "kind": "result", "label": h.place.name, "href": h.place.url}
+        for h in result.hits
+    ]
     points = [(m["lat"], m["lon"]) for m in markers]
     if result.point:
-        markers.append({"lat": result.point[0], "lon": result.point[1], "kind": "anchor",
-                        "label": result.anchor.name if result.anchor else query})
+        markers.append(
+            {
+                "lat": result.point[0],
+                "lon": result.point[1],
+                "kind": "anchor",
+                "label": result.anchor.name if result.anchor else query,
+            }
+        )
         points.append(result.point)
     view = fit_view(points) if points else None
-    return site.render(request, "search.html", view=view, markers=markers, result=result, query=query,
-                       title=f"{query} | Search | OpenStreetMap")
+    return site.render(
+        request,
+        "search.html",
+        view=view,
+        markers=markers,
+        result=result,
+        query=query,
+        title=f"{query} | Search | OpenStreetMap",
+    )
 
 
 async def directions(request: Request) -> Response:
@@ -121,20 +136,33 @@ async def directions(request: Request) -> Response:
         ctx["error"] = invalid_coords_message(bad.strip())
         return site.render(request, "directions.html", **ctx)
     if not all(isinstance(e, tuple) for e in ends):  # only one end chosen yet ("Directions from here")
-        markers = [{"lat": e[0], "lon": e[1], "kind": "start" if k == 0 else "end", "label": names[k]}
-                   for k, e in enumerate(ends) if isinstance(e, tuple)]
+        markers = [
+            {"lat": e[0], "lon": e[1], "kind": "start" if k == 0 else "end", "label": names[k]}
+            for k, e in enumerate(ends)
+            if isinstance(e, tuple)
+        ]
         view = View(16, markers[0]["lat"], markers[0]["lon"]) if markers else None
         return site.render(request, "directions.html", view=view, markers=markers, **ctx)
     start, end = ends
     route = site.network.route(ENGINES[engine], start, end)
-    markers = [{"lat": start[0], "lon": start[1], "kind": "start", "label": names[0]},
-               {"lat": end[0], "lon": end[1], "kind": "end", "label": names[1]}]
+    markers = [
+        {"lat": start[0], "lon": start[1], "kind": "start", "label": names[0]},
+        {"lat": end[0], "lon": end[1], "kind": "end", "label": names[1]},
+    ]
     view = fit_view([start, end] + (route.coords if route else []))
     if route is None:
         ctx["error"] = "Could not find a route between these points"
     reverse = f"/directions?{urlencode({'engine': engine, 'route': route_param(end, start)})}"
-    return site.render(request, "directions.html", view=view, markers=markers,
-                       route=route.coords if route else None, result=route, reverse_url=reverse, **ctx)
+    return site.render(
+        request,
+        "directions.html",
+        view=view,
+        markers=markers,
+        route=route.coords if route else None,
+        result=route,
+        reverse_url=reverse,
+        **ctx,
+    )
 
 
 def geocode_form(request: Request, engine: str, text_from: str, text_to: str, ctx: dict) -> Response:
@@ -159,8 +187,9 @@ def geocode_form(request: Request, engine: str, text_from: str, text_to: str, ct
 
 async def info(request: Request) -> Response:
     heading, paragraphs = INFO_PAGES[request.url.path]
-    return site_of(request).render(request, "info.html", heading=heading, paragraphs=paragraphs,
-                                   title=f"{heading} | OpenStreetMap")
+    return site_of(request).render(
+        request, "info.html", heading=heading, paragraphs=paragraphs, title=f"{heading} | OpenStreetMap"
+    )
 
 
 async def not_found(request: Request, exc: Exception) -> Response:

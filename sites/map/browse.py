@@ -17,8 +17,9 @@ from webrl.sites.platform import RowIdConvertor  # noqa: F401  (registers {name:
 
 
 def element_title(tags: dict[str, str], kind: str, osm_id: int) -> str:
-    name = tags.get("name") or (f"{tags['addr:housenumber']} {tags.get('addr:street', '')}".strip()
-                                if "addr:housenumber" in tags else "")
+    name = tags.get("name") or (
+        f"{tags['addr:housenumber']} {tags.get('addr:street', '')}".strip() if "addr:housenumber" in tags else ""
+    )
     return f"{name} ({osm_id})" if name else str(osm_id)
 
 
@@ -39,6 +40,7 @@ def load_element(conn: sqlite3.Connection, kind: str, osm_id: int) -> tuple[sqli
 def element_page(kind: str):
     """The page of one node or way: the endpoint gets the map, the element's id, row and tags;
     a missing element shows the 404 page."""
+
     def decorate(endpoint):
         @functools.wraps(endpoint)
         async def wrapper(request: Request) -> Response:
@@ -58,12 +60,25 @@ def element_page(kind: str):
 def node(request: Request, site: MapSite, osm_id: int, row: sqlite3.Row, tags: dict[str, str]) -> Response:
     ways = site.ctx.db.conn.execute(
         "SELECT DISTINCT wn.way_id AS id, (SELECT v FROM way_tags t WHERE t.way_id = wn.way_id AND k = 'name')"
-        " AS name FROM way_nodes wn WHERE wn.node_id = ? ORDER BY wn.way_id", (osm_id,)).fetchall()
+        " AS name FROM way_nodes wn WHERE wn.node_id = ? ORDER BY wn.way_id",
+        (osm_id,),
+    ).fetchall()
     title = element_title(tags, "node", osm_id)
     marker = {"lat": row["lat"], "lon": row["lon"], "kind": "result", "label": tags.get("name", title)}
-    return site.render(request, "element.html", view=View(17, row["lat"], row["lon"]), markers=[marker],
-                       kind="node", element=row, tags=tags, heading=f"Node: {title}", ways=ways, nodes=None,
-                       location=(row["lat"], row["lon"]), title=f"Node: {title} | OpenStreetMap")
+    return site.render(
+        request,
+        "element.html",
+        view=View(17, row["lat"], row["lon"]),
+        markers=[marker],
+        kind="node",
+        element=row,
+        tags=tags,
+        heading=f"Node: {title}",
+        ways=ways,
+        nodes=None,
+        location=(row["lat"], row["lon"]),
+        title=f"Node: {title} | OpenStreetMap",
+    )
 
 
 @element_page("way")
@@ -71,14 +86,26 @@ def way(request: Request, site: MapSite, osm_id: int, row: sqlite3.Row, tags: di
     nodes = site.ctx.db.conn.execute(
         "SELECT n.id, n.lat, n.lon, (SELECT v FROM node_tags t WHERE t.node_id = n.id AND k = 'name') AS name"
         " FROM way_nodes wn JOIN nodes n ON n.id = wn.node_id WHERE wn.way_id = ? ORDER BY wn.seq",
-        (osm_id,)).fetchall()
+        (osm_id,),
+    ).fetchall()
     coords = [(n["lat"], n["lon"]) for n in nodes]
     title = element_title(tags, "way", osm_id)
     view = fit_view(coords) if coords else None
     centre = (view.lat, view.lon) if view else None
-    return site.render(request, "element.html", view=view, route=coords, kind="way", element=row, tags=tags,
-                       heading=f"Way: {title}", ways=None, nodes=nodes, location=centre,
-                       title=f"Way: {title} | OpenStreetMap")
+    return site.render(
+        request,
+        "element.html",
+        view=view,
+        route=coords,
+        kind="way",
+        element=row,
+        tags=tags,
+        heading=f"Way: {title}",
+        ways=None,
+        nodes=nodes,
+        location=centre,
+        title=f"Way: {title} | OpenStreetMap",
+    )
 
 
 async def api_element(request: Request) -> Response:
@@ -88,10 +115,14 @@ async def api_element(request: Request) -> Response:
     if found is None:
         return Response("Not Found", status_code=404, media_type="text/plain")
     row, tags = found
-    attrs = f'id="{row["id"]}" visible="true" version="{row["version"]}" changeset="{row["changeset"]}" ' \
-            f'timestamp="{row["timestamp"]}" user="{escape(row["user"])}"'
-    lines = ['<?xml version="1.0" encoding="UTF-8"?>',
-             '<osm version="0.6" generator="openstreetmap-website" copyright="OpenStreetMap and contributors">']
+    attrs = (
+        f'id="{row["id"]}" visible="true" version="{row["version"]}" changeset="{row["changeset"]}" '
+        f'timestamp="{row["timestamp"]}" user="{escape(row["user"])}"'
+    )
+    lines = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        '<osm version="0.6" generator="openstreetmap-website" copyright="OpenStreetMap and contributors">',
+    ]
     if kind == "node":
         lines.append(f'  <node {attrs} lat="{row["lat"]:.7f}" lon="{row["lon"]:.7f}">')
     else:

@@ -111,9 +111,11 @@ class RoadNetwork:
     """The road graph of the map's database, one directed networkx graph per mode. Built once per server."""
 
     def __init__(self, conn: sqlite3.Connection):
-        rows = conn.execute("SELECT e.from_node, e.to_node, e.name, e.highway, e.length_m, e.oneway, e.way_id,"
-                            " a.lat, a.lon, b.lat, b.lon FROM road_edges e JOIN nodes a ON a.id = e.from_node"
-                            " JOIN nodes b ON b.id = e.to_node ORDER BY e.id").fetchall()
+        rows = conn.execute(
+            "SELECT e.from_node, e.to_node, e.name, e.highway, e.length_m, e.oneway, e.way_id,"
+            " a.lat, a.lon, b.lat, b.lon FROM road_edges e JOIN nodes a ON a.id = e.from_node"
+            " JOIN nodes b ON b.id = e.to_node ORDER BY e.id"
+        ).fetchall()
         self.coords: dict[int, tuple[float, float]] = {}
         self.graphs = {mode: nx.DiGraph() for mode in ("car", "bicycle", "foot")}
         for u, v, name, highway, length, oneway, way_id, ulat, ulon, vlat, vlon in rows:
@@ -128,8 +130,13 @@ class RoadNetwork:
                     g.add_edge(v, u, **attrs)
         self.mode_nodes = {mode: sorted(g.nodes) for mode, g in self.graphs.items()}
         # per mode, each node's latitude in radians and its cosine, and its longitude: haversine's per-node terms
-        self._snap_table = {mode: [(n, math.radians(self.coords[n][0]), math.cos(math.radians(self.coords[n][0])),
-                                    self.coords[n][1]) for n in nodes] for mode, nodes in self.mode_nodes.items()}
+        self._snap_table = {
+            mode: [
+                (n, math.radians(self.coords[n][0]), math.cos(math.radians(self.coords[n][0])), self.coords[n][1])
+                for n in nodes
+            ]
+            for mode, nodes in self.mode_nodes.items()
+        }
         self._snapped: dict[tuple[str, float, float], tuple[int, float]] = {}
 
     def snap(self, mode: str, lat: float, lon: float) -> tuple[int, float]:
@@ -168,8 +175,9 @@ class RoadNetwork:
             except nx.NetworkXNoPath:
                 return None
         edges = [g.edges[u, v] for u, v in zip(path, path[1:])]
-        route = Route(mode, path, [self.coords[n] for n in path], sum(e["length"] for e in edges),
-                      sum(e["time"] for e in edges))
+        route = Route(
+            mode, path, [self.coords[n] for n in path], sum(e["length"] for e in edges), sum(e["time"] for e in edges)
+        )
         route.steps = self.instructions(path, edges)
         return route
 
@@ -182,8 +190,11 @@ class RoadNetwork:
         groups: list[list[int]] = []  # indices into edges
         for k, e in enumerate(edges):
             prev = edges[k - 1] if k else None
-            same = prev is not None and prev["name"] == e["name"] and \
-                (prev["highway"] == "motorway_link") == (e["highway"] == "motorway_link")
+            same = (
+                prev is not None
+                and prev["name"] == e["name"]
+                and (prev["highway"] == "motorway_link") == (e["highway"] == "motorway_link")
+            )
             if same and not e["name"]:
                 same = abs(turn_angle(self._bearing(path, k - 1), self._bearing(path, k))) < 30
             if same:

@@ -90,7 +90,9 @@ def poi_name(category: str, hood: str, rng: random.Random, fake, n: int, used: s
             tags["cuisine"] = cuisine
             name = rng.choice((f"{rng.choice(prefixes)} {rng.choice(suffixes)}", f"{last}'s {rng.choice(suffixes)}"))
         elif category == "cafe":
-            name = rng.choice((f"{word} {noun} Coffee", f"{last} Coffee Roasters", f"Café {noun}", f"The {noun} Espresso Bar"))
+            name = rng.choice(
+                (f"{word} {noun} Coffee", f"{last} Coffee Roasters", f"Café {noun}", f"The {noun} Espresso Bar")
+            )
             tags["cuisine"] = "coffee_shop"
         elif category == "fast_food":
             name = rng.choice((f"{word} {noun} Grill", f"{last}'s Hot Dogs", f"{word} Fries"))
@@ -98,7 +100,9 @@ def poi_name(category: str, hood: str, rng: random.Random, fake, n: int, used: s
         elif category == "bar":
             name = rng.choice((f"The {word} {noun}", f"{noun} Bar", f"{word} Lounge"))
         elif category == "pub":
-            name = rng.choice((f"The {word} {noun} Pub", f"{last}'s Tavern", f"{noun} & {rng.choice(sd.NOUNS)} Alehouse"))
+            name = rng.choice(
+                (f"The {word} {noun} Pub", f"{last}'s Tavern", f"{noun} & {rng.choice(sd.NOUNS)} Alehouse")
+            )
         elif category == "hotel":
             name = rng.choice((f"Hotel {word}", f"The {last} Hotel", f"{hood} Inn & Suites", f"Riverton {noun} Hotel"))
             tags["stars"] = str(rng.randint(2, 4))
@@ -123,10 +127,14 @@ def poi_name(category: str, hood: str, rng: random.Random, fake, n: int, used: s
         elif category == "theatre":
             name = rng.choice((f"The {last} Theater", f"{word} Playhouse"))
         elif category == "place_of_worship":
-            name, religion = rng.choice(((f"St. {rng.choice(SAINTS)} Church", "christian"),
-                                         (f"{hood} Presbyterian Church", "christian"),
-                                         (f"Temple {fake.last_name()}", "jewish"),
-                                         (f"{hood} Islamic Center", "muslim")))
+            name, religion = rng.choice(
+                (
+                    (f"St. {rng.choice(SAINTS)} Church", "christian"),
+                    (f"{hood} Presbyterian Church", "christian"),
+                    (f"Temple {fake.last_name()}", "jewish"),
+                    (f"{hood} Islamic Center", "muslim"),
+                )
+            )
             tags["religion"] = religion
         elif category == "bakery":
             name = rng.choice((f"{last}'s Bakery", f"{word} Loaf Bakery"))
@@ -171,7 +179,25 @@ def house_number(row: float, col: float, along_row: bool) -> str:
 
 def place_row(osm_type, osm_id, name, category, latlon_, number, street, hood, label=None) -> tuple:
     label = label or sd.CATEGORIES[category]["label"]
-    parts = [name] + ([number] if number else []) + ([street] if street else []) + \
-        [hood["name"], hood["city"], sd.COUNTY, sd.STATE, hood["postcode"], sd.COUNTRY]
-    return (osm_type, osm_id, name, category, label, number, street, hood["name"], hood["city"], sd.STATE_CODE,
-            hood["postcode"], latlon_[0], latlon_[1], ", ".join(parts))
+    parts = (
+        [name]
+        + ([number] if number else [])
+        + ([street] if street else [])
+        + [hood["name"], hood["city"], sd.COUNTY, sd.STATE, hood["postcode"], sd.COUNTRY]
+    )
+    return (
+        osm_type,
+        osm_id,
+        name,
+        category,
+        label,
+        number,
+        street,
+        hood["name"],
+        hood["city"],
+        sd.STATE_CODE,
+        hood["postcode"],
+        latlon_[0],
+        latlon_[1],
+        ", ".join(parts),
+    )

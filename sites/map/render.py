@@ -62,8 +62,10 @@ def fit_view(points: list[tuple[float, float]], max_zoom: int = 17) -> View:
     span_x = (max(lons) - min(lons)) * 111_320 * math.cos(math.radians(lat))
     span_y = (max(lats) - min(lats)) * M_PER_DEG_LAT
     zoom = max_zoom
-    while zoom > 3 and (span_x > 0.75 * WIDTH_PX * metres_per_pixel(lat, zoom)
-                        or span_y > 0.75 * HEIGHT_PX * metres_per_pixel(lat, zoom)):
+    while zoom > 3 and (
+        span_x > 0.75 * WIDTH_PX * metres_per_pixel(lat, zoom)
+        or span_y > 0.75 * HEIGHT_PX * metres_per_pixel(lat, zoom)
+    ):
         zoom -= 1
     return View(zoom, lat, lon)
 
@@ -91,7 +93,9 @@ class MapRenderer:
         for way_id, t in sorted(tags.items()):
             d = self.proj.path(coords[n] for n in way_nodes[way_id])
             if t.get("leisure") == "park":
-                parks.append(f'<a href="/way/{way_id}"><path class="park" d="{d} Z"><title>{escape(t["name"])}</title></path></a>')
+                parks.append(
+                    f'<a href="/way/{way_id}"><path class="park" d="{d} Z"><title>{escape(t["name"])}</title></path></a>'
+                )
             elif t.get("waterway") == "river":
                 river.append(f'<path id="river" class="river" d="{d}"/>')
             elif t.get("highway") in roads:
@@ -107,23 +111,31 @@ class MapRenderer:
                     casings.append(f'<use href="#w{way_id}" class="casing {highway}{bridge}"/>')
                 fills.append(f'<use href="#w{way_id}" class="road {highway}{bridge}"/>')
                 if t.get("name") and highway in LABELLED:
-                    labels.append(f'<text class="{LABELLED[highway]}" dy="0.35em"><textPath href="#w{way_id}" '
-                                  f'startOffset="50%" text-anchor="middle">{escape(t["name"])}</textPath></text>')
+                    labels.append(
+                        f'<text class="{LABELLED[highway]}" dy="0.35em"><textPath href="#w{way_id}" '
+                        f'startOffset="50%" text-anchor="middle">{escape(t["name"])}</textPath></text>'
+                    )
         out = ["<defs>", *defs, "</defs>", *out, '<g class="roads">', *casings, *fills, "</g>"]
-        out += ['<g class="labels">', *labels,
-                f'<text class="label-water" dy="0.35em"><textPath href="#river" startOffset="30%">{sd.RIVER_NAME}</textPath></text>',
-                "</g>"]
+        out += [
+            '<g class="labels">',
+            *labels,
+            f'<text class="label-water" dy="0.35em"><textPath href="#river" startOffset="30%">{sd.RIVER_NAME}</textPath></text>',
+            "</g>",
+        ]
         hoods = []
         for name, lat, lon in conn.execute("SELECT name, lat, lon FROM neighbourhoods ORDER BY id"):
             x, y = self.proj.xy(lat, lon)
             hoods.append(f'<text class="label-place" x="{x:.0f}" y="{y:.0f}">{escape(name)}</text>')
         pois = []
         for osm_id, name, category, lat, lon in conn.execute(
-                "SELECT osm_id, name, category, lat, lon FROM places WHERE osm_type = 'node' ORDER BY id"):
+            "SELECT osm_id, name, category, lat, lon FROM places WHERE osm_type = 'node' ORDER BY id"
+        ):
             x, y = self.proj.xy(lat, lon)
-            pois.append(f'<a href="/node/{osm_id}" class="poi {category}"><circle cx="{x:.0f}" cy="{y:.0f}"/>'
-                        f'<text x="{x:.0f}" y="{y:.0f}" dx="0.7em" dy="0.35em">{escape(name)}</text>'
-                        f"<title>{escape(name)}</title></a>")
+            pois.append(
+                f'<a href="/node/{osm_id}" class="poi {category}"><circle cx="{x:.0f}" cy="{y:.0f}"/>'
+                f'<text x="{x:.0f}" y="{y:.0f}" dx="0.7em" dy="0.35em">{escape(name)}</text>'
+                f"<title>{escape(name)}</title></a>"
+            )
         out += ['<g class="pois">', *pois, "</g>", '<g class="places">', *hoods, "</g>"]
         return "\n".join(out)
 
@@ -138,9 +150,11 @@ class MapRenderer:
         for k, m in enumerate(markers or []):
             x, y = self.proj.xy(m["lat"], m["lon"])
             label = escape(m.get("label", ""))
-            body = (f'<g class="marker {m.get("kind", "result")}" transform="translate({x:.1f} {y:.1f})">'
-                    f'<path class="pin" d="M0 0 L-7 -15 A 9 9 0 1 1 7 -15 Z"/><circle class="dot" cy="-20" r="3.5"/>'
-                    f"<title>{label}</title></g>")
+            body = (
+                f'<g class="marker {m.get("kind", "result")}" transform="translate({x:.1f} {y:.1f})">'
+                f'<path class="pin" d="M0 0 L-7 -15 A 9 9 0 1 1 7 -15 Z"/><circle class="dot" cy="-20" r="3.5"/>'
+                f"<title>{label}</title></g>"
+            )
             overlay.append(f'<a href="{escape(m["href"])}">{body}</a>' if m.get("href") else body)
         return (
             f'<svg id="map-svg" class="map-svg" xmlns="http://www.w3.org/2000/svg" '

@@ -98,12 +98,23 @@ class Gazetteer:
             p = Place(*row)
             p.name_words = set(words(p.name))
             keywords = sd.CATEGORIES.get(p.category, {}).get("keywords", ("street", "road"))
-            p.cat_words = set(words(" ".join([p.label, p.category.replace("_", " "), *keywords,
-                                              *(extra.get(p.osm_id, []) if p.osm_type == "node" else [])])))
-            p.addr_words = set(words(" ".join(filter(None, [p.housenumber, p.street, p.neighbourhood, p.city,
-                                                             p.postcode])))) | REGION_WORDS
-            p.name_prefixes, p.cat_prefixes, p.addr_prefixes = map(_prefixes, (p.name_words, p.cat_words,
-                                                                               p.addr_words))
+            p.cat_words = set(
+                words(
+                    " ".join(
+                        [
+                            p.label,
+                            p.category.replace("_", " "),
+                            *keywords,
+                            *(extra.get(p.osm_id, []) if p.osm_type == "node" else []),
+                        ]
+                    )
+                )
+            )
+            p.addr_words = (
+                set(words(" ".join(filter(None, [p.housenumber, p.street, p.neighbourhood, p.city, p.postcode]))))
+                | REGION_WORDS
+            )
+            p.name_prefixes, p.cat_prefixes, p.addr_prefixes = map(_prefixes, (p.name_words, p.cat_words, p.addr_words))
             self.places.append(p)
         self.by_osm = {(p.osm_type, p.osm_id): p for p in self.places}
 
@@ -190,7 +201,10 @@ class Gazetteer:
             hits.sort(key=lambda h: (h.distance_m, h.place.name))
             result.hits = hits[:LIMIT]
             if not result.hits:
-                result.kind, result.message = "error", f"Sorry, could not find '{what}' near {anchor.name if anchor else where}"
+                result.kind, result.message = (
+                    "error",
+                    f"Sorry, could not find '{what}' near {anchor.name if anchor else where}",
+                )
             return result
         result.hits = [Hit(p) for p in self.find(query)]
         if not result.hits:
@@ -238,5 +252,7 @@ def parse_coords(text: str) -> tuple[float, float] | str | None:
 
 
 def invalid_coords_message(text: str) -> str:
-    return (f"Sorry, '{text}' is not a valid location: latitude must be between -90 and 90"
-            " and longitude between -180 and 180")
+    return (
+        f"Sorry, '{text}' is not a valid location: latitude must be between -90 and 90"
+        " and longitude between -180 and 180"
+    )

@@ -59,8 +59,11 @@ class Builder:
 
     def neighbourhood_of(self, row: float, col: float) -> int:
         side = "N" if row > river_row(col) else "S"
-        best = min((((row - c[0]) ** 2 + (col - c[1]) ** 2), k)
-                   for k, (_, _, _, c, s) in enumerate(sd.NEIGHBOURHOODS) if s == side)
+        best = min(
+            (((row - c[0]) ** 2 + (col - c[1]) ** 2), k)
+            for k, (_, _, _, c, s) in enumerate(sd.NEIGHBOURHOODS)
+            if s == side
+        )
         return best[1]
 
     def park_of(self, i: float, j: float, strict: bool) -> int | None:
@@ -92,8 +95,10 @@ class Builder:
                     edge = {"name": None, "highway": "residential", "oneway": 0, "bridge": False, "ref": None}
                     if avenue:
                         edge["name"], edge["highway"] = avenue
-                    elif self.park_of(*self.pos[a], strict=True) is not None or \
-                            self.park_of(*self.pos[b], strict=True) is not None:
+                    elif (
+                        self.park_of(*self.pos[a], strict=True) is not None
+                        or self.park_of(*self.pos[b], strict=True) is not None
+                    ):
                         edge["highway"] = "footway"
                     else:
                         edge["name"] = names[(line, hood)]
@@ -107,15 +112,25 @@ class Builder:
             north = min(i for i in range(sd.ROWS) if ("g", i, j) in self.pos and i > river_row(j))
             highway = sd.AVENUE_COLS.get(j, (None, "secondary"))[1]
             self.edges[(("g", south, j), ("g", north, j))] = {
-                "name": bridge, "highway": highway, "oneway": 0, "bridge": True, "ref": None}
+                "name": bridge,
+                "highway": highway,
+                "oneway": 0,
+                "bridge": True,
+                "ref": None,
+            }
         # missing blocks: drop some residential edges between well-connected nodes
         degree = defaultdict(int)
         for a, b in self.edges:
             degree[a] += 1
             degree[b] += 1
         for (a, b), edge in sorted(self.edges.items()):
-            if edge["highway"] == "residential" and edge["oneway"] == 0 and self.rng.random() < 0.06 \
-                    and degree[a] >= 4 and degree[b] >= 4:
+            if (
+                edge["highway"] == "residential"
+                and edge["oneway"] == 0
+                and self.rng.random() < 0.06
+                and degree[a] >= 4
+                and degree[b] >= 4
+            ):
                 del self.edges[(a, b)]
                 degree[a] -= 1
                 degree[b] -= 1
@@ -234,7 +249,12 @@ class Writer:
     def meta(self) -> tuple:
         self.changeset += self.rng.randint(1_000, 90_000)
         when = self.start + timedelta(seconds=self.rng.randrange(13 * 365 * 86400))
-        return (self.rng.randint(1, 9), self.changeset, self.rng.choice(sd.MAPPERS), when.strftime("%Y-%m-%dT%H:%M:%SZ"))
+        return (
+            self.rng.randint(1, 9),
+            self.changeset,
+            self.rng.choice(sd.MAPPERS),
+            when.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        )
 
     def node(self, lat: float, lon: float, tags: dict | None = None) -> int:
         self.next_node += self.rng.randint(1, 5000)
@@ -268,7 +288,9 @@ def seed_map(conn: sqlite3.Connection, seed: int) -> None:
     for k, h in enumerate(hoods):
         r, c = sd.NEIGHBOURHOODS[k][3]
         lat, lon = latlon(r, c)
-        conn.execute("INSERT INTO neighbourhoods VALUES (?,?,?,?,?,?)", (k + 1, h["name"], h["city"], h["postcode"], lat, lon))
+        conn.execute(
+            "INSERT INTO neighbourhoods VALUES (?,?,?,?,?,?)", (k + 1, h["name"], h["city"], h["postcode"], lat, lon)
+        )
 
     # nodes of the street network, west to east then south to north (so ids grow across the city)
     ids: dict[Key, int] = {}
@@ -313,8 +335,10 @@ def seed_map(conn: sqlite3.Connection, seed: int) -> None:
         if e["name"]:
             mid = keys[len(keys) // 2]
             street_ways[(e["name"], b.neighbourhood_of(*b.pos[mid]))].append((total, wid, mid, e["highway"]))
-    conn.executemany("INSERT INTO road_edges (way_id, from_node, to_node, name, highway, length_m, oneway)"
-                     " VALUES (?,?,?,?,?,?,?)", edge_rows)
+    conn.executemany(
+        "INSERT INTO road_edges (way_id, from_node, to_node, name, highway, length_m, oneway) VALUES (?,?,?,?,?,?,?)",
+        edge_rows,
+    )
 
     # the river, as a waterway line along its centre
     river_nodes = [w.node(*latlon(river_row(c / 2), c / 2)) for c in range(-2, sd.COLS * 2 + 1)]
@@ -328,29 +352,48 @@ def seed_map(conn: sqlite3.Connection, seed: int) -> None:
         wid = w.way(nodes + nodes[:1], {"leisure": "park", "name": name, "access": "yes"})
         centre = ((r0 + r1) / 2, (c0 + c1) / 2)
         street, number = nearest_street(b, *centre)
-        places.append(place_row("way", wid, name, "park", latlon(*centre), number, street,
-                                hoods[b.neighbourhood_of(*centre)]))
+        places.append(
+            place_row("way", wid, name, "park", latlon(*centre), number, street, hoods[b.neighbourhood_of(*centre)])
+        )
 
     for name, category, (row, col), tags, street, number in make_pois(b, rng):
         hood = hoods[b.neighbourhood_of(row, col)]
         lat, lon = latlon(row, col)
-        all_tags = {"name": name, **dict([sd.CATEGORIES[category]["tag"]]), **tags,
-                    "addr:housenumber": number, "addr:street": street, "addr:city": hood["city"],
-                    "addr:state": sd.STATE_CODE, "addr:postcode": hood["postcode"]}
+        all_tags = {
+            "name": name,
+            **dict([sd.CATEGORIES[category]["tag"]]),
+            **tags,
+            "addr:housenumber": number,
+            "addr:street": street,
+            "addr:city": hood["city"],
+            "addr:state": sd.STATE_CODE,
+            "addr:postcode": hood["postcode"],
+        }
         nid = w.node(lat, lon, all_tags)
         places.append(place_row("node", nid, name, category, (lat, lon), number, street, hood))
 
     # streets, as Nominatim lists them: one entry per name and neighbourhood (the longest way)
-    labels = {"motorway": "Motorway", "primary": "Primary Road", "secondary": "Secondary Road",
-              "residential": "Residential Road", "cycleway": "Cycle Path"}
+    labels = {
+        "motorway": "Motorway",
+        "primary": "Primary Road",
+        "secondary": "Secondary Road",
+        "residential": "Residential Road",
+        "cycleway": "Cycle Path",
+    }
     for (name, hood), found in sorted(street_ways.items()):
         _, wid, mid, highway = max(found)
         if highway in labels:
-            places.append(place_row("way", wid, name, highway, latlon(*b.pos[mid]), None, None, hoods[hood],
-                                    label=labels[highway]))
-    conn.executemany("INSERT INTO places (osm_type, osm_id, name, category, label, housenumber, street,"
-                     " neighbourhood, city, state, postcode, lat, lon, display_name) VALUES"
-                     " (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", places)
+            places.append(
+                place_row(
+                    "way", wid, name, highway, latlon(*b.pos[mid]), None, None, hoods[hood], label=labels[highway]
+                )
+            )
+    conn.executemany(
+        "INSERT INTO places (osm_type, osm_id, name, category, label, housenumber, street,"
+        " neighbourhood, city, state, postcode, lat, lon, display_name) VALUES"
+        " (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        places,
+    )
 
 
 def chain_ways(b: Builder) -> list[tuple[list[Key], dict]]:

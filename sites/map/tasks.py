@@ -127,12 +127,20 @@ def _nearest(m: MapData, anchor: Place, category: str) -> Place | None:
     """The nearest place of a category (straight line), when the site's "<what> near <anchor>" search
     lists it first and the runner-up is clearly farther."""
     word = NEARBY[category][1]
-    ranked = sorted((haversine(anchor.lat, anchor.lon, p.lat, p.lon), p.id, p) for p in m.gazetteer.places
-                    if p.category == category and p is not anchor)
+    ranked = sorted(
+        (haversine(anchor.lat, anchor.lon, p.lat, p.lon), p.id, p)
+        for p in m.gazetteer.places
+        if p.category == category and p is not anchor
+    )
     if len(ranked) < 2 or ranked[1][0] < 1.15 * ranked[0][0]:
         return None
     result = m.gazetteer.search(f"{word} near {anchor.name}")
-    if result.kind != "nearby" or result.anchor is not anchor or not result.hits or result.hits[0].place is not ranked[0][2]:
+    if (
+        result.kind != "nearby"
+        or result.anchor is not anchor
+        or not result.hits
+        or result.hits[0].place is not ranked[0][2]
+    ):
         return None
     return ranked[0][2]
 
@@ -140,17 +148,22 @@ def _nearest(m: MapData, anchor: Place, category: str) -> Place | None:
 # -- routes: times and distances ---------------------------------------------------------------
 
 
-def _route_fact(data: Data, key: str, engine: str, fact: str, *, on_directions: bool = False,
-                **bounds: int) -> list[Instance]:
+def _route_fact(
+    data: Data, key: str, engine: str, fact: str, *, on_directions: bool = False, **bounds: int
+) -> list[Instance]:
     """Tasks asking for one route's `fact` ("time", H:MM, or "distance") as the directions panel shows it;
     `on_directions`: the task starts on the directions page, so the solution skips the click that opens it."""
     m = _map(data)
     start_url, skip = ("__MAP__/directions", 1) if on_directions else (HOME, 0)
-    return [_task(
-        values={"start": a.name, "end": b.name}, start_url=start_url,
-        eval=string_eval("must_include", [getattr(r, fact)]),
-        cheat=[*_directions(a, b, engine)[skip:], done(getattr(r, fact))],
-    ) for a, b, r in _pairs(m, key, data.quota(N), engine, **bounds)]
+    return [
+        _task(
+            values={"start": a.name, "end": b.name},
+            start_url=start_url,
+            eval=string_eval("must_include", [getattr(r, fact)]),
+            cheat=[*_directions(a, b, engine)[skip:], done(getattr(r, fact))],
+        )
+        for a, b, r in _pairs(m, key, data.quota(N), engine, **bounds)
+    ]
 
 
 def drive_time(data: Data) -> list[Instance]:
@@ -181,13 +194,21 @@ def compare_modes(data: Data) -> list[Instance]:
         bike, walk = _route(m, BIKE, a, b), _route(m, FOOT, a, b)
         if bike is None or walk is None or len({car.time, bike.time, walk.time}) < 3:
             continue
-        out.append(_task(
-            values={"start": a.name, "end": b.name}, start_url=HOME,
-            eval=string_eval("must_include", [car.time, bike.time, walk.time]),
-            cheat=[*_directions(a, b, CAR), _engine(CAR, BIKE), click("Go"),
-                   _engine(BIKE, FOOT), click("Go"),
-                   done(f"By car {car.time}, by bicycle {bike.time}, on foot {walk.time}")],
-        ))
+        out.append(
+            _task(
+                values={"start": a.name, "end": b.name},
+                start_url=HOME,
+                eval=string_eval("must_include", [car.time, bike.time, walk.time]),
+                cheat=[
+                    *_directions(a, b, CAR),
+                    _engine(CAR, BIKE),
+                    click("Go"),
+                    _engine(BIKE, FOOT),
+                    click("Go"),
+                    done(f"By car {car.time}, by bicycle {bike.time}, on foot {walk.time}"),
+                ],
+            )
+        )
     return out
 
 
@@ -205,13 +226,21 @@ def walk_then_drive(data: Data) -> list[Instance]:
         if round(total / 60) != round(walk.duration_s / 60) + round(car.duration_s / 60):
             continue  # the sum of the two times shown must be the total
         answer = format_time(total)
-        out.append(_task(
-            values={"a": a.name, "b": b.name, "c": c.name}, start_url=HOME,
-            eval=string_eval("must_include", [answer]),
-            cheat=[*_directions(a, b, FOOT), type_("placeholder=From", b.name), type_("placeholder=To", c.name),
-                   _engine(FOOT, CAR), click("Go"),
-                   done(answer, f"walking {walk.time} + driving {car.time}")],
-        ))
+        out.append(
+            _task(
+                values={"a": a.name, "b": b.name, "c": c.name},
+                start_url=HOME,
+                eval=string_eval("must_include", [answer]),
+                cheat=[
+                    *_directions(a, b, FOOT),
+                    type_("placeholder=From", b.name),
+                    type_("placeholder=To", c.name),
+                    _engine(FOOT, CAR),
+                    click("Go"),
+                    done(answer, f"walking {walk.time} + driving {car.time}"),
+                ],
+            )
+        )
     return out
 
 
@@ -237,10 +266,14 @@ def closest_of_three(data: Data) -> list[Instance]:
         for d in (b, c):
             steps += [type_("placeholder=To", d.name), click("Go")]
         note = "; ".join(f"{d.name}: {r.distance} ({r.time})" for r, d in zip(routes, dests))
-        out.append(_task(
-            values={"origin": o.name, "a": a.name, "b": b.name, "c": c.name}, start_url=HOME,
-            eval=string_eval("must_include", [best.name]), cheat=[*steps, done(best.name, note)],
-        ))
+        out.append(
+            _task(
+                values={"origin": o.name, "a": a.name, "b": b.name, "c": c.name},
+                start_url=HOME,
+                eval=string_eval("must_include", [best.name]),
+                cheat=[*steps, done(best.name, note)],
+            )
+        )
     return out
 
 
@@ -252,8 +285,14 @@ def first_road(data: Data) -> list[Instance]:
         first = r.steps[0].instruction
         if len(out) < data.quota(N) and first.startswith("Start on "):
             road = first.removeprefix("Start on ")
-            out.append(_task(values={"start": a.name, "end": b.name}, start_url=HOME,
-                             eval=string_eval("must_include", [road]), cheat=[*_directions(a, b, CAR), done(road)]))
+            out.append(
+                _task(
+                    values={"start": a.name, "end": b.name},
+                    start_url=HOME,
+                    eval=string_eval("must_include", [road]),
+                    cheat=[*_directions(a, b, CAR), done(road)],
+                )
+            )
     return out
 
 
@@ -276,11 +315,14 @@ def nearest_category(data: Data) -> list[Instance]:
         if best is None:
             continue
         word, typed = NEARBY[category]
-        out.append(_task(
-            values={"category": word, "place": anchor.name}, start_url=HOME,
-            eval=string_eval("must_include", [best.name]),
-            cheat=[_search(f"{typed} near {anchor.name}"), done(best.name)],
-        ))
+        out.append(
+            _task(
+                values={"category": word, "place": anchor.name},
+                start_url=HOME,
+                eval=string_eval("must_include", [best.name]),
+                cheat=[_search(f"{typed} near {anchor.name}"), done(best.name)],
+            )
+        )
     return out
 
 
@@ -304,13 +346,18 @@ def nearest_walk_distance(data: Data) -> list[Instance]:
         if walk is None or walk.distance_m < 100:
             continue
         word, typed = NEARBY[category]
-        out.append(_task(
-            values={"category": word, "place": anchor.name}, start_url=HOME,
-            eval=string_eval("must_include", [best.name, walk.distance]),
-            cheat=[_search(f"{typed} near {anchor.name}"),
-                   *_directions(anchor, best, FOOT, "title=Find directions between two points"),
-                   done(f"{best.name}, {walk.distance} on foot")],
-        ))
+        out.append(
+            _task(
+                values={"category": word, "place": anchor.name},
+                start_url=HOME,
+                eval=string_eval("must_include", [best.name, walk.distance]),
+                cheat=[
+                    _search(f"{typed} near {anchor.name}"),
+                    *_directions(anchor, best, FOOT, "title=Find directions between two points"),
+                    done(f"{best.name}, {walk.distance} on foot"),
+                ],
+            )
+        )
     return out
 
 
@@ -319,24 +366,42 @@ def nearest_walk_distance(data: Data) -> list[Instance]:
 
 def postcode(data: Data) -> list[Instance]:
     """A place's zip code (in its search result's address)."""
-    return [_task(values={"place": p.name}, start_url=HOME, eval=string_eval("exact_match", p.postcode),
-                  cheat=[_search(p.name), done(p.postcode)])
-            for p in data.sample("map.postcode", _map(data).places, N, "shuffled")]
+    return [
+        _task(
+            values={"place": p.name},
+            start_url=HOME,
+            eval=string_eval("exact_match", p.postcode),
+            cheat=[_search(p.name), done(p.postcode)],
+        )
+        for p in data.sample("map.postcode", _map(data).places, N, "shuffled")
+    ]
 
 
 def street_address(data: Data) -> list[Instance]:
     """A place's house number and street."""
     places = [p for p in _map(data).places if p.housenumber and p.street]
-    return [_task(values={"place": p.name}, start_url=HOME, eval=string_eval("must_include", [p.housenumber, p.street]),
-                  cheat=[_search(p.name), done(f"{p.housenumber} {p.street}")])
-            for p in data.sample("map.street_address", places, N, "shuffled")]
+    return [
+        _task(
+            values={"place": p.name},
+            start_url=HOME,
+            eval=string_eval("must_include", [p.housenumber, p.street]),
+            cheat=[_search(p.name), done(f"{p.housenumber} {p.street}")],
+        )
+        for p in data.sample("map.street_address", places, N, "shuffled")
+    ]
 
 
 def neighbourhood(data: Data) -> list[Instance]:
     """The neighbourhood a place is in."""
-    return [_task(values={"place": p.name}, start_url=HOME, eval=string_eval("must_include", [p.neighbourhood]),
-                  cheat=[_search(p.name), done(p.neighbourhood)])
-            for p in data.sample("map.neighbourhood", _map(data).places, N, "shuffled")]
+    return [
+        _task(
+            values={"place": p.name},
+            start_url=HOME,
+            eval=string_eval("must_include", [p.neighbourhood]),
+            cheat=[_search(p.name), done(p.neighbourhood)],
+        )
+        for p in data.sample("map.neighbourhood", _map(data).places, N, "shuffled")
+    ]
 
 
 def _dd(value: float) -> str | None:
@@ -349,9 +414,15 @@ def _dd(value: float) -> str | None:
 def coordinates(data: Data) -> list[Instance]:
     """A place's latitude and longitude in decimal degrees."""
     places = [p for p in _map(data).places if _dd(p.lat) and _dd(p.lon)]
-    return [_task(values={"place": p.name}, start_url=HOME, eval=string_eval("must_include", [_dd(p.lat), _dd(p.lon)]),
-                  cheat=[_search(p.name), done(f"{p.lat:.5f}, {p.lon:.5f}")])
-            for p in data.sample("map.coordinates", places, N, "shuffled")]
+    return [
+        _task(
+            values={"place": p.name},
+            start_url=HOME,
+            eval=string_eval("must_include", [_dd(p.lat), _dd(p.lon)]),
+            cheat=[_search(p.name), done(f"{p.lat:.5f}, {p.lon:.5f}")],
+        )
+        for p in data.sample("map.coordinates", places, N, "shuffled")
+    ]
 
 
 def last_editor(data: Data) -> list[Instance]:
@@ -359,8 +430,14 @@ def last_editor(data: Data) -> list[Instance]:
     out = []
     for p in data.sample("map.last_editor", _map(data).places, N, "shuffled"):
         user = data.one("map", "SELECT user FROM nodes WHERE id = ?", (p.osm_id,))["user"]
-        out.append(_task(values={"place": p.name}, start_url=HOME, eval=string_eval("must_include", [user]),
-                         cheat=[_search(p.name), _open_result(p), done(user)]))
+        out.append(
+            _task(
+                values={"place": p.name},
+                start_url=HOME,
+                eval=string_eval("must_include", [user]),
+                cheat=[_search(p.name), _open_result(p), done(user)],
+            )
+        )
     return out
 
 
@@ -368,9 +445,16 @@ def _tag_template(key: str, tag: str, answer=lambda v: v, rule: str = "must_incl
     def instances(data: Data) -> list[Instance]:
         m = _map(data)
         tagged = [(p, _tag(data, p.osm_id, tag)) for p in m.places]
-        return [_task(values={"place": p.name}, start_url=HOME, eval=string_eval(rule, [answer(v)]),
-                      cheat=[_search(p.name), _open_result(p), done(answer(v))])
-                for p, v in data.sample(key, [(p, v) for p, v in tagged if v], N, "shuffled")]
+        return [
+            _task(
+                values={"place": p.name},
+                start_url=HOME,
+                eval=string_eval(rule, [answer(v)]),
+                cheat=[_search(p.name), _open_result(p), done(answer(v))],
+            )
+            for p, v in data.sample(key, [(p, v) for p, v in tagged if v], N, "shuffled")
+        ]
+
     instances.__doc__ = f"A place's {tag} tag, read on its page."
     return instances
 
@@ -383,9 +467,14 @@ def place_at_coordinates(data: Data) -> list[Instance]:
         lat, lon = f"{p.lat:.5f}", f"{p.lon:.5f}"
         hits = m.gazetteer.search(f"{lat}, {lon}").hits
         if len(out) < data.quota(N) and hits and hits[0].place is p and len(hits) > 1 and hits[1].distance_m > 60:
-            out.append(_task(values={"lat": lat, "lon": lon}, start_url=HOME,
-                             eval=string_eval("must_include", [p.name]),
-                             cheat=[_search(f"{lat}, {lon}"), done(p.name)]))
+            out.append(
+                _task(
+                    values={"lat": lat, "lon": lon},
+                    start_url=HOME,
+                    eval=string_eval("must_include", [p.name]),
+                    cheat=[_search(f"{lat}, {lon}"), done(p.name)],
+                )
+            )
     return out
 
 
@@ -394,12 +483,22 @@ def place_at_coordinates(data: Data) -> list[Instance]:
 
 def place_page(data: Data) -> list[Instance]:
     """The agent ends on the place's own page (its heading names it, with its node id)."""
-    return [_task(
-        values={"place": p.name}, start_url=HOME,
-        eval=html_eval(("last", "document.querySelector('#sidebar_content h2').outerText", "must_include",
-                        [f"{p.name} ({p.osm_id})"])),
-        cheat=[_search(p.name), _open_result(p), done("")],
-    ) for p in data.sample("map.place_page", _map(data).places, N, "shuffled")]
+    return [
+        _task(
+            values={"place": p.name},
+            start_url=HOME,
+            eval=html_eval(
+                (
+                    "last",
+                    "document.querySelector('#sidebar_content h2').outerText",
+                    "must_include",
+                    [f"{p.name} ({p.osm_id})"],
+                )
+            ),
+            cheat=[_search(p.name), _open_result(p), done("")],
+        )
+        for p in data.sample("map.place_page", _map(data).places, N, "shuffled")
+    ]
 
 
 def directions_form(data: Data) -> list[Instance]:
@@ -411,18 +510,29 @@ def directions_form(data: Data) -> list[Instance]:
         if not pairs or len(out) == data.quota(N):
             continue
         a, b, r = pairs[0]
-        out.append(_task(
-            values={"start": a.name, "end": b.name, "mode": MODE_WORDS[engine]}, start_url=HOME,
-            eval=html_eval(
-                ("last", 'document.querySelector("div#content select.routing_engines").selectedIndex', "exact_match",
-                 str(ENGINE_KEYS.index(engine))),
-                ("last", "document.querySelector('[name=\"route_from\"]').value", "must_include", [a.name]),
-                ("last", "document.querySelector('[name=\"route_to\"]').value", "must_include", [b.name]),
-                ("last", "document.querySelector('#routing_summary').outerText", "must_include",
-                 [f"Distance: {r.distance}"]),
-            ),
-            cheat=[*_directions(a, b, engine), done("")],
-        ))
+        out.append(
+            _task(
+                values={"start": a.name, "end": b.name, "mode": MODE_WORDS[engine]},
+                start_url=HOME,
+                eval=html_eval(
+                    (
+                        "last",
+                        'document.querySelector("div#content select.routing_engines").selectedIndex',
+                        "exact_match",
+                        str(ENGINE_KEYS.index(engine)),
+                    ),
+                    ("last", "document.querySelector('[name=\"route_from\"]').value", "must_include", [a.name]),
+                    ("last", "document.querySelector('[name=\"route_to\"]').value", "must_include", [b.name]),
+                    (
+                        "last",
+                        "document.querySelector('#routing_summary').outerText",
+                        "must_include",
+                        [f"Distance: {r.distance}"],
+                    ),
+                ),
+                cheat=[*_directions(a, b, engine), done("")],
+            )
+        )
     return out
 
 
@@ -437,15 +547,20 @@ def directions_url(data: Data) -> list[Instance]:
         b = rng.choice([p for p in m.places if p is not a and 1500 <= haversine(a.lat, a.lon, p.lat, p.lon) <= 6000])
         if len(out) == data.quota(N) or _route(m, engine, a, b) is None:
             continue
-        url = f"__MAP__/directions?{urlencode({'engine': engine, 'route': route_param((a.lat, a.lon), (b.lat, b.lon))})}"
+        url = (
+            f"__MAP__/directions?{urlencode({'engine': engine, 'route': route_param((a.lat, a.lon), (b.lat, b.lon))})}"
+        )
         steps = [click("Directions from here"), type_("placeholder=To", b.name)]
         if engine != CAR:
             steps.append(_engine(CAR, engine))
-        out.append(_task(
-            values={"start": a.name, "end": b.name, "mode": MODE_WORDS[engine]}, start_url=f"__MAP__/node/{a.osm_id}",
-            eval=url_eval(url),
-            cheat=[*steps, click("Go"), done("")],
-        ))
+        out.append(
+            _task(
+                values={"start": a.name, "end": b.name, "mode": MODE_WORDS[engine]},
+                start_url=f"__MAP__/node/{a.osm_id}",
+                eval=url_eval(url),
+                cheat=[*steps, click("Go"), done("")],
+            )
+        )
     return out
 
 
@@ -457,11 +572,15 @@ def far_route(data: Data) -> list[Instance]:
     m = _map(data)
     far = [f for f in FAR_AWAY if m.gazetteer.search(f).kind == "error"]
     starts = data.sample("map.far_route", m.places, len(far), "shuffled")
-    return [_task(
-        values={"start": p.name, "end": f}, start_url=HOME,
-        eval=unachievable_eval(f"{f} is outside the mapped region: the map has no such place, so no route"),
-        cheat=[_search(f), done("N/A")],
-    ) for p, f in zip(starts, far)]
+    return [
+        _task(
+            values={"start": p.name, "end": f},
+            start_url=HOME,
+            eval=unachievable_eval(f"{f} is outside the mapped region: the map has no such place, so no route"),
+            cheat=[_search(f), done("N/A")],
+        )
+        for p, f in zip(starts, far)
+    ]
 
 
 def missing_place(data: Data) -> list[Instance]:
@@ -470,12 +589,16 @@ def missing_place(data: Data) -> list[Instance]:
     rng = random.Random("map.missing_place")
     names = [f"{a} {b}" for a in FAKE_PREFIXES for b in FAKE_KINDS]
     rng.shuffle(names)
-    fakes = [n for n in names if m.gazetteer.search(n).kind == "error"][:data.quota(N)]
-    return [_task(
-        values={"fact": FAKE_FACTS[k % len(FAKE_FACTS)], "place": name}, start_url=HOME,
-        eval=unachievable_eval(f"There is no {name} on the map"),
-        cheat=[_search(name), done("N/A")],
-    ) for k, name in enumerate(fakes)]
+    fakes = [n for n in names if m.gazetteer.search(n).kind == "error"][: data.quota(N)]
+    return [
+        _task(
+            values={"fact": FAKE_FACTS[k % len(FAKE_FACTS)], "place": name},
+            start_url=HOME,
+            eval=unachievable_eval(f"There is no {name} on the map"),
+            cheat=[_search(name), done("N/A")],
+        )
+        for k, name in enumerate(fakes)
+    ]
 
 
 TEMPLATES = [
@@ -483,35 +606,65 @@ TEMPLATES = [
     TaskTemplate("map.walk_time", ("map",), "How long does it take to walk from {start} to {end}?", walk_time),
     TaskTemplate("map.bike_distance", ("map",), "What is the cycling distance from {start} to {end}?", bike_distance),
     TaskTemplate("map.drive_distance", ("map",), "How far is {end} from {start} by car?", drive_distance),
-    TaskTemplate("map.compare_modes", ("map",),
-                 "How long does it take to get from {start} to {end} by car, by bicycle and on foot?", compare_modes),
-    TaskTemplate("map.walk_then_drive", ("map",),
-                 "What is the total time needed to first walk from {a} to {b} and then drive to {c}? Answer in H:MM.",
-                 walk_then_drive),
-    TaskTemplate("map.closest_of_three", ("map",), "Which is the shortest drive from {origin}: {a}, {b} or {c}?",
-                 closest_of_three),
-    TaskTemplate("map.first_road", ("map",),
-                 "When driving from {start} to {end}, which road does the route start on?", first_road),
+    TaskTemplate(
+        "map.compare_modes",
+        ("map",),
+        "How long does it take to get from {start} to {end} by car, by bicycle and on foot?",
+        compare_modes,
+    ),
+    TaskTemplate(
+        "map.walk_then_drive",
+        ("map",),
+        "What is the total time needed to first walk from {a} to {b} and then drive to {c}? Answer in H:MM.",
+        walk_then_drive,
+    ),
+    TaskTemplate(
+        "map.closest_of_three",
+        ("map",),
+        "Which is the shortest drive from {origin}: {a}, {b} or {c}?",
+        closest_of_three,
+    ),
+    TaskTemplate(
+        "map.first_road",
+        ("map",),
+        "When driving from {start} to {end}, which road does the route start on?",
+        first_road,
+    ),
     TaskTemplate("map.nearest_category", ("map",), "What is the closest {category} to {place}?", nearest_category),
-    TaskTemplate("map.nearest_walk_distance", ("map",),
-                 "Where is the nearest {category} to {place}, and what is the walking distance to it?",
-                 nearest_walk_distance),
+    TaskTemplate(
+        "map.nearest_walk_distance",
+        ("map",),
+        "Where is the nearest {category} to {place}, and what is the walking distance to it?",
+        nearest_walk_distance,
+    ),
     TaskTemplate("map.postcode", ("map",), "What is the zip code of {place}?", postcode),
     TaskTemplate("map.street_address", ("map",), "What is the street address of {place}?", street_address),
     TaskTemplate("map.neighbourhood", ("map",), "In which neighbourhood is {place}?", neighbourhood),
     TaskTemplate("map.coordinates", ("map",), "Tell me the coordinates of {place} in DD format.", coordinates),
     TaskTemplate("map.last_editor", ("map",), "Which OpenStreetMap user last edited {place}?", last_editor),
-    TaskTemplate("map.phone", ("map",), "What is the phone number of {place}?",
-                 _tag_template("map.phone", "phone", lambda v: v.removeprefix("+1 "))),
-    TaskTemplate("map.opening_hours", ("map",), "What are the opening hours of {place}?",
-                 _tag_template("map.opening_hours", "opening_hours", rule="fuzzy_match")),
-    TaskTemplate("map.cuisine", ("map",), "What kind of cuisine does {place} serve?",
-                 _tag_template("map.cuisine", "cuisine", lambda v: v.replace("_", " "))),
-    TaskTemplate("map.place_at_coordinates", ("map",), "What place is at latitude {lat}, longitude {lon}?",
-                 place_at_coordinates),
+    TaskTemplate(
+        "map.phone",
+        ("map",),
+        "What is the phone number of {place}?",
+        _tag_template("map.phone", "phone", lambda v: v.removeprefix("+1 ")),
+    ),
+    TaskTemplate(
+        "map.opening_hours",
+        ("map",),
+        "What are the opening hours of {place}?",
+        _tag_template("map.opening_hours", "opening_hours", rule="fuzzy_match"),
+    ),
+    TaskTemplate(
+        "map.cuisine",
+        ("map",),
+        "What kind of cuisine does {place} serve?",
+        _tag_template("map.cuisine", "cuisine", lambda v: v.replace("_", " ")),
+    ),
+    TaskTemplate(
+        "map.place_at_coordinates", ("map",), "What place is at latitude {lat}, longitude {lon}?", place_at_coordinates
+    ),
     TaskTemplate("map.place_page", ("map",), "Pull up the description page of {place} on the map.", place_page),
-    TaskTemplate("map.directions_form", ("map",), "Get directions from {start} to {end} for {mode}.",
-                 directions_form),
+    TaskTemplate("map.directions_form", ("map",), "Get directions from {start} to {end} for {mode}.", directions_form),
     TaskTemplate("map.directions_url", ("map",), "Show me the {mode} route from {start} to {end}.", directions_url),
     TaskTemplate("map.far_route", ("map",), "How long does it take to drive from {start} to {end}?", far_route),
     TaskTemplate("map.missing_place", ("map",), "What is the {fact} of {place}?", missing_place),

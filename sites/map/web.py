@@ -38,8 +38,16 @@ class MapSite:
         self.templates = make_templates(HERE / "templates")
         self.templates.env.globals.update(ENGINE_LABELS=ENGINE_LABELS, fmt_coord=fmt_coord)
 
-    def render(self, request: Request, template: str, status: int = 200, view: View | None = None,
-               markers=None, route=None, **context) -> Response:
+    def render(
+        self,
+        request: Request,
+        template: str,
+        status: int = 200,
+        view: View | None = None,
+        markers=None,
+        route=None,
+        **context,
+    ) -> Response:
         view = view or REGION_VIEW
         context.setdefault("title", "OpenStreetMap")
         context.setdefault("query", "")
@@ -47,9 +55,15 @@ class MapSite:
         context.setdefault("route_from", "")
         context.setdefault("route_to", "")
         svg = self.renderer.svg(view, markers, route)
-        return self.templates.TemplateResponse(request, template, {"map_svg": svg, "view": view, **context},
-                                               status_code=status)
+        return self.templates.TemplateResponse(
+            request, template, {"map_svg": svg, "view": view, **context}, status_code=status
+        )
 
     def not_found(self, request: Request, message: str | None = None) -> Response:
-        return self.render(request, "404.html", status=404, title="Not Found | OpenStreetMap",
-                           message=message or "Sorry, the page you were looking for could not be found.")
+        return self.render(
+            request,
+            "404.html",
+            status=404,
+            title="Not Found | OpenStreetMap",
+            message=message or "Sorry, the page you were looking for could not be found.",
+        )

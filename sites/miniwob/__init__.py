@@ -34,8 +34,10 @@ def html_dir() -> Path:
     except importlib.metadata.PackageNotFoundError:
         folder = None
     if folder is None or not (folder / "core" / "core.js").is_file():
-        raise UsageError(f"MiniWoB++ is not installed: pip install --no-deps {DISTRIBUTION} "
-                         "(scripts/install.sh does), or leave the site out with --sites")
+        raise UsageError(
+            f"MiniWoB++ is not installed: pip install --no-deps {DISTRIBUTION} "
+            "(scripts/install.sh does), or leave the site out with --sites"
+        )
     return folder
 
 
@@ -49,8 +51,10 @@ def make_app(ctx: SiteContext) -> Starlette:
 
     async def index(request: Request):
         links = "".join(f'<li><a href="/miniwob/{name}.html">{name}</a></li>' for name in environment_names())
-        return HTMLResponse(f"<!DOCTYPE html><html><head><title>MiniWoB++</title></head><body>"
-                            f"<h1>MiniWoB++ environments</h1><ul>{links}</ul></body></html>")
+        return HTMLResponse(
+            f"<!DOCTYPE html><html><head><title>MiniWoB++</title></head><body>"
+            f"<h1>MiniWoB++ environments</h1><ul>{links}</ul></body></html>"
+        )
 
     return Starlette(routes=[Route("/", index), Mount("/", StaticFiles(directory=folder))])
 

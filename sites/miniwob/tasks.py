@@ -41,28 +41,61 @@ BUILD_ORIGIN = "http://miniwob.build"  # pages served to the builder's browser b
 # Environments the WebRL action space (click or hover an element's centre, type, select, scroll the page, Enter)
 # or its observation (simplified HTML: no colours, no SVG geometry) cannot express, with the reason.
 UNSUPPORTED: dict[str, str] = {
-    **{name: "needs dragging" for name in (
-        "drag-box", "drag-circle", "drag-cube", "drag-items", "drag-items-grid", "drag-shapes", "drag-shapes-2",
-        "drag-single-shape", "drag-sort-numbers", "resize-textarea", "use-slider", "use-slider-2")},
+    **{
+        name: "needs dragging"
+        for name in (
+            "drag-box",
+            "drag-circle",
+            "drag-cube",
+            "drag-items",
+            "drag-items-grid",
+            "drag-shapes",
+            "drag-shapes-2",
+            "drag-single-shape",
+            "drag-sort-numbers",
+            "resize-textarea",
+            "use-slider",
+            "use-slider-2",
+        )
+    },
     **{name: "needs selecting text with the mouse" for name in ("highlight-text", "highlight-text-2", "text-editor")},
     **{name: "needs drawing with the mouse" for name in ("draw-circle", "draw-line")},
-    **{name: "needs clicking at coordinates, not on an element" for name in (
-        "bisect-angle", "circle-center", "right-angle", "find-midpoint", "grid-coordinate", "hot-cold")},
-    **{name: "the targets move or change over time (WebRL has no wait action)" for name in (
-        "chase-circle", "moving-items", "simon-says", "stock-market")},
+    **{
+        name: "needs clicking at coordinates, not on an element"
+        for name in ("bisect-angle", "circle-center", "right-angle", "find-midpoint", "grid-coordinate", "hot-cold")
+    },
+    **{
+        name: "the targets move or change over time (WebRL has no wait action)"
+        for name in ("chase-circle", "moving-items", "simon-says", "stock-market")
+    },
     "button-delay": "needs waiting 1-3 s between two clicks (WebRL has no wait action)",
     "form-sequence": "needs moving a slider (dragging; a click on its handle leaves the value as it is)",
-    **{name: "its reply/retweet/like/share icons have no pointer cursor, role or handler the observation sees" for name
-       in ("social-media", "social-media-all", "social-media-some")},
+    **{
+        name: "its reply/retweet/like/share icons have no pointer cursor, role or handler the observation sees"
+        for name in ("social-media", "social-media-all", "social-media-some")
+    },
     "order-food": "its +/- controls are plain spans with no pointer cursor or handler the observation sees",
     "daily-calendar": "an event is made by dragging across half-hour slots",
     "enter-date": "a date field: a WebRL Type clicks its centre (the year) and every key stays in that segment",
     "tic-tac-toe": "the board's cells have no text, handler or role, so the observation does not show them",
-    **{name: "colours, which the simplified HTML does not show" for name in (
-        "click-color", "click-shades", "use-colorwheel", "use-colorwheel-2")},
-    **{name: "SVG shapes, whose geometry the simplified HTML does not show" for name in (
-        "click-shape", "count-shape", "count-sides", "identify-shape", "click-pie", "click-pie-nodelay",
-        "hover-shape", "ascending-numbers", "visual-addition")},
+    **{
+        name: "colours, which the simplified HTML does not show"
+        for name in ("click-color", "click-shades", "use-colorwheel", "use-colorwheel-2")
+    },
+    **{
+        name: "SVG shapes, whose geometry the simplified HTML does not show"
+        for name in (
+            "click-shape",
+            "count-shape",
+            "count-sides",
+            "identify-shape",
+            "click-pie",
+            "click-pie-nodelay",
+            "hover-shape",
+            "ascending-numbers",
+            "visual-addition",
+        )
+    },
     **{name: "a flight-booking site outside miniwob/ (FlightWoB)" for name in ("book-flight", "book-flight-nodelay")},
 }
 
@@ -94,9 +127,12 @@ def scripted_names() -> list[str]:
 
 def environments() -> list[Environment]:
     scripted = set(scripted_names())
-    return [Environment(name, "unsupported", UNSUPPORTED[name]) if name in UNSUPPORTED
-            else Environment(name, "scripted" if name in scripted else "supported")
-            for name in environment_names()]
+    return [
+        Environment(name, "unsupported", UNSUPPORTED[name])
+        if name in UNSUPPORTED
+        else Environment(name, "scripted" if name in scripted else "supported")
+        for name in environment_names()
+    ]
 
 
 def supported_names() -> list[str]:
@@ -119,11 +155,11 @@ def parse_set_name(name: str) -> tuple[list[str], list[str]]:
     envs = [e.strip() for e in parts[1].split(",") if e.strip()]
     for env in envs:
         if env not in by_name:
-            raise UsageError(f"task set {name!r}: unknown MiniWoB environment {env!r} "
-                             f"(`webrl tasks miniwob` lists them)")
+            raise UsageError(
+                f"task set {name!r}: unknown MiniWoB environment {env!r} (`webrl tasks miniwob` lists them)"
+            )
         if by_name[env].status == "unsupported":
-            raise UsageError(f"task set {name!r}: MiniWoB environment {env!r} is not supported: "
-                             f"{by_name[env].reason}")
+            raise UsageError(f"task set {name!r}: MiniWoB environment {env!r} is not supported: {by_name[env].reason}")
     return envs, splits
 
 
@@ -143,8 +179,11 @@ def miniwob_tasks(name: str, cache_dir: str | Path, sites_seed: int = 0) -> list
     return build_tasks(pairs, cache_dir)
 
 
-TASK_SETS = NamedTaskSets(names="miniwob[:ENV,...][:train|:test]",
-                       owns=lambda name: name == "miniwob" or name.startswith("miniwob:"), load=miniwob_tasks)
+TASK_SETS = NamedTaskSets(
+    names="miniwob[:ENV,...][:train|:test]",
+    owns=lambda name: name == "miniwob" or name.startswith("miniwob:"),
+    load=miniwob_tasks,
+)
 
 
 def build_tasks(pairs: list[tuple[str, int, str]], cache_dir: str | Path) -> list[Task]:
@@ -154,17 +193,29 @@ def build_tasks(pairs: list[tuple[str, int, str]], cache_dir: str | Path) -> lis
     if missing:
         cache.update(read_problems(missing))
     problems = [(env, seed, split, cache.get(env, seed)) for env, seed, split in pairs]
-    return [make_task(env, seed, split, p["intent"], p["steps"]) for env, seed, split, p in problems
-            if not p.get("unsolvable")]
+    return [
+        make_task(env, seed, split, p["intent"], p["steps"])
+        for env, seed, split, p in problems
+        if not p.get("unsolvable")
+    ]
 
 
 def make_task(env: str, seed: int, split: str, intent: str, steps: list | None) -> Task:
-    return Task.model_validate({
-        "task_id": task_id(env, seed), "sites": ["miniwob"], "start_url": f"__MINIWOB__/miniwob/{env}.html",
-        "require_login": False, "storage_state": None, "intent_template": "", "intent": intent,
-        "eval": {"eval_types": ["miniwob_reward"]}, "miniwob": {"env": env, "seed": seed},
-        "cheat": cheat(steps) if steps is not None else None, "split": split,
-    })
+    return Task.model_validate(
+        {
+            "task_id": task_id(env, seed),
+            "sites": ["miniwob"],
+            "start_url": f"__MINIWOB__/miniwob/{env}.html",
+            "require_login": False,
+            "storage_state": None,
+            "intent_template": "",
+            "intent": intent,
+            "eval": {"eval_types": ["miniwob_reward"]},
+            "miniwob": {"env": env, "seed": seed},
+            "cheat": cheat(steps) if steps is not None else None,
+            "split": split,
+        }
+    )
 
 
 def cheat(steps: list) -> list[str]:

@@ -15,8 +15,11 @@ MAX_COMMENT = 10000
 
 
 def recount_comments(conn, submission_id: int) -> None:
-    conn.execute("UPDATE submissions SET comment_count = (SELECT COUNT(*) FROM comments"
-                 " WHERE submission_id = ? AND soft_deleted = 0) WHERE id = ?", (submission_id, submission_id))
+    conn.execute(
+        "UPDATE submissions SET comment_count = (SELECT COUNT(*) FROM comments"
+        " WHERE submission_id = ? AND soft_deleted = 0) WHERE id = ?",
+        (submission_id, submission_id),
+    )
 
 
 def lookup(request: Request):
@@ -29,21 +32,36 @@ def lookup(request: Request):
     cid = request.path_params.get("cid")
     if cid is None:
         return user, s, None, None
-    c = site.conn.execute("SELECT c.*, u.username FROM comments c JOIN users u ON u.id = c.user_id"
-                          " WHERE c.id = ? AND c.submission_id = ?", (cid, s["id"])).fetchone()
+    c = site.conn.execute(
+        "SELECT c.*, u.username FROM comments c JOIN users u ON u.id = c.user_id"
+        " WHERE c.id = ? AND c.submission_id = ?",
+        (cid, s["id"]),
+    ).fetchone()
     if c is None:
         return user, s, None, site.not_found(request)
     return user, s, c, None
 
 
-def render_thread(request: Request, s, comment, user, body: str = "", error: str | None = None,
-                  status_code: int = 200) -> Response:
+def render_thread(
+    request: Request, s, comment, user, body: str = "", error: str | None = None, status_code: int = 200
+) -> Response:
     site = Postmill.of(request)
-    return site.render(request, "submission.html", {
-        "title": s["title"], "s": s, "children": comment_tree(site, s["id"], user), "root": comment,
-        "forum": site.forum(s["forum_name"]), "subscribed": site.is_subscribed(s["forum_id"], user),
-        "can_moderate": site.is_moderator(s["forum_id"], user), "comment_body": body, "comment_error": error},
-        status_code=status_code)
+    return site.render(
+        request,
+        "submission.html",
+        {
+            "title": s["title"],
+            "s": s,
+            "children": comment_tree(site, s["id"], user),
+            "root": comment,
+            "forum": site.forum(s["forum_name"]),
+            "subscribed": site.is_subscribed(s["forum_id"], user),
+            "can_moderate": site.is_moderator(s["forum_id"], user),
+            "comment_body": body,
+            "comment_error": error,
+        },
+        status_code=status_code,
+    )
 
 
 async def permalink(request: Request) -> Response:
@@ -70,9 +88,11 @@ async def post_comment(request: Request) -> Response:
         return render_thread(request, s, parent, user, body, "You cannot reply to a deleted comment.", 400)
     stamp = now()
     with site.ctx.db.transaction() as c:
-        cur = c.execute("INSERT INTO comments (submission_id, parent_id, user_id, body, created_at, upvotes, net_score)"
-                        " VALUES (?, ?, ?, ?, ?, 1, 1)",
-                        (s["id"], parent["id"] if parent else None, user["id"], body, stamp))
+        cur = c.execute(
+            "INSERT INTO comments (submission_id, parent_id, user_id, body, created_at, upvotes, net_score)"
+            " VALUES (?, ?, ?, ?, ?, 1, 1)",
+            (s["id"], parent["id"] if parent else None, user["id"], body, stamp),
+        )
         c.execute("INSERT INTO comment_votes VALUES (?, ?, 1, ?)", (cur.lastrowid, user["id"], stamp))
         recount_comments(c, s["id"])
     return redirect(f"{submission_path(s)}/comment/{cur.lastrowid}")
@@ -107,8 +127,12 @@ async def edit(request: Request) -> Response:
             site.conn.execute("UPDATE comments SET body = ?, edited_at = ? WHERE id = ?", (body, now(), c["id"]))
             flash(request, "The comment was edited.")
             return redirect(f"{submission_path(s)}/comment/{c['id']}")
-    return site.render(request, "edit_comment.html", {"title": "Edit comment", "s": s, "c": c, "body": body,
-                                                      "error": error}, status_code=400 if error else 200)
+    return site.render(
+        request,
+        "edit_comment.html",
+        {"title": "Edit comment", "s": s, "c": c, "body": body, "error": error},
+        status_code=400 if error else 200,
+    )
 
 
 async def delete(request: Request) -> Response:

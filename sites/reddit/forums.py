@@ -10,9 +10,12 @@ from starlette.routing import Route
 from webrl.sites.platform import flash, now, redirect, search_term
 from webrl.sites.reddit.web import NAME_RE, SORTS, Postmill, length_error, safe_next
 
-FORUM_SORTS = {"by_name": "f.name COLLATE NOCASE", "by_title": "f.title COLLATE NOCASE",
-               "by_subscribers": "subscribers DESC, f.name COLLATE NOCASE",
-               "by_submissions": "submissions DESC, f.name COLLATE NOCASE"}
+FORUM_SORTS = {
+    "by_name": "f.name COLLATE NOCASE",
+    "by_title": "f.title COLLATE NOCASE",
+    "by_subscribers": "subscribers DESC, f.name COLLATE NOCASE",
+    "by_submissions": "submissions DESC, f.name COLLATE NOCASE",
+}
 FORUM_FIELDS = ("name", "title", "description", "sidebar")
 # Postmill's search form sets no limit that we know of; a term is cut at the length of its longest title (300, the
 # submission form's limit): what could match a whole title still can, and SQLite never gets a huge pattern.
@@ -37,8 +40,11 @@ def front_listing(request: Request, kind: str, sort: str) -> Response:
         where, params = "", ()
     listing = site.listing(request, where, params, sort, user)
     base = {"featured": "/featured", "subscribed": "/subscribed", "all": "/all"}[kind]
-    return site.render(request, "front.html", {"title": "Postmill" if kind != "all" else "All forums",
-                                               "kind": kind, "sort_base": base, **listing})
+    return site.render(
+        request,
+        "front.html",
+        {"title": "Postmill" if kind != "all" else "All forums", "kind": kind, "sort_base": base, **listing},
+    )
 
 
 async def front(request: Request) -> Response:
@@ -67,7 +73,9 @@ async def forum_list(request: Request) -> Response:
         "SELECT f.*, (SELECT COUNT(*) FROM subscriptions s WHERE s.forum_id = f.id) AS subscribers,"
         " (SELECT COUNT(*) FROM submissions s WHERE s.forum_id = f.id) AS submissions,"
         " EXISTS (SELECT 1 FROM subscriptions s WHERE s.forum_id = f.id AND s.user_id = ?) AS subscribed"
-        f" FROM forums f ORDER BY {FORUM_SORTS[sort]}", (user["id"] if user else None,)).fetchall()
+        f" FROM forums f ORDER BY {FORUM_SORTS[sort]}",
+        (user["id"] if user else None,),
+    ).fetchall()
     return site.render(request, "forum_list.html", {"title": "List of forums", "forums": rows, "sort": sort})
 
 
@@ -90,10 +98,21 @@ async def forum_page(request: Request) -> Response:
     listing = site.listing(request, "s.forum_id = ?", (forum["id"],), sort, user)
     moderators = site.conn.execute(
         "SELECT u.username FROM moderators m JOIN users u ON u.id = m.user_id WHERE m.forum_id = ?"
-        " ORDER BY u.username COLLATE NOCASE", (forum["id"],)).fetchall()
-    return site.render(request, "forum.html", {
-        "title": f"/f/{forum['name']}", "forum": forum, "moderators": moderators,
-        "subscribed": site.is_subscribed(forum["id"], user), "sort_base": f"/f/{forum['name']}", **listing})
+        " ORDER BY u.username COLLATE NOCASE",
+        (forum["id"],),
+    ).fetchall()
+    return site.render(
+        request,
+        "forum.html",
+        {
+            "title": f"/f/{forum['name']}",
+            "forum": forum,
+            "moderators": moderators,
+            "subscribed": site.is_subscribed(forum["id"], user),
+            "sort_base": f"/f/{forum['name']}",
+            **listing,
+        },
+    )
 
 
 async def subscribe(request: Request) -> Response:
@@ -107,8 +126,10 @@ async def subscribe(request: Request) -> Response:
     if request.url.path.endswith("/unsubscribe"):
         site.conn.execute("DELETE FROM subscriptions WHERE forum_id = ? AND user_id = ?", (forum["id"], user["id"]))
     else:
-        site.conn.execute("INSERT OR IGNORE INTO subscriptions (forum_id, user_id, created_at) VALUES (?, ?, ?)",
-                          (forum["id"], user["id"], now()))
+        site.conn.execute(
+            "INSERT OR IGNORE INTO subscriptions (forum_id, user_id, created_at) VALUES (?, ?, ?)",
+            (forum["id"], user["id"], now()),
+        )
     form = await request.form()
     return redirect(safe_next(form.get("next"), f"/f/{forum['name']}"))
 
@@ -127,14 +148,20 @@ async def create_forum(request: Request) -> Response:
         if not errors:
             stamp = now()
             with site.ctx.db.transaction() as c:
-                cur = c.execute("INSERT INTO forums (name, title, description, sidebar, created_at) VALUES (?,?,?,?,?)",
-                                (values["name"], values["title"], values["description"], values["sidebar"], stamp))
+                cur = c.execute(
+                    "INSERT INTO forums (name, title, description, sidebar, created_at) VALUES (?,?,?,?,?)",
+                    (values["name"], values["title"], values["description"], values["sidebar"], stamp),
+                )
                 c.execute("INSERT INTO moderators VALUES (?, ?, ?)", (cur.lastrowid, user["id"], stamp))
                 c.execute("INSERT INTO subscriptions VALUES (?, ?, ?)", (cur.lastrowid, user["id"], stamp))
             flash(request, "The forum was created.")
             return redirect(f"/f/{values['name']}")
-    return site.render(request, "create_forum.html", {"title": "Create forum", "values": values, "errors": errors},
-                       status_code=400 if errors else 200)
+    return site.render(
+        request,
+        "create_forum.html",
+        {"title": "Create forum", "values": values, "errors": errors},
+        status_code=400 if errors else 200,
+    )
 
 
 def forum_errors(site: Postmill, values: dict[str, str]) -> dict[str, str]:
@@ -167,23 +194,36 @@ async def search(request: Request) -> Response:
             " JOIN forums f ON f.id = s.forum_id JOIN users u ON u.id = s.user_id"
             " LEFT JOIN submission_votes v ON v.submission_id = s.id AND v.user_id = ?"
             " WHERE s.title LIKE ? ESCAPE '\\' OR s.body LIKE ? ESCAPE '\\' ORDER BY s.id DESC LIMIT 50",
-            (user["id"] if user else None, like, like)).fetchall()
+            (user["id"] if user else None, like, like),
+        ).fetchall()
         comments = site.conn.execute(
             "SELECT c.*, u.username, s.title AS submission_title, f.name AS forum_name, v.choice AS my_vote"
             " FROM comments c JOIN users u ON u.id = c.user_id JOIN submissions s ON s.id = c.submission_id"
             " JOIN forums f ON f.id = s.forum_id"
             " LEFT JOIN comment_votes v ON v.comment_id = c.id AND v.user_id = ?"
             " WHERE c.soft_deleted = 0 AND c.body LIKE ? ESCAPE '\\' ORDER BY c.id DESC LIMIT 50",
-            (user["id"] if user else None, like)).fetchall()
-    return site.render(request, "search.html", {"title": f"Search results for: {q}" if q else "Search",
-                                                "q": q, "submissions": submissions, "comments": comments})
+            (user["id"] if user else None, like),
+        ).fetchall()
+    return site.render(
+        request,
+        "search.html",
+        {
+            "title": f"Search results for: {q}" if q else "Search",
+            "q": q,
+            "submissions": submissions,
+            "comments": comments,
+        },
+    )
 
 
 ROUTES = [
     Route("/", front),
-    Route("/featured", featured), Route("/featured/{sort}", featured),
-    Route("/subscribed", subscribed), Route("/subscribed/{sort}", subscribed),
-    Route("/all", all_submissions), Route("/all/{sort}", all_submissions),
+    Route("/featured", featured),
+    Route("/featured/{sort}", featured),
+    Route("/subscribed", subscribed),
+    Route("/subscribed/{sort}", subscribed),
+    Route("/all", all_submissions),
+    Route("/all/{sort}", all_submissions),
     Route("/forums", forum_list),
     Route("/forums/all", forums_all),
     Route("/forums/{sort}", forum_list),

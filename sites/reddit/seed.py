@@ -44,8 +44,12 @@ def _after(rng: random.Random, t: datetime, mean_hours: float) -> datetime:
 
 def _fill(rng: random.Random, text: str, things: list[str]) -> str:
     a, b = rng.sample(things, 2) if len(things) > 1 else (things[0], things[0])
-    return text.format(a=a, b=b, n=rng.choice([2, 3, 5, 7, 10, 12, 15, 20, 30, 40, 45, 50, 60, 75, 90, 100]),
-                       year=rng.choice([2021, 2022, 2023, 2024]))
+    return text.format(
+        a=a,
+        b=b,
+        n=rng.choice([2, 3, 5, 7, 10, 12, 15, 20, 30, 40, 45, 50, 60, 75, 90, 100]),
+        year=rng.choice([2021, 2022, 2023, 2024]),
+    )
 
 
 def _cap(text: str) -> str:
@@ -112,7 +116,9 @@ def seed_forum(conn: sqlite3.Connection, seed: int) -> None:
         else:
             bio = None
         users.append((i, name, password, email if rng.random() < 0.8 else None, bio, created))
-    conn.executemany("INSERT INTO users (id, username, password, email, biography, created_at) VALUES (?,?,?,?,?,?)", users)
+    conn.executemany(
+        "INSERT INTO users (id, username, password, email, biography, created_at) VALUES (?,?,?,?,?,?)", users
+    )
     user_ids = [u[0] for u in users]
 
     # -- forums, moderators, subscriptions
@@ -121,9 +127,12 @@ def seed_forum(conn: sqlite3.Connection, seed: int) -> None:
         created = _between(rng, datetime(2020, 1, 1), datetime(2020, 12, 31)).strftime(FMT)
         rules = rng.sample(data.SIDEBAR_RULES, rng.randrange(3, 6))
         sidebar = f"Welcome to /f/{name}!\n\n**Rules**\n\n" + "\n".join(
-            f"{n}. {r.format(topic=title.lower())}" for n, r in enumerate(rules, start=1))
-        conn.execute("INSERT INTO forums (id, name, title, description, sidebar, featured, created_at) VALUES (?,?,?,?,?,?,?)",
-                     (i, name, title, description, sidebar, int(name in data.FEATURED), created))
+            f"{n}. {r.format(topic=title.lower())}" for n, r in enumerate(rules, start=1)
+        )
+        conn.execute(
+            "INSERT INTO forums (id, name, title, description, sidebar, featured, created_at) VALUES (?,?,?,?,?,?,?)",
+            (i, name, title, description, sidebar, int(name in data.FEATURED), created),
+        )
         forum_ids[name] = i
         for uid in rng.sample(user_ids[1:], rng.randrange(1, 4)):
             conn.execute("INSERT INTO moderators VALUES (?,?,?)", (i, uid, created))
@@ -135,12 +144,19 @@ def seed_forum(conn: sqlite3.Connection, seed: int) -> None:
                 subs.add((fid, uid))
     for name in data.MARVELS_SUBSCRIPTIONS:
         subs.add((forum_ids[name], 1))
-    conn.executemany("INSERT INTO subscriptions VALUES (?,?,?)", [
-        (fid, uid, _between(rng, datetime(2021, 1, 1), datetime(2021, 12, 31)).strftime(FMT)) for fid, uid in sorted(subs)])
+    conn.executemany(
+        "INSERT INTO subscriptions VALUES (?,?,?)",
+        [
+            (fid, uid, _between(rng, datetime(2021, 1, 1), datetime(2021, 12, 31)).strftime(FMT))
+            for fid, uid in sorted(subs)
+        ],
+    )
 
     # -- submissions (inserted in time order: ids grow with time)
     names = list(forum_ids)
-    weights = [3 if n in data.FEATURED else 1 + (n in ("AskReddit", "news", "wallstreetbets", "Showerthoughts")) for n in names]
+    weights = [
+        3 if n in data.FEATURED else 1 + (n in ("AskReddit", "news", "wallstreetbets", "Showerthoughts")) for n in names
+    ]
     specs = []
     titles_seen = set()
     marvels_forums = ["movies", "books", "pittsburgh", "Music", "movies", "technology", "books"]
@@ -161,7 +177,8 @@ def seed_forum(conn: sqlite3.Connection, seed: int) -> None:
                 body = _fill(rng, "Found this while reading about {a}. Thoughts?", things)
         elif rng.random() < 0.85:
             body = rng.choice(data.SELF_BODIES).format(
-                a=rng.choice(things), b=rng.choice(things), m=_cap(_fill(rng, rng.choice(data.MIDDLES), things)))
+                a=rng.choice(things), b=rng.choice(things), m=_cap(_fill(rng, rng.choice(data.MIDDLES), things))
+            )
         specs.append((created, forum_ids[forum], author, title, url, body, forum))
     specs.sort(key=lambda s: s[0])
 
@@ -205,10 +222,14 @@ def seed_forum(conn: sqlite3.Connection, seed: int) -> None:
             choice = 1 if voter == uid or rng.random() < 0.75 else -1
             com_votes.append((cid, voter, choice, _after(rng, t, 10).strftime(FMT)))
 
-    conn.executemany("INSERT INTO submissions (id, forum_id, user_id, title, url, body, created_at) VALUES (?,?,?,?,?,?,?)",
-                     submission_rows)
-    conn.executemany("INSERT INTO comments (id, submission_id, parent_id, user_id, body, created_at) VALUES (?,?,?,?,?,?)",
-                     comment_rows)
+    conn.executemany(
+        "INSERT INTO submissions (id, forum_id, user_id, title, url, body, created_at) VALUES (?,?,?,?,?,?,?)",
+        submission_rows,
+    )
+    conn.executemany(
+        "INSERT INTO comments (id, submission_id, parent_id, user_id, body, created_at) VALUES (?,?,?,?,?,?)",
+        comment_rows,
+    )
     conn.executemany("INSERT INTO submission_votes VALUES (?,?,?,?)", sub_votes)
     conn.executemany("INSERT INTO comment_votes VALUES (?,?,?,?)", com_votes)
     recount(conn)

@@ -50,7 +50,8 @@ def comment_tree(site: Postmill, submission_id: int, user) -> dict:
         "SELECT c.*, u.username, v.choice AS my_vote FROM comments c JOIN users u ON u.id = c.user_id"
         " LEFT JOIN comment_votes v ON v.comment_id = c.id AND v.user_id = ?"
         " WHERE c.submission_id = ? ORDER BY c.net_score DESC, c.id",
-        (user["id"] if user else None, submission_id)).fetchall()
+        (user["id"] if user else None, submission_id),
+    ).fetchall()
     children: dict = {}
     for row in rows:
         children.setdefault(row["parent_id"], []).append(row)
@@ -63,10 +64,19 @@ async def show(request: Request) -> Response:
     s = site.submission(request.path_params["forum"], request.path_params["id"], user)
     if s is None:
         return site.not_found(request)
-    return site.render(request, "submission.html", {
-        "title": s["title"], "s": s, "children": comment_tree(site, s["id"], user), "root": None,
-        "forum": site.forum(s["forum_name"]), "subscribed": site.is_subscribed(s["forum_id"], user),
-        "can_moderate": site.is_moderator(s["forum_id"], user)})
+    return site.render(
+        request,
+        "submission.html",
+        {
+            "title": s["title"],
+            "s": s,
+            "children": comment_tree(site, s["id"], user),
+            "root": None,
+            "forum": site.forum(s["forum_name"]),
+            "subscribed": site.is_subscribed(s["forum_id"], user),
+            "can_moderate": site.is_moderator(s["forum_id"], user),
+        },
+    )
 
 
 async def submit(request: Request) -> Response:
@@ -94,14 +104,18 @@ async def submit(request: Request) -> Response:
                 cur = c.execute(
                     "INSERT INTO submissions (forum_id, user_id, title, url, body, created_at, upvotes, net_score)"
                     " VALUES (?, ?, ?, ?, ?, ?, 1, 1)",
-                    (forum["id"], user["id"], values["title"], values["url"] or None, values["body"] or None, stamp))
+                    (forum["id"], user["id"], values["title"], values["url"] or None, values["body"] or None, stamp),
+                )
                 sid = cur.lastrowid
                 c.execute("INSERT INTO submission_votes VALUES (?, ?, 1, ?)", (sid, user["id"], stamp))
                 update_ranking(c, sid)
             return redirect(f"/f/{forum['name']}/{sid}/{slugify(values['title'])}")
-    return site.render(request, "submit.html", {
-        "title": "Create submission", "values": values, "errors": errors, "forums": forums},
-        status_code=400 if errors else 200)
+    return site.render(
+        request,
+        "submit.html",
+        {"title": "Create submission", "values": values, "errors": errors, "forums": forums},
+        status_code=400 if errors else 200,
+    )
 
 
 def own_submission(request: Request):
@@ -130,12 +144,18 @@ async def edit(request: Request) -> Response:
         values = {k: str(form.get(k, "")).strip() for k in FIELDS}
         errors = submission_errors(values)
         if not errors:
-            site.conn.execute("UPDATE submissions SET title = ?, url = ?, body = ?, edited_at = ? WHERE id = ?",
-                              (values["title"], values["url"] or None, values["body"] or None, now(), s["id"]))
+            site.conn.execute(
+                "UPDATE submissions SET title = ?, url = ?, body = ?, edited_at = ? WHERE id = ?",
+                (values["title"], values["url"] or None, values["body"] or None, now(), s["id"]),
+            )
             flash(request, "The submission was edited.")
             return redirect(f"/f/{s['forum_name']}/{s['id']}/{slugify(values['title'])}")
-    return site.render(request, "edit_submission.html", {
-        "title": "Edit submission", "s": s, "values": values, "errors": errors}, status_code=400 if errors else 200)
+    return site.render(
+        request,
+        "edit_submission.html",
+        {"title": "Edit submission", "s": s, "values": values, "errors": errors},
+        status_code=400 if errors else 200,
+    )
 
 
 async def delete(request: Request) -> Response:
@@ -159,7 +179,8 @@ ROUTES = [
     Route("/submit", submit, methods=["GET", "POST"]),
     Route("/submit/{forum}", submit, methods=["GET", "POST"]),
     Route("/sv/{id:id}", vote, methods=["POST"]),
-    Route(SUBMISSION_URL, show), Route(SUBMISSION_URL + "/", show),
+    Route(SUBMISSION_URL, show),
+    Route(SUBMISSION_URL + "/", show),
     Route(SUBMISSION_URL + "/{slug}/edit", edit, methods=["GET", "POST"]),
     Route(SUBMISSION_URL + "/{slug}/delete", delete, methods=["POST"]),
     Route(SUBMISSION_URL + "/{slug}", show),

@@ -63,8 +63,12 @@ async def login(request: Request) -> Response:
         error = "Invalid credentials."
     elif site.user(request):
         return redirect("/")
-    return site.render(request, "login.html", {"title": "Log in", "username": username, "error": error},
-                       status_code=400 if error else 200)
+    return site.render(
+        request,
+        "login.html",
+        {"title": "Log in", "username": username, "error": error},
+        status_code=400 if error else 200,
+    )
 
 
 async def logout(request: Request) -> Response:
@@ -93,19 +97,26 @@ async def registration(request: Request) -> Response:
         if problem := email_error(values["email"]):
             errors["email"] = problem
         if not errors:
-            cur = site.conn.execute("INSERT INTO users (username, password, email, created_at) VALUES (?, ?, ?, ?)",
-                                    (name, hash_password(str(form["password"])), values["email"] or None, now()))
+            cur = site.conn.execute(
+                "INSERT INTO users (username, password, email, created_at) VALUES (?, ?, ?, ?)",
+                (name, hash_password(str(form["password"])), values["email"] or None, now()),
+            )
             request.session["user_id"] = cur.lastrowid
             flash(request, "Your account has been registered.")
             return redirect("/")
-    return site.render(request, "registration.html", {"title": "Sign up", "values": values, "errors": errors},
-                       status_code=400 if errors else 200)
+    return site.render(
+        request,
+        "registration.html",
+        {"title": "Sign up", "values": values, "errors": errors},
+        status_code=400 if errors else 200,
+    )
 
 
 def profile(request: Request):
     site = Postmill.of(request)
-    row = site.conn.execute("SELECT * FROM users WHERE username = ? AND deleted = 0",
-                            (request.path_params["username"],)).fetchone()
+    row = site.conn.execute(
+        "SELECT * FROM users WHERE username = ? AND deleted = 0", (request.path_params["username"],)
+    ).fetchone()
     return row
 
 
@@ -115,9 +126,13 @@ def sidebar_data(conn: sqlite3.Connection, owner) -> dict:
         " (SELECT COUNT(*) FROM comments WHERE user_id = :u AND soft_deleted = 0) AS comments,"
         " (SELECT COALESCE(SUM(net_score), 0) FROM submissions WHERE user_id = :u) +"
         " (SELECT COALESCE(SUM(net_score), 0) FROM comments WHERE user_id = :u) AS karma",
-        {"u": owner["id"]}).fetchone()
-    moderates = conn.execute("SELECT f.name FROM moderators m JOIN forums f ON f.id = m.forum_id"
-                             " WHERE m.user_id = ? ORDER BY f.name COLLATE NOCASE", (owner["id"],)).fetchall()
+        {"u": owner["id"]},
+    ).fetchone()
+    moderates = conn.execute(
+        "SELECT f.name FROM moderators m JOIN forums f ON f.id = m.forum_id"
+        " WHERE m.user_id = ? ORDER BY f.name COLLATE NOCASE",
+        (owner["id"],),
+    ).fetchall()
     return {"owner": owner, "counts": counts, "moderates": moderates}
 
 
@@ -133,20 +148,39 @@ async def user_page(request: Request) -> Response:
     uid = user["id"] if user else None
     items = []
     if tab in ("overview", "submissions"):
-        for s in site.conn.execute(SUBMISSION_SELECT + " WHERE s.user_id = ? ORDER BY s.created_at DESC LIMIT ?",
-                                   (uid, owner["id"], page * PER_PAGE + 1)):
+        for s in site.conn.execute(
+            SUBMISSION_SELECT + " WHERE s.user_id = ? ORDER BY s.created_at DESC LIMIT ?",
+            (uid, owner["id"], page * PER_PAGE + 1),
+        ):
             items.append(("submission", s))
     if tab in ("overview", "comments"):
-        for c in site.conn.execute(COMMENT_SELECT + " WHERE c.user_id = ? AND c.soft_deleted = 0"
-                                   " ORDER BY c.created_at DESC LIMIT ?", (uid, owner["id"], page * PER_PAGE + 1)):
+        for c in site.conn.execute(
+            COMMENT_SELECT + " WHERE c.user_id = ? AND c.soft_deleted = 0 ORDER BY c.created_at DESC LIMIT ?",
+            (uid, owner["id"], page * PER_PAGE + 1),
+        ):
             items.append(("comment", c))
     items.sort(key=lambda item: item[1]["created_at"], reverse=True)
-    shown = items[(page - 1) * PER_PAGE: page * PER_PAGE]
-    title = owner["username"] if tab == "overview" else f"Submissions by {owner['username']}" \
-        if tab == "submissions" else f"Comments by {owner['username']}"
-    return site.render(request, "user.html", {
-        "title": title, "tab": tab, "items": shown, "page": page, "has_prev": page > 1,
-        "has_next": len(items) > page * PER_PAGE, **sidebar_data(site.conn, owner)})
+    shown = items[(page - 1) * PER_PAGE : page * PER_PAGE]
+    title = (
+        owner["username"]
+        if tab == "overview"
+        else f"Submissions by {owner['username']}"
+        if tab == "submissions"
+        else f"Comments by {owner['username']}"
+    )
+    return site.render(
+        request,
+        "user.html",
+        {
+            "title": title,
+            "tab": tab,
+            "items": shown,
+            "page": page,
+            "has_prev": page > 1,
+            "has_next": len(items) > page * PER_PAGE,
+            **sidebar_data(site.conn, owner),
+        },
+    )
 
 
 def self_only(request: Request):
@@ -183,8 +217,12 @@ async def account(request: Request) -> Response:
                 site.conn.execute("UPDATE users SET password = ? WHERE id = ?", (hash_password(password), owner["id"]))
             flash(request, "The changes were saved.")
             return redirect(f"/user/{owner['username']}/account")
-    return site.render(request, "account.html", {"title": "Account settings", "values": values, "errors": errors,
-                                                 **sidebar_data(site.conn, owner)}, status_code=400 if errors else 200)
+    return site.render(
+        request,
+        "account.html",
+        {"title": "Account settings", "values": values, "errors": errors, **sidebar_data(site.conn, owner)},
+        status_code=400 if errors else 200,
+    )
 
 
 async def edit_biography(request: Request) -> Response:
@@ -202,9 +240,12 @@ async def edit_biography(request: Request) -> Response:
             site.conn.execute("UPDATE users SET biography = ? WHERE id = ?", (biography or None, owner["id"]))
             flash(request, "The biography was saved.")
             return redirect(f"/user/{owner['username']}")
-    return site.render(request, "edit_biography.html", {"title": "Edit biography", "biography": biography,
-                                                        "error": error, **sidebar_data(site.conn, owner)},
-                       status_code=400 if error else 200)
+    return site.render(
+        request,
+        "edit_biography.html",
+        {"title": "Edit biography", "biography": biography, "error": error, **sidebar_data(site.conn, owner)},
+        status_code=400 if error else 200,
+    )
 
 
 async def delete_account(request: Request) -> Response:
@@ -219,15 +260,20 @@ async def delete_account(request: Request) -> Response:
             error = "Type your username to confirm."
         else:
             with site.ctx.db.transaction() as c:
-                c.execute("UPDATE users SET deleted = 1, biography = NULL, email = NULL, password = '!' WHERE id = ?",
-                          (owner["id"],))
+                c.execute(
+                    "UPDATE users SET deleted = 1, biography = NULL, email = NULL, password = '!' WHERE id = ?",
+                    (owner["id"],),
+                )
                 c.execute("DELETE FROM subscriptions WHERE user_id = ?", (owner["id"],))
             if user["id"] == owner["id"]:
                 request.session.clear()
             return redirect("/")
-    return site.render(request, "delete_account.html", {"title": "Delete account", "error": error,
-                                                        **sidebar_data(site.conn,
-                                                                       owner)}, status_code=400 if error else 200)
+    return site.render(
+        request,
+        "delete_account.html",
+        {"title": "Delete account", "error": error, **sidebar_data(site.conn, owner)},
+        status_code=400 if error else 200,
+    )
 
 
 ROUTES = [

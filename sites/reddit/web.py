@@ -29,8 +29,14 @@ from webrl.sites.reddit.seed import HOT_BONUS
 
 TEMPLATES_DIR = Path(__file__).with_name("templates")
 PER_PAGE = 25
-SORTS = {"hot": "Hot", "new": "New", "active": "Active", "top": "Top", "controversial": "Controversial",
-         "most_commented": "Most commented"}
+SORTS = {
+    "hot": "Hot",
+    "new": "New",
+    "active": "Active",
+    "top": "Top",
+    "controversial": "Controversial",
+    "most_commented": "Most commented",
+}
 TIMES = {"day": "Day", "week": "Week", "month": "Month", "year": "Year", "all": "All time"}
 TIME_SPANS = {"day": 1, "week": 7, "month": 31, "year": 366}
 ORDER = {
@@ -55,8 +61,14 @@ def ago(value: str | None) -> str:
         return ""
     then = datetime.strptime(value, "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
     seconds = max(0, int((datetime.now(UTC) - then).total_seconds()))
-    for unit, size in (("year", 365 * 86400), ("month", 30 * 86400), ("week", 7 * 86400), ("day", 86400),
-                       ("hour", 3600), ("minute", 60)):
+    for unit, size in (
+        ("year", 365 * 86400),
+        ("month", 30 * 86400),
+        ("week", 7 * 86400),
+        ("day", 86400),
+        ("hour", 3600),
+        ("minute", 60),
+    ):
         if seconds >= size:
             n = seconds // size
             return f"{n} {unit}{'s' if n > 1 else ''} ago"
@@ -100,8 +112,9 @@ class Postmill(SiteWithUsers):
 
     # -- rendering -----------------------------------------------------------------------------
 
-    def render(self, request: Request, template: str, context: dict[str, Any] | None = None,
-               status_code: int = 200) -> HTMLResponse:
+    def render(
+        self, request: Request, template: str, context: dict[str, Any] | None = None, status_code: int = 200
+    ) -> HTMLResponse:
         data = {"user": self.user(request), "search_query": request.query_params.get("q", ""), "here": here(request)}
         data.update(context or {})
         return self.templates.TemplateResponse(request, template, data, status_code=status_code)
@@ -120,20 +133,32 @@ class Postmill(SiteWithUsers):
     def forum(self, name: str) -> sqlite3.Row | None:
         return self.conn.execute(
             "SELECT f.*, (SELECT COUNT(*) FROM subscriptions s WHERE s.forum_id = f.id) AS subscribers"
-            " FROM forums f WHERE f.name = ?", (name,)).fetchone()
+            " FROM forums f WHERE f.name = ?",
+            (name,),
+        ).fetchone()
 
     def is_subscribed(self, forum_id: int, user) -> bool:
-        return bool(user) and self.conn.execute(
-            "SELECT 1 FROM subscriptions WHERE forum_id = ? AND user_id = ?", (forum_id, user["id"])).fetchone() is not None
+        return (
+            bool(user)
+            and self.conn.execute(
+                "SELECT 1 FROM subscriptions WHERE forum_id = ? AND user_id = ?", (forum_id, user["id"])
+            ).fetchone()
+            is not None
+        )
 
     def is_moderator(self, forum_id: int, user) -> bool:
-        return bool(user) and (bool(user["admin"]) or self.conn.execute(
-            "SELECT 1 FROM moderators WHERE forum_id = ? AND user_id = ?", (forum_id, user["id"])).fetchone() is not None)
+        return bool(user) and (
+            bool(user["admin"])
+            or self.conn.execute(
+                "SELECT 1 FROM moderators WHERE forum_id = ? AND user_id = ?", (forum_id, user["id"])
+            ).fetchone()
+            is not None
+        )
 
     def submission(self, forum: str, submission_id: int, user=None) -> sqlite3.Row | None:
         return self.conn.execute(
-            SUBMISSION_SELECT + " WHERE s.id = ? AND f.name = ?",
-            (user["id"] if user else None, submission_id, forum)).fetchone()
+            SUBMISSION_SELECT + " WHERE s.id = ? AND f.name = ?", (user["id"] if user else None, submission_id, forum)
+        ).fetchone()
 
     def listing(self, request: Request, where: str, params: tuple, sort: str, user) -> dict[str, Any]:
         """One page of submissions: rows, sort, time filter and the pagination state."""
@@ -149,16 +174,27 @@ class Postmill(SiteWithUsers):
         page = int_param(request.query_params.get("page"), 1)
         sql = SUBMISSION_SELECT + (" WHERE " + " AND ".join(clauses) if clauses else "")
         sql += f" ORDER BY {ORDER[sort]} LIMIT ? OFFSET ?"
-        rows = self.conn.execute(sql, (user["id"] if user else None, *args, PER_PAGE + 1, (page - 1) * PER_PAGE)).fetchall()
-        return {"submissions": rows[:PER_PAGE], "sort": sort, "t": t, "page": page,
-                "has_next": len(rows) > PER_PAGE, "has_prev": page > 1}
+        rows = self.conn.execute(
+            sql, (user["id"] if user else None, *args, PER_PAGE + 1, (page - 1) * PER_PAGE)
+        ).fetchall()
+        return {
+            "submissions": rows[:PER_PAGE],
+            "sort": sort,
+            "t": t,
+            "page": page,
+            "has_next": len(rows) > PER_PAGE,
+            "has_prev": page > 1,
+        }
 
     # -- votes ---------------------------------------------------------------------------------
 
     def vote(self, kind: str, item_id: int, user_id: int, choice: int) -> None:
         """Cast, change or retract (choice 0) a vote, and re-derive the item's score from its votes."""
-        table, key, items = (("submission_votes", "submission_id", "submissions") if kind == "submission"
-                             else ("comment_votes", "comment_id", "comments"))
+        table, key, items = (
+            ("submission_votes", "submission_id", "submissions")
+            if kind == "submission"
+            else ("comment_votes", "comment_id", "comments")
+        )
         with self.ctx.db.transaction() as conn:
             if choice == 0:
                 conn.execute(f"DELETE FROM {table} WHERE {key} = ? AND user_id = ?", (item_id, user_id))
@@ -166,12 +202,15 @@ class Postmill(SiteWithUsers):
                 conn.execute(
                     f"INSERT INTO {table} ({key}, user_id, choice, created_at) VALUES (?, ?, ?, ?)"
                     f" ON CONFLICT ({key}, user_id) DO UPDATE SET choice = excluded.choice, created_at = excluded.created_at"
-                    f" WHERE choice != excluded.choice", (item_id, user_id, choice, now()))
+                    f" WHERE choice != excluded.choice",
+                    (item_id, user_id, choice, now()),
+                )
             conn.execute(
                 f"UPDATE {items} SET"
                 f" upvotes = (SELECT COUNT(*) FROM {table} WHERE {key} = ? AND choice = 1),"
                 f" downvotes = (SELECT COUNT(*) FROM {table} WHERE {key} = ? AND choice = -1) WHERE id = ?",
-                (item_id, item_id, item_id))
+                (item_id, item_id, item_id),
+            )
             conn.execute(f"UPDATE {items} SET net_score = upvotes - downvotes WHERE id = ?", (item_id,))
             if kind == "submission":
                 update_ranking(conn, item_id)
@@ -187,8 +226,10 @@ SUBMISSION_SELECT = (
 def update_ranking(conn: sqlite3.Connection, submission_id: int) -> None:
     row = conn.execute("SELECT created_at, net_score FROM submissions WHERE id = ?", (submission_id,)).fetchone()
     if row:
-        conn.execute("UPDATE submissions SET ranking = ? WHERE id = ?",
-                     (timestamp(row["created_at"]) + row["net_score"] * HOT_BONUS, submission_id))
+        conn.execute(
+            "UPDATE submissions SET ranking = ? WHERE id = ?",
+            (timestamp(row["created_at"]) + row["net_score"] * HOT_BONUS, submission_id),
+        )
 
 
 def submission_path(s) -> str:
@@ -222,8 +263,10 @@ def length_error(value: str, lo: int, hi: int) -> str | None:
     return None
 
 
-VOTABLE = {"submission": "SELECT id FROM submissions WHERE id = ?",
-           "comment": "SELECT id FROM comments WHERE id = ? AND soft_deleted = 0"}
+VOTABLE = {
+    "submission": "SELECT id FROM submissions WHERE id = ?",
+    "comment": "SELECT id FROM comments WHERE id = ? AND soft_deleted = 0",
+}
 
 
 async def vote_form(request: Request, kind: str) -> Response:

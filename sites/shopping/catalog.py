@@ -46,8 +46,9 @@ def rating_summaries(shop: Shop, product_ids: list[int]) -> dict[int, tuple[int,
     return {r["product_id"]: (round(r["avg"] * 20), r["n"]) for r in rows}
 
 
-def listing(shop: Shop, request: Request, where: str, params: list[Any], relevance: tuple[str, list[Any]] | None = None
-            ) -> dict[str, Any]:
+def listing(
+    shop: Shop, request: Request, where: str, params: list[Any], relevance: tuple[str, list[Any]] | None = None
+) -> dict[str, Any]:
     """One page of enabled products matching `where`, with Magento's toolbar state: sort
     (product_list_order, product_list_dir), page size (product_list_limit) and page (p)."""
     q = request.query_params
@@ -103,11 +104,15 @@ async def home(request: Request) -> Response:
     products = shop.conn.execute(
         "SELECT * FROM products WHERE status = 1 AND qty > 0 ORDER BY (id * 2654435761) % 1000003 LIMIT 18"
     ).fetchall()
-    return shop.render(request, "home.html", {
-        "title": "One Stop Market",
-        "products": products,
-        "ratings": rating_summaries(shop, [p["id"] for p in products]),
-    })
+    return shop.render(
+        request,
+        "home.html",
+        {
+            "title": "One Stop Market",
+            "products": products,
+            "ratings": rating_summaries(shop, [p["id"] for p in products]),
+        },
+    )
 
 
 async def html_page(request: Request) -> Response:
@@ -130,22 +135,25 @@ def category_page(shop: Shop, request: Request, category) -> Response:
     marks = ",".join("?" * len(ids))
     data = listing(shop, request, f"p.category_id IN ({marks})", ids)
     children = []
-    for child in conn.execute("SELECT * FROM categories WHERE parent_id = ? ORDER BY position, id",
-                              (category["id"],)):
+    for child in conn.execute("SELECT * FROM categories WHERE parent_id = ? ORDER BY position, id", (category["id"],)):
         sub = store.descendant_category_ids(conn, child["id"])
         count = conn.execute(
             f"SELECT COUNT(*) FROM products WHERE status = 1 AND category_id IN ({','.join('?' * len(sub))})", sub
         ).fetchone()[0]
         if count:
             children.append({"name": child["name"], "url": f"/{child['url_path']}.html", "count": count})
-    return shop.render(request, "listing.html", {
-        **data,
-        "title": category["name"],
-        "heading": category["name"],
-        "category": category,
-        "trail": breadcrumbs(shop, category["id"]),
-        "filters": children,
-    })
+    return shop.render(
+        request,
+        "listing.html",
+        {
+            **data,
+            "title": category["name"],
+            "heading": category["name"],
+            "category": category,
+            "trail": breadcrumbs(shop, category["id"]),
+            "filters": children,
+        },
+    )
 
 
 async def search(request: Request) -> Response:
@@ -185,17 +193,22 @@ async def search(request: Request) -> Response:
         )
         filters = [{"name": r["name"], "url": None, "cat": r["id"], "count": r["n"]} for r in rows]
     if "p" not in request.query_params:
-        total = conn.execute(f"SELECT COUNT(*) FROM products p WHERE p.status = 1 AND ({where})",
-                             all_params).fetchone()[0]
+        total = conn.execute(
+            f"SELECT COUNT(*) FROM products p WHERE p.status = 1 AND ({where})", all_params
+        ).fetchone()[0]
         record_search(shop, q, total)
-    return shop.render(request, "listing.html", {
-        **data,
-        "title": f"Search results for: '{q}'",
-        "heading": f"Search results for: '{q}'",
-        "search": q,
-        "filters": filters,
-        "cat_filter": cat_filter,
-    })
+    return shop.render(
+        request,
+        "listing.html",
+        {
+            **data,
+            "title": f"Search results for: '{q}'",
+            "heading": f"Search results for: '{q}'",
+            "search": q,
+            "filters": filters,
+            "cat_filter": cat_filter,
+        },
+    )
 
 
 def record_search(shop: Shop, q: str, num_results: int) -> None:
@@ -219,17 +232,21 @@ def product_page(shop: Shop, request: Request, product) -> Response:
     ).fetchall()
     percent, count = rating_summaries(shop, [product["id"]]).get(product["id"], (0, 0))
     customer = shop.customer(request)
-    return shop.render(request, "product.html", {
-        "title": product["name"],
-        "product": product,
-        "options": json.loads(product["options"] or "{}"),
-        "reviews": reviews,
-        "rating_percent": percent,
-        "review_count": count,
-        "trail": breadcrumbs(shop, product["category_id"]),
-        "review_nickname": customer["firstname"] if customer else "",
-        "form": request.session.pop("review_form", {}),
-    })
+    return shop.render(
+        request,
+        "product.html",
+        {
+            "title": product["name"],
+            "product": product,
+            "options": json.loads(product["options"] or "{}"),
+            "reviews": reviews,
+            "rating_percent": percent,
+            "review_count": count,
+            "trail": breadcrumbs(shop, product["category_id"]),
+            "review_nickname": customer["firstname"] if customer else "",
+            "form": request.session.pop("review_form", {}),
+        },
+    )
 
 
 def product_redirect(request: Request, fragment: str, status_code: int) -> Response:
@@ -260,14 +277,27 @@ async def review_post(request: Request) -> Response:
     url = f"/{product['url_key']}.html#review-form"
     if not all(fields.values()) or not rating:
         request.session["review_form"] = {**fields, "rating": rating}
-        return redirect(url, "Please select one of each of the ratings above." if not rating
-                        else "Please enter a nickname, a summary and a review.", "error", request)
+        return redirect(
+            url,
+            "Please select one of each of the ratings above."
+            if not rating
+            else "Please enter a nickname, a summary and a review.",
+            "error",
+            request,
+        )
     customer = shop.customer(request)
     shop.conn.execute(
         "INSERT INTO reviews (product_id, customer_id, nickname, title, detail, rating, status, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?, 'Pending', ?)",
-        (product["id"], customer["id"] if customer else None, fields["nickname"], fields["title"],
-         fields["detail"], rating, now()),
+        (
+            product["id"],
+            customer["id"] if customer else None,
+            fields["nickname"],
+            fields["title"],
+            fields["detail"],
+            rating,
+            now(),
+        ),
     )
     flash(request, "You submitted your review for moderation.")
     return RedirectResponse(f"/{product['url_key']}.html", status_code=303)

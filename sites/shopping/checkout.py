@@ -46,6 +46,7 @@ def address_from_form(form) -> dict[str, str]:
 def cart_required(endpoint):
     """A form POST that needs the active cart: the endpoint gets the storefront, the cart and the form;
     without a cart it goes back to the cart page."""
+
     @functools.wraps(endpoint)
     async def wrapper(request: Request) -> Response:
         shop = shop_of(request)
@@ -67,8 +68,12 @@ async def add(request: Request) -> Response:
     shop = shop_of(request)
     product = shop.conn.execute("SELECT * FROM products WHERE id = ?", (request.path_params["id"],)).fetchone()
     if product is None or product["status"] != 1:
-        return redirect("/checkout/cart/", "The product that was requested doesn't exist. Verify the product "
-                        "and try again.", "error", request)
+        return redirect(
+            "/checkout/cart/",
+            "The product that was requested doesn't exist. Verify the product and try again.",
+            "error",
+            request,
+        )
     page = f"/{product['url_key']}.html"
     form = await request.form()
     qty = parse_qty(form.get("qty", "1"))
@@ -100,8 +105,9 @@ async def update(request: Request, shop: Shop, cart_id: int, form: FormData) -> 
         if m:
             qty = parse_qty(value)
             if qty is None or qty < 0:
-                return redirect("/checkout/cart/", "Please enter a number 0 or greater in this field.", "error",
-                                request)
+                return redirect(
+                    "/checkout/cart/", "Please enter a number 0 or greater in this field.", "error", request
+                )
             wanted[int(m.group(1))] = qty
     lines = {line.item_id: line for line in store.cart_lines(shop.conn, cart_id)}
     per_product: dict[int, int] = {}
@@ -161,17 +167,25 @@ async def checkout_page(request: Request) -> Response:
         ).fetchall()
     form = request.session.pop("checkout_form", {})
     methods = [
-        {"code": m.code, "carrier": m.carrier, "method": m.method,
-         "price": store.shipping_amount(m.code, totals.qty, totals.subtotal)}
+        {
+            "code": m.code,
+            "carrier": m.carrier,
+            "method": m.method,
+            "price": store.shipping_amount(m.code, totals.qty, totals.subtotal),
+        }
         for m in store.SHIPPING_METHODS.values()
     ]
-    return shop.render(request, "checkout.html", {
-        "title": "Checkout",
-        "totals": totals,
-        "addresses": addresses,
-        "methods": methods,
-        "form": form,
-    })
+    return shop.render(
+        request,
+        "checkout.html",
+        {
+            "title": "Checkout",
+            "totals": totals,
+            "addresses": addresses,
+            "methods": methods,
+            "form": form,
+        },
+    )
 
 
 @cart_required
@@ -180,8 +194,9 @@ async def place_order(request: Request, shop: Shop, cart_id: int, form: FormData
     saved = None
     address_choice = row_id(form.get("address_id", "new"))
     if customer is not None and address_choice is not None:
-        saved = shop.conn.execute("SELECT * FROM addresses WHERE id = ? AND customer_id = ?",
-                                  (address_choice, customer["id"])).fetchone()
+        saved = shop.conn.execute(
+            "SELECT * FROM addresses WHERE id = ? AND customer_id = ?", (address_choice, customer["id"])
+        ).fetchone()
     if saved is not None:
         address = {key: saved[key] for key in store.ADDRESS_FIELDS}
     else:
@@ -192,8 +207,11 @@ async def place_order(request: Request, shop: Shop, cart_id: int, form: FormData
         errors.append("Please enter a valid email address (Ex: johndoe@domain.com).")
     missing = [k for k in store.ADDRESS_FIELDS if not address.get(k)]
     if missing:
-        errors.append("Please fill in the required fields of the shipping address: "
-                      + ", ".join(ADDRESS_LABELS[k] for k in missing) + ".")
+        errors.append(
+            "Please fill in the required fields of the shipping address: "
+            + ", ".join(ADDRESS_LABELS[k] for k in missing)
+            + "."
+        )
     method = str(form.get("shipping_method", ""))
     if method not in store.SHIPPING_METHODS:
         errors.append("The shipping method is missing. Select the shipping method and try again.")
@@ -206,7 +224,8 @@ async def place_order(request: Request, shop: Shop, cart_id: int, form: FormData
         return RedirectResponse("/checkout/", status_code=303)
     try:
         order_id = store.place_order(
-            shop.conn, cart_id,
+            shop.conn,
+            cart_id,
             customer_id=customer["id"] if customer else None,
             email=email,
             firstname=customer["firstname"] if customer else address["firstname"],

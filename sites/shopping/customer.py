@@ -22,32 +22,42 @@ from webrl.sites.platform import (
 from webrl.sites.shopping.web import ADDRESS_LABELS, Shop, shop_of
 from webrl.sites.store import store
 
-SIGN_IN_FAILED = ("The account sign-in was incorrect or your account is disabled temporarily. "
-                  "Please wait and try again later.")
+SIGN_IN_FAILED = (
+    "The account sign-in was incorrect or your account is disabled temporarily. Please wait and try again later."
+)
 EMAIL_RE = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 ORDER_PAGE_SIZES = (10, 20, 50)
 # The customer's wish list items with their (enabled) products, and the customer's reviews with their products.
-WISHLIST = ("SELECT w.id AS item_id, w.added_at, p.* FROM wishlist_items w JOIN products p ON p.id = w.product_id"
-            " WHERE w.customer_id = ? AND p.status = 1")
-MY_REVIEWS = ("SELECT r.*, p.name AS product_name, p.url_key FROM reviews r JOIN products p ON p.id = r.product_id"
-              " WHERE r.customer_id = ?")
+WISHLIST = (
+    "SELECT w.id AS item_id, w.added_at, p.* FROM wishlist_items w JOIN products p ON p.id = w.product_id"
+    " WHERE w.customer_id = ? AND p.status = 1"
+)
+MY_REVIEWS = (
+    "SELECT r.*, p.name AS product_name, p.url_key FROM reviews r JOIN products p ON p.id = r.product_id"
+    " WHERE r.customer_id = ?"
+)
 
 
 def password_problem(password: str) -> str | None:
     """Magento's default password rules: at least 8 characters of at least 3 classes."""
     if len(password) < 8:
-        return ("Minimum length of this field must be equal or greater than 8 symbols. "
-                "Leading and trailing spaces will be ignored.")
+        return (
+            "Minimum length of this field must be equal or greater than 8 symbols. "
+            "Leading and trailing spaces will be ignored."
+        )
     classes = sum(bool(re.search(p, password)) for p in (r"[a-z]", r"[A-Z]", r"[0-9]", r"[^a-zA-Z0-9]"))
     if classes < 3:
-        return ("Minimum of different classes of characters in password is 3. Classes of characters: "
-                "Lower Case, Upper Case, Digits, Special Characters.")
+        return (
+            "Minimum of different classes of characters in password is 3. Classes of characters: "
+            "Lower Case, Upper Case, Digits, Special Characters."
+        )
     return None
 
 
 def login_required(endpoint):
     """An endpoint for signed-in customers only: it gets the storefront and the customer; a guest is
     sent to the login page."""
+
     @functools.wraps(endpoint)
     async def wrapper(request: Request) -> Response:
         shop = shop_of(request)
@@ -66,8 +76,9 @@ async def login(request: Request) -> Response:
     shop = shop_of(request)
     if shop.customer(request) is not None:
         return RedirectResponse("/customer/account/", status_code=302)
-    return shop.render(request, "login.html", {"title": "Customer Login",
-                                               "email": request.session.pop("login_email", "")})
+    return shop.render(
+        request, "login.html", {"title": "Customer Login", "email": request.session.pop("login_email", "")}
+    )
 
 
 async def login_post(request: Request) -> Response:
@@ -102,8 +113,9 @@ async def create(request: Request) -> Response:
     shop = shop_of(request)
     if shop.customer(request) is not None:
         return RedirectResponse("/customer/account/", status_code=302)
-    return shop.render(request, "create.html", {"title": "Create New Customer Account",
-                                                "form": request.session.pop("create_form", {})})
+    return shop.render(
+        request, "create.html", {"title": "Create New Customer Account", "form": request.session.pop("create_form", {})}
+    )
 
 
 async def create_post(request: Request) -> Response:
@@ -117,8 +129,10 @@ async def create_post(request: Request) -> Response:
     if not EMAIL_RE.fullmatch(data["email"]):
         errors.append("Please enter a valid email address (Ex: johndoe@domain.com).")
     elif shop.conn.execute("SELECT 1 FROM customers WHERE lower(email) = lower(?)", (data["email"],)).fetchone():
-        errors.append("There is already an account with this email address. If you are sure that it is your "
-                      "email address, click here to get your password and access your account.")
+        errors.append(
+            "There is already an account with this email address. If you are sure that it is your "
+            "email address, click here to get your password and access your account."
+        )
     if problem := password_problem(password):
         errors.append(problem)
     elif password != str(form.get("password_confirmation", "")):
@@ -131,8 +145,14 @@ async def create_post(request: Request) -> Response:
     cur = shop.conn.execute(
         "INSERT INTO customers (email, firstname, lastname, password_hash, newsletter, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?)",
-        (data["email"], data["firstname"], data["lastname"], hash_password(password),
-         int(bool(form.get("is_subscribed"))), now()),
+        (
+            data["email"],
+            data["firstname"],
+            data["lastname"],
+            hash_password(password),
+            int(bool(form.get("is_subscribed"))),
+            now(),
+        ),
     )
     shop.sign_in(request, cur.lastrowid)
     return redirect("/customer/account/", "Thank you for registering with One Stop Market.", request=request)
@@ -146,8 +166,11 @@ async def forgot(request: Request) -> Response:
 async def forgot_post(request: Request) -> Response:
     form = await request.form()
     email = str(form.get("email", "")).strip()
-    return redirect("/customer/account/login/", f"If there is an account associated with {email} you will "
-                    "receive an email with a link to reset your password.", request=request)
+    return redirect(
+        "/customer/account/login/",
+        f"If there is an account associated with {email} you will receive an email with a link to reset your password.",
+        request=request,
+    )
 
 
 # -- My Account --------------------------------------------------------------------------------
@@ -166,18 +189,31 @@ async def dashboard(request: Request, shop: Shop, customer) -> Response:
     orders = shop.conn.execute(
         "SELECT * FROM orders WHERE customer_id = ? ORDER BY created_at DESC, id DESC LIMIT 5", (customer["id"],)
     ).fetchall()
-    return shop.render(request, "account.html", {
-        "title": "My Account", "nav": "account", "billing": billing, "shipping": shipping,
-        "orders": orders, "addresses_of": order_ship_to,
-    })
+    return shop.render(
+        request,
+        "account.html",
+        {
+            "title": "My Account",
+            "nav": "account",
+            "billing": billing,
+            "shipping": shipping,
+            "orders": orders,
+            "addresses_of": order_ship_to,
+        },
+    )
 
 
 @login_required
 async def edit(request: Request, shop: Shop, customer) -> Response:
-    return shop.render(request, "account_edit.html", {
-        "title": "Edit Account Information", "nav": "edit",
-        "changepass": request.path_params.get("changepass") == "1",
-    })
+    return shop.render(
+        request,
+        "account_edit.html",
+        {
+            "title": "Edit Account Information",
+            "nav": "edit",
+            "changepass": request.path_params.get("changepass") == "1",
+        },
+    )
 
 
 @login_required
@@ -194,15 +230,21 @@ async def edit_post(request: Request, shop: Shop, customer) -> Response:
     changing_email = email.lower() != customer["email"].lower()
     if changing_email or new:
         if not check_password(current, customer["password_hash"]):
-            return redirect(back, "The password doesn't match this account. Verify the password and try again.",
-                            "error", request)
+            return redirect(
+                back, "The password doesn't match this account. Verify the password and try again.", "error", request
+            )
     if changing_email:
         if not EMAIL_RE.fullmatch(email):
             return redirect(back, "Please enter a valid email address (Ex: johndoe@domain.com).", "error", request)
-        if shop.conn.execute("SELECT 1 FROM customers WHERE lower(email) = lower(?) AND id != ?",
-                             (email, customer["id"])).fetchone():
-            return redirect(back, "A customer with the same email address already exists in an associated "
-                            "website.", "error", request)
+        if shop.conn.execute(
+            "SELECT 1 FROM customers WHERE lower(email) = lower(?) AND id != ?", (email, customer["id"])
+        ).fetchone():
+            return redirect(
+                back,
+                "A customer with the same email address already exists in an associated website.",
+                "error",
+                request,
+            )
     if new:
         if problem := password_problem(new):
             return redirect(back, problem, "error", request)
@@ -219,8 +261,9 @@ async def edit_post(request: Request, shop: Shop, customer) -> Response:
 
 
 def customer_address(shop: Shop, customer, address_id) -> sqlite3.Row | None:
-    return shop.conn.execute("SELECT * FROM addresses WHERE id = ? AND customer_id = ?",
-                             (address_id, customer["id"])).fetchone()
+    return shop.conn.execute(
+        "SELECT * FROM addresses WHERE id = ? AND customer_id = ?", (address_id, customer["id"])
+    ).fetchone()
 
 
 def address_missing(request: Request) -> Response:
@@ -231,17 +274,31 @@ def address_missing(request: Request) -> Response:
 async def address_book(request: Request, shop: Shop, customer) -> Response:
     rows, billing, shipping = default_addresses(shop, customer["id"])
     others = [a for a in rows if not a["is_default_billing"] and not a["is_default_shipping"]]
-    return shop.render(request, "address_book.html", {
-        "title": "Address Book", "nav": "address", "billing": billing, "shipping": shipping, "others": others,
-    })
+    return shop.render(
+        request,
+        "address_book.html",
+        {
+            "title": "Address Book",
+            "nav": "address",
+            "billing": billing,
+            "shipping": shipping,
+            "others": others,
+        },
+    )
 
 
 @login_required
 async def address_new(request: Request, shop: Shop, customer) -> Response:
-    return shop.render(request, "address_form.html", {
-        "title": "Add New Address", "nav": "address", "address": request.session.pop("address_form", None)
-        or {"firstname": customer["firstname"], "lastname": customer["lastname"], "country": "United States"},
-    })
+    return shop.render(
+        request,
+        "address_form.html",
+        {
+            "title": "Add New Address",
+            "nav": "address",
+            "address": request.session.pop("address_form", None)
+            or {"firstname": customer["firstname"], "lastname": customer["lastname"], "country": "United States"},
+        },
+    )
 
 
 @login_required
@@ -249,10 +306,15 @@ async def address_edit(request: Request, shop: Shop, customer) -> Response:
     row = customer_address(shop, customer, request.path_params["id"])
     if row is None:
         return address_missing(request)
-    return shop.render(request, "address_form.html", {
-        "title": "Edit Address", "nav": "address",
-        "address": request.session.pop("address_form", None) or dict(row),
-    })
+    return shop.render(
+        request,
+        "address_form.html",
+        {
+            "title": "Edit Address",
+            "nav": "address",
+            "address": request.session.pop("address_form", None) or dict(row),
+        },
+    )
 
 
 @login_required
@@ -326,11 +388,23 @@ async def order_history(request: Request, shop: Shop, customer) -> Response:
         "SELECT * FROM orders WHERE customer_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
         (customer["id"], limit, (page - 1) * limit),
     ).fetchall()
-    return shop.render(request, "orders.html", {
-        "title": "My Orders", "nav": "orders", "orders": orders, "addresses_of": order_ship_to,
-        "total": total, "page": page, "pages": pages, "limit": limit, "limits": ORDER_PAGE_SIZES,
-        "first": (page - 1) * limit + 1 if total else 0, "last": min(page * limit, total),
-    })
+    return shop.render(
+        request,
+        "orders.html",
+        {
+            "title": "My Orders",
+            "nav": "orders",
+            "orders": orders,
+            "addresses_of": order_ship_to,
+            "total": total,
+            "page": page,
+            "pages": pages,
+            "limit": limit,
+            "limits": ORDER_PAGE_SIZES,
+            "first": (page - 1) * limit + 1 if total else 0,
+            "last": min(page * limit, total),
+        },
+    )
 
 
 @login_required
@@ -338,9 +412,15 @@ async def order_view(request: Request, shop: Shop, customer) -> Response:
     order = store.load_order(shop.conn, request.path_params["id"])
     if order is None or order["customer_id"] != customer["id"]:
         return RedirectResponse("/sales/order/history/", status_code=302)
-    return shop.render(request, "order_view.html", {
-        "title": f"Order # {order['increment_id']}", "nav": "orders", "order": order,
-    })
+    return shop.render(
+        request,
+        "order_view.html",
+        {
+            "title": f"Order # {order['increment_id']}",
+            "nav": "orders",
+            "order": order,
+        },
+    )
 
 
 @login_required
@@ -352,10 +432,12 @@ async def reorder(request: Request, shop: Shop, customer) -> Response:
         cart_id = shop.cart_id(request, create=True)
         for item in order["items"]:
             product = c.execute("SELECT * FROM products WHERE id = ?", (item["product_id"],)).fetchone()
-            in_cart = c.execute("SELECT COALESCE(SUM(qty), 0) FROM cart_items WHERE cart_id = ? AND product_id = ?",
-                                (cart_id, item["product_id"])).fetchone()[0]
+            in_cart = c.execute(
+                "SELECT COALESCE(SUM(qty), 0) FROM cart_items WHERE cart_id = ? AND product_id = ?",
+                (cart_id, item["product_id"]),
+            ).fetchone()[0]
             if product is None or product["status"] != 1 or in_cart + item["qty_ordered"] > product["qty"]:
-                flash(request, f"Product \"{item['name']}\" that you are trying to add is not available.", "error")
+                flash(request, f'Product "{item["name"]}" that you are trying to add is not available.', "error")
                 continue
             store.add_to_cart(c, cart_id, product["id"], item["qty_ordered"], item["options"])
     return RedirectResponse("/checkout/cart/", status_code=303)
@@ -383,14 +465,18 @@ async def wishlist_add(request: Request) -> Response:
         "INSERT OR IGNORE INTO wishlist_items (customer_id, product_id, added_at) VALUES (?, ?, ?)",
         (customer["id"], product["id"], now()),
     )
-    return redirect("/wishlist/", f"{product['name']} has been added to your Wish List. "
-                    "Click here to continue shopping.", request=request)
+    return redirect(
+        "/wishlist/",
+        f"{product['name']} has been added to your Wish List. Click here to continue shopping.",
+        request=request,
+    )
 
 
 @login_required
 async def wishlist_remove(request: Request, shop: Shop, customer) -> Response:
-    shop.conn.execute("DELETE FROM wishlist_items WHERE id = ? AND customer_id = ?",
-                      (request.path_params["id"], customer["id"]))
+    shop.conn.execute(
+        "DELETE FROM wishlist_items WHERE id = ? AND customer_id = ?", (request.path_params["id"], customer["id"])
+    )
     return RedirectResponse("/wishlist/", status_code=303)
 
 
@@ -402,9 +488,13 @@ async def wishlist_to_cart(request: Request, shop: Shop, customer) -> Response:
     if json.loads(row["options"] or "{}"):
         return redirect(f"/{row['url_key']}.html", "You need to choose options for your item.", "error", request)
     cart_id = shop.cart_id(request)
-    in_cart = 0 if cart_id is None else shop.conn.execute(
-        "SELECT COALESCE(SUM(qty), 0) FROM cart_items WHERE cart_id = ? AND product_id = ?", (cart_id, row["id"])
-    ).fetchone()[0]
+    in_cart = (
+        0
+        if cart_id is None
+        else shop.conn.execute(
+            "SELECT COALESCE(SUM(qty), 0) FROM cart_items WHERE cart_id = ? AND product_id = ?", (cart_id, row["id"])
+        ).fetchone()[0]
+    )
     if in_cart + 1 > row["qty"]:
         return redirect("/wishlist/", "The requested qty is not available", "error", request)
     with shop.ctx.db.transaction() as c:
@@ -433,8 +523,9 @@ async def newsletter_save(request: Request, shop: Shop, customer) -> Response:
 @login_required
 async def my_reviews(request: Request, shop: Shop, customer) -> Response:
     reviews = shop.conn.execute(MY_REVIEWS + " ORDER BY r.created_at DESC, r.id DESC", (customer["id"],)).fetchall()
-    return shop.render(request, "my_reviews.html", {"title": "My Product Reviews", "nav": "reviews",
-                                                    "reviews": reviews})
+    return shop.render(
+        request, "my_reviews.html", {"title": "My Product Reviews", "nav": "reviews", "reviews": reviews}
+    )
 
 
 @login_required

@@ -17,18 +17,43 @@ from webrl.sites.shopping.web import shop_of
 from webrl.sites.store import store
 
 ORDER_FIELDS = (
-    "id", "increment_id", "customer_id", "customer_email", "customer_firstname", "customer_lastname", "status",
-    "subtotal", "shipping_amount", "discount_amount", "grand_total", "coupon_code", "shipping_method",
-    "payment_method", "created_at", "updated_at",
+    "id",
+    "increment_id",
+    "customer_id",
+    "customer_email",
+    "customer_firstname",
+    "customer_lastname",
+    "status",
+    "subtotal",
+    "shipping_amount",
+    "discount_amount",
+    "grand_total",
+    "coupon_code",
+    "shipping_method",
+    "payment_method",
+    "created_at",
+    "updated_at",
 )
 FIELD_ALIASES = {"entity_id": "id", "shipping_description": "shipping_method"}
-CONDITIONS = {"eq": "=", "neq": "!=", "gt": ">", "lt": "<", "gteq": ">=", "lteq": "<=", "like": "LIKE",
-              "nlike": "NOT LIKE", "from": ">=", "to": "<="}
+CONDITIONS = {
+    "eq": "=",
+    "neq": "!=",
+    "gt": ">",
+    "lt": "<",
+    "gteq": ">=",
+    "lteq": "<=",
+    "like": "LIKE",
+    "nlike": "NOT LIKE",
+    "from": ">=",
+    "to": "<=",
+}
 # The longest filter value taken (a 400 beyond): longer than any order field holds, and short enough that neither a
 # LIKE pattern (SQLite's limit: 50,000 bytes) nor an `in` list (one variable a value) reaches SQLite's limits.
 MAX_FILTER_VALUE = 4096
-REST_ERROR_AUTH = {"message": "The consumer isn't authorized to access %resources.",
-                   "parameters": {"resources": "Magento_Sales::actions_view"}}
+REST_ERROR_AUTH = {
+    "message": "The consumer isn't authorized to access %resources.",
+    "parameters": {"resources": "Magento_Sales::actions_view"},
+}
 
 
 def parse_search_criteria(request: Request) -> dict[str, Any]:
@@ -38,7 +63,7 @@ def parse_search_criteria(request: Request) -> dict[str, Any]:
     for key, value in request.query_params.multi_items():
         if not key.startswith("searchCriteria"):
             continue
-        parts = re.findall(r"\[([^\]]*)\]", key[len("searchCriteria"):])
+        parts = re.findall(r"\[([^\]]*)\]", key[len("searchCriteria") :])
         node = tree
         for part in parts[:-1]:
             node = node.setdefault(part, {})
@@ -60,11 +85,20 @@ def order_json(order: dict[str, Any]) -> dict[str, Any]:
     """An order in (a subset of) Magento's REST shape."""
     items = [
         {
-            "item_id": item["id"], "order_id": order["id"], "product_id": item["product_id"], "sku": item["sku"],
-            "name": item["name"], "price": item["price"], "base_price": item["price"],
-            "qty_ordered": item["qty_ordered"], "qty_invoiced": item["qty_invoiced"],
-            "qty_shipped": item["qty_shipped"], "qty_canceled": item["qty_canceled"],
-            "row_total": item["row_total"], "base_row_total": item["row_total"], "product_type": "simple",
+            "item_id": item["id"],
+            "order_id": order["id"],
+            "product_id": item["product_id"],
+            "sku": item["sku"],
+            "name": item["name"],
+            "price": item["price"],
+            "base_price": item["price"],
+            "qty_ordered": item["qty_ordered"],
+            "qty_invoiced": item["qty_invoiced"],
+            "qty_shipped": item["qty_shipped"],
+            "qty_canceled": item["qty_canceled"],
+            "row_total": item["row_total"],
+            "base_row_total": item["row_total"],
+            "product_type": "simple",
             "product_options": item["options"],
         }
         for item in order["items"]
@@ -96,8 +130,13 @@ def order_json(order: dict[str, Any]) -> dict[str, Any]:
         "billing_address": {**billing, "street": [billing.get("street", "")]},
         "items": items,
         "status_histories": [
-            {"entity_id": h["id"], "status": h["status"], "comment": h["comment"] or None,
-             "is_customer_notified": h["is_customer_notified"], "created_at": h["created_at"]}
+            {
+                "entity_id": h["id"],
+                "status": h["status"],
+                "comment": h["comment"] or None,
+                "is_customer_notified": h["is_customer_notified"],
+                "created_at": h["created_at"],
+            }
             for h in reversed(order["history"])
         ],
     }
@@ -120,8 +159,13 @@ async def admin_token(request: Request) -> Response:
     password = str(body.get("password", "")) if isinstance(body, dict) else ""
     row = shop.conn.execute("SELECT * FROM admin_users WHERE username = ?", (username,)).fetchone()
     if row is None or not check_password(password, row["password_hash"]):
-        return JSONResponse({"message": "The account sign-in was incorrect or your account is disabled "
-                             "temporarily. Please wait and try again later."}, status_code=401)
+        return JSONResponse(
+            {
+                "message": "The account sign-in was incorrect or your account is disabled "
+                "temporarily. Please wait and try again later."
+            },
+            status_code=401,
+        )
     token = secrets.token_hex(16)
     shop.admin_tokens[token] = row["id"]
     return JSONResponse(token)
@@ -142,8 +186,13 @@ async def orders(request: Request) -> Response:
             cond = f.get("condition_type") or f.get("conditionType") or "eq"
             value = f.get("value", "")
             if not isinstance(value, str) or len(value) > MAX_FILTER_VALUE:
-                return JSONResponse({"message": f'The value of the "{f["field"]}" filter is not text of at most '
-                                                f"{MAX_FILTER_VALUE} characters."}, status_code=400)
+                return JSONResponse(
+                    {
+                        "message": f'The value of the "{f["field"]}" filter is not text of at most '
+                        f"{MAX_FILTER_VALUE} characters."
+                    },
+                    status_code=400,
+                )
             echo_filters.append({"field": f["field"], "value": value, "condition_type": cond})
             if field not in ORDER_FIELDS:
                 return JSONResponse({"message": f'"{f["field"]}" is not a valid field.'}, status_code=400)
@@ -195,26 +244,48 @@ async def orders(request: Request) -> Response:
 async def reviews(request: Request) -> Response:
     shop = shop_of(request)
     if not authorized(request):
-        return JSONResponse({"message": "The consumer isn't authorized to access %resources.",
-                             "parameters": {"resources": "Magento_Review::reviews"}}, status_code=401)
+        return JSONResponse(
+            {
+                "message": "The consumer isn't authorized to access %resources.",
+                "parameters": {"resources": "Magento_Review::reviews"},
+            },
+            status_code=401,
+        )
     product = store.product_by_sku(shop.conn, request.path_params["sku"])
     if product is None:
-        return JSONResponse({"message": "The product that was requested doesn't exist. Verify the product and "
-                             "try again."}, status_code=404)
+        return JSONResponse(
+            {"message": "The product that was requested doesn't exist. Verify the product and try again."},
+            status_code=404,
+        )
     status_ids = {"Approved": 1, "Pending": 2, "Not Approved": 3}
     rows = shop.conn.execute("SELECT * FROM reviews WHERE product_id = ? ORDER BY created_at, id", (product["id"],))
-    return JSONResponse([
-        {
-            "id": r["id"], "title": r["title"], "detail": r["detail"], "nickname": r["nickname"],
-            "ratings": [{"vote_id": r["id"], "rating_id": 4, "rating_name": "Rating", "percent": r["rating"] * 20,
-                         "value": r["rating"]}],
-            "review_entity": "product", "review_type": 2,
-            "review_status": status_ids.get(r["status"], 2), "created_at": r["created_at"],
-            "entity_pk_value": product["id"], "store_id": 1, "stores": [1],
-        }
-        for r in rows
-    ])
-
+    return JSONResponse(
+        [
+            {
+                "id": r["id"],
+                "title": r["title"],
+                "detail": r["detail"],
+                "nickname": r["nickname"],
+                "ratings": [
+                    {
+                        "vote_id": r["id"],
+                        "rating_id": 4,
+                        "rating_name": "Rating",
+                        "percent": r["rating"] * 20,
+                        "value": r["rating"],
+                    }
+                ],
+                "review_entity": "product",
+                "review_type": 2,
+                "review_status": status_ids.get(r["status"], 2),
+                "created_at": r["created_at"],
+                "entity_pk_value": product["id"],
+                "store_id": 1,
+                "stores": [1],
+            }
+            for r in rows
+        ]
+    )
 
 
 ROUTES = [

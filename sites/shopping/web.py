@@ -34,8 +34,14 @@ US_STATES = (
 )  # fmt: skip
 
 ADDRESS_LABELS = {
-    "firstname": "First Name", "lastname": "Last Name", "street": "Street Address", "city": "City",
-    "region": "State/Province", "postcode": "Zip/Postal Code", "country": "Country", "telephone": "Phone Number",
+    "firstname": "First Name",
+    "lastname": "Last Name",
+    "street": "Street Address",
+    "city": "City",
+    "region": "State/Province",
+    "postcode": "Zip/Postal Code",
+    "country": "Country",
+    "telephone": "Phone Number",
 }
 
 
@@ -145,8 +151,9 @@ class Shop:
 
     # -- rendering -------------------------------------------------------------------------------
 
-    def render(self, request: Request, template: str, context: dict[str, Any] | None = None,
-               status_code: int = 200) -> HTMLResponse:
+    def render(
+        self, request: Request, template: str, context: dict[str, Any] | None = None, status_code: int = 200
+    ) -> HTMLResponse:
         data = {
             "customer": self.customer(request),
             "cart_count": self.cart_count(request),
@@ -160,14 +167,15 @@ class Shop:
     def not_found(self, request: Request) -> HTMLResponse:
         return self.render(request, "404.html", {"title": "404 Not Found"}, status_code=404)
 
-    def back(self, request: Request, message: str | None = None, kind: str = "success",
-             default: str = "/") -> RedirectResponse:
+    def back(
+        self, request: Request, message: str | None = None, kind: str = "success", default: str = "/"
+    ) -> RedirectResponse:
         """Redirect (303) to the referring page of this site, with an optional message."""
         if message:
             flash(request, message, kind)
         referer = request.headers.get("referer", "")
         base = str(request.base_url)
-        target = referer[len(base) - 1:] if referer.startswith(base) else default
+        target = referer[len(base) - 1 :] if referer.startswith(base) else default
         return RedirectResponse(target or default, status_code=303)
 
 
@@ -185,4 +193,3 @@ def query_with(request: Request, **changes: Any) -> str:
         else:
             params[key] = str(value)
     return "?" + urlencode(params) if params else request.url.path
-

@@ -30,8 +30,9 @@ from webrl.sites.store import STORE
 # Sign-in, dashboard and the small Content/Stores pages
 
 
-LOGIN_ERROR = ("The account sign-in was incorrect or your account is disabled temporarily. "
-               "Please wait and try again later.")
+LOGIN_ERROR = (
+    "The account sign-in was incorrect or your account is disabled temporarily. Please wait and try again later."
+)
 
 
 async def login(request: Request, admin: Admin, p: dict[str, str]) -> Response:
@@ -67,13 +68,19 @@ async def dashboard(request: Request, admin: Admin, p: dict[str, str]) -> Respon
     last_orders = c.execute("""SELECT o.id, o.customer_firstname || ' ' || o.customer_lastname AS customer,
             (SELECT COALESCE(SUM(qty_ordered), 0) FROM order_items WHERE order_id = o.id) AS items, o.grand_total
             FROM orders o ORDER BY o.created_at DESC, o.id DESC LIMIT 5""").fetchall()
-    last_search = c.execute("SELECT query_text, num_results, popularity FROM search_terms "
-                            "ORDER BY updated_at DESC, id DESC LIMIT 5").fetchall()
-    top_search = c.execute("SELECT query_text, num_results, popularity FROM search_terms "
-                           "ORDER BY popularity DESC, id LIMIT 5").fetchall()
+    last_search = c.execute(
+        "SELECT query_text, num_results, popularity FROM search_terms ORDER BY updated_at DESC, id DESC LIMIT 5"
+    ).fetchall()
+    top_search = c.execute(
+        "SELECT query_text, num_results, popularity FROM search_terms ORDER BY popularity DESC, id LIMIT 5"
+    ).fetchall()
     tab = request.query_params.get("tab", "bestsellers")
-    tabs = [("bestsellers", "Bestsellers"), ("products", "Most Viewed Products"),
-            ("new", "New Customers"), ("customers", "Customers")]
+    tabs = [
+        ("bestsellers", "Bestsellers"),
+        ("products", "Most Viewed Products"),
+        ("new", "New Customers"),
+        ("customers", "Customers"),
+    ]
     if tab == "new":
         tab_rows = c.execute("""SELECT c.id, c.firstname || ' ' || c.lastname AS name,
                 COUNT(o.id) AS orders, COALESCE(AVG(o.grand_total), 0) AS average,
@@ -93,40 +100,72 @@ async def dashboard(request: Request, admin: Admin, p: dict[str, str]) -> Respon
                 FROM order_items i JOIN orders o ON o.id = i.order_id WHERE o.status != 'canceled'
                 GROUP BY i.product_id, i.name ORDER BY qty DESC, i.name LIMIT 5""").fetchall()
     return admin.render(
-        request, "dashboard.html", title="Dashboard", lifetime=lifetime,
-        average=(lifetime / count if count else 0), totals=totals, last_orders=last_orders,
-        last_search=last_search, top_search=top_search, tab=tab, tabs=tabs, tab_rows=tab_rows,
+        request,
+        "dashboard.html",
+        title="Dashboard",
+        lifetime=lifetime,
+        average=(lifetime / count if count else 0),
+        totals=totals,
+        last_orders=last_orders,
+        last_search=last_search,
+        top_search=top_search,
+        tab=tab,
+        tabs=tabs,
+        tab_rows=tab_rows,
     )
 
 
 async def cms_pages(request: Request, admin: Admin, p: dict[str, str]) -> Response:
-    rows = [(1, "404 Not Found", "no-route"), (2, "Home Page", "home"), (3, "Enable Cookies", "enable-cookies"),
-            (4, "Privacy and Cookie Policy", "privacy-policy-cookie-restriction-mode"),
-            (5, "About us", "about-us"), (6, "Customer Service", "customer-service")]
-    return admin.render(request, "simple_table.html", title="Pages",
-                        headers=["ID", "Title", "URL Key", "Layout", "Store View", "Status"],
-                        rows=[(i, t, k, "1 column", "All Store Views", "Enabled") for i, t, k in rows])
+    rows = [
+        (1, "404 Not Found", "no-route"),
+        (2, "Home Page", "home"),
+        (3, "Enable Cookies", "enable-cookies"),
+        (4, "Privacy and Cookie Policy", "privacy-policy-cookie-restriction-mode"),
+        (5, "About us", "about-us"),
+        (6, "Customer Service", "customer-service"),
+    ]
+    return admin.render(
+        request,
+        "simple_table.html",
+        title="Pages",
+        headers=["ID", "Title", "URL Key", "Layout", "Store View", "Status"],
+        rows=[(i, t, k, "1 column", "All Store Views", "Enabled") for i, t, k in rows],
+    )
 
 
 async def cms_blocks(request: Request, admin: Admin, p: dict[str, str]) -> Response:
-    rows = [(1, "Footer Links", "footer_links_block", "All Store Views", "Enabled"),
-            (2, "Contact Us Info", "contact-us-info", "All Store Views", "Enabled")]
-    return admin.render(request, "simple_table.html", title="Blocks",
-                        headers=["ID", "Title", "Identifier", "Store View", "Status"], rows=rows)
+    rows = [
+        (1, "Footer Links", "footer_links_block", "All Store Views", "Enabled"),
+        (2, "Contact Us Info", "contact-us-info", "All Store Views", "Enabled"),
+    ]
+    return admin.render(
+        request,
+        "simple_table.html",
+        title="Blocks",
+        headers=["ID", "Title", "Identifier", "Store View", "Status"],
+        rows=rows,
+    )
 
 
 async def stores(request: Request, admin: Admin, p: dict[str, str]) -> Response:
-    return admin.render(request, "simple_table.html", title="Stores",
-                        headers=["Web Site", "Store", "Store View"],
-                        rows=[("Main Website", "Main Website Store", "Default Store View")])
+    return admin.render(
+        request,
+        "simple_table.html",
+        title="Stores",
+        headers=["Web Site", "Store", "Store View"],
+        rows=[("Main Website", "Main Website Store", "Default Store View")],
+    )
 
 
 async def config(request: Request, admin: Admin, p: dict[str, str]) -> Response:
-    rows = [("Store Name", "One Stop Market"), ("Default Country", "United States"),
-            ("Base Currency", "US Dollar"), ("Timezone", "UTC"),
-            ("Base URL", admin.ctx.urls.get("shopping", ""))]
-    return admin.render(request, "simple_table.html", title="Configuration", headers=["Setting", "Value"],
-                        rows=rows)
+    rows = [
+        ("Store Name", "One Stop Market"),
+        ("Default Country", "United States"),
+        ("Base Currency", "US Dollar"),
+        ("Timezone", "UTC"),
+        ("Base URL", admin.ctx.urls.get("shopping", "")),
+    ]
+    return admin.render(request, "simple_table.html", title="Configuration", headers=["Setting", "Value"], rows=rows)
 
 
 LOGIN_METHODS = ("GET", "POST")
@@ -143,8 +182,11 @@ CORE_ROUTES = [
 ]
 
 # ('front', 'controller', 'action') -> its route, over every section's route table
-ADMIN_ROUTES = {route.key: route for table in (CORE_ROUTES, sales.ROUTES, catalog.ROUTES, customers.ROUTES,
-                                              marketing.ROUTES, reports.ROUTES) for route in table}
+ADMIN_ROUTES = {
+    route.key: route
+    for table in (CORE_ROUTES, sales.ROUTES, catalog.ROUTES, customers.ROUTES, marketing.ROUTES, reports.ROUTES)
+    for route in table
+}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -209,5 +251,4 @@ def make_app(ctx: SiteContext) -> Starlette:
     return app
 
 
-SITE = SiteSpec(name="shopping_admin", title="Magento Admin", database=STORE,
-                make_app=make_app, base_path="/admin")
+SITE = SiteSpec(name="shopping_admin", title="Magento Admin", database=STORE, make_app=make_app, base_path="/admin")

@@ -69,13 +69,16 @@ def category_options(conn) -> list[tuple[str, list[tuple[int, str]]]]:
     return groups
 
 
-
-
-
 products = grid_page(
-    PRODUCTS, "catalog/product/", "Products", buttons=[("Add Product", url("catalog/product/new/set/4/type/simple/"))],
-    massaction={"action": url("catalog/product/massStatus/"), "actions": [("status", "Update Status")],
-                "statuses": STATUS},
+    PRODUCTS,
+    "catalog/product/",
+    "Products",
+    buttons=[("Add Product", url("catalog/product/new/set/4/type/simple/"))],
+    massaction={
+        "action": url("catalog/product/massStatus/"),
+        "actions": [("status", "Update Status")],
+        "statuses": STATUS,
+    },
 )
 
 
@@ -94,13 +97,20 @@ async def mass_status(request: Request, admin: Admin, p: dict[str, str]) -> Resp
 
 
 def form_page(request, admin: Admin, product: dict, errors: list[str], is_new: bool, status_code: int = 200):
-    action = url("catalog/product/save/set/4/type/simple/") if is_new else url(
-        f"catalog/product/save/id/{product['id']}/")
+    action = (
+        url("catalog/product/save/set/4/type/simple/") if is_new else url(f"catalog/product/save/id/{product['id']}/")
+    )
     options = product.get("options") or "{}"
     return admin.render(
-        request, "product_edit.html", status_code=status_code,
-        title="New Product" if is_new else product["name"], product=product, errors=errors, action=action,
-        categories=category_options(admin.db), is_new=is_new,
+        request,
+        "product_edit.html",
+        status_code=status_code,
+        title="New Product" if is_new else product["name"],
+        product=product,
+        errors=errors,
+        action=action,
+        categories=category_options(admin.db),
+        is_new=is_new,
         options=json.loads(options) if isinstance(options, str) else options,
         storefront_url=(admin.ctx.urls.get("shopping", "") + f"/{product['url_key']}.html") if not is_new else "",
     )
@@ -115,8 +125,19 @@ async def edit(request: Request, admin: Admin, p: dict[str, str]) -> Response:
 
 
 async def new(request: Request, admin: Admin, p: dict[str, str]) -> Response:
-    blank = {"id": None, "name": "", "sku": "", "price": "", "qty": 0, "status": 1, "description": "",
-             "category_id": None, "weight": "", "url_key": "", "options": "{}"}
+    blank = {
+        "id": None,
+        "name": "",
+        "sku": "",
+        "price": "",
+        "qty": 0,
+        "status": 1,
+        "description": "",
+        "category_id": None,
+        "weight": "",
+        "url_key": "",
+        "options": "{}",
+    }
     return form_page(request, admin, blank, [], True)
 
 
@@ -129,8 +150,13 @@ async def save(request: Request, admin: Admin, p: dict[str, str]) -> Response:
     form = await request.form()
     get = lambda k: str(form.get(f"product[{k}]") or "").strip()  # noqa: E731
     data = dict(existing) if existing else {"id": None, "options": "{}"}
-    data.update(name=get("name"), sku=get("sku"), description=get("description"),
-                status=1 if "1" in form.getlist("product[status]") else 2, url_key=get("url_key"))
+    data.update(
+        name=get("name"),
+        sku=get("sku"),
+        description=get("description"),
+        status=1 if "1" in form.getlist("product[status]") else 2,
+        url_key=get("url_key"),
+    )
     errors = []
     price = parse_number(get("price"))
     qty = parse_number(get("qty") or "0")
@@ -149,11 +175,15 @@ async def save(request: Request, admin: Admin, p: dict[str, str]) -> Response:
         errors.append(f"Please enter a quantity between -{MAX_QTY} and {MAX_QTY}.")
     if weight is None or weight < 0:
         weight = 1.0
-    if data["category_id"] is None or conn.execute(
-            "SELECT 1 FROM categories WHERE id = ?", (data["category_id"],)).fetchone() is None:
+    if (
+        data["category_id"] is None
+        or conn.execute("SELECT 1 FROM categories WHERE id = ?", (data["category_id"],)).fetchone() is None
+    ):
         errors.append("Please select a category.")
-    if data["sku"] and conn.execute("SELECT 1 FROM products WHERE sku = ? AND id != ?",
-                                    (data["sku"], data["id"] or 0)).fetchone():
+    if (
+        data["sku"]
+        and conn.execute("SELECT 1 FROM products WHERE sku = ? AND id != ?", (data["sku"], data["id"] or 0)).fetchone()
+    ):
         errors.append(f'The product with SKU "{data["sku"]}" already exists.')
     url_key = slugify(data["url_key"] or data["name"]) if (data["url_key"] or data["name"]) else ""
     if existing is None and not get("url_key") and url_key:
@@ -161,8 +191,10 @@ async def save(request: Request, admin: Admin, p: dict[str, str]) -> Response:
         while conn.execute("SELECT 1 FROM products WHERE url_key = ?", (url_key,)).fetchone():
             url_key = f"{base}-{n}"
             n += 1
-    elif url_key and conn.execute("SELECT 1 FROM products WHERE url_key = ? AND id != ?",
-                                  (url_key, data["id"] or 0)).fetchone():
+    elif (
+        url_key
+        and conn.execute("SELECT 1 FROM products WHERE url_key = ? AND id != ?", (url_key, data["id"] or 0)).fetchone()
+    ):
         errors.append("The value specified in the URL Key field would generate a URL that already exists.")
     if errors:
         for e in errors:
@@ -177,16 +209,38 @@ async def save(request: Request, admin: Admin, p: dict[str, str]) -> Response:
             c.execute(
                 "UPDATE products SET name = ?, sku = ?, url_key = ?, category_id = ?, price = ?, qty = ?, status = ?,"
                 " description = ?, weight = ?, updated_at = ? WHERE id = ?",
-                (data["name"], data["sku"], url_key, data["category_id"], round(price, 2), qty_int, data["status"],
-                 data["description"], weight, stamp, existing["id"]),
+                (
+                    data["name"],
+                    data["sku"],
+                    url_key,
+                    data["category_id"],
+                    round(price, 2),
+                    qty_int,
+                    data["status"],
+                    data["description"],
+                    weight,
+                    stamp,
+                    existing["id"],
+                ),
             )
             pid = existing["id"]
         else:
             cur = c.execute(
                 "INSERT INTO products (sku, name, url_key, category_id, price, qty, status, description, options,"
                 " weight, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, '{}', ?, ?, ?)",
-                (data["sku"], data["name"], url_key, data["category_id"], round(price, 2), qty_int, data["status"],
-                 data["description"], weight, stamp, stamp),
+                (
+                    data["sku"],
+                    data["name"],
+                    url_key,
+                    data["category_id"],
+                    round(price, 2),
+                    qty_int,
+                    data["status"],
+                    data["description"],
+                    weight,
+                    stamp,
+                    stamp,
+                ),
             )
             pid = cur.lastrowid
     flash(request, "You saved the product.")
@@ -205,8 +259,13 @@ async def categories(request: Request, admin: Admin, p: dict[str, str]) -> Respo
         rows.append((top["id"], top["name"], "", top["url_path"], total))
         for child in top["children"]:
             rows.append((child["id"], "", child["name"], child["url_path"], counts.get(child["id"], 0)))
-    return admin.render(request, "simple_table.html", title="Categories",
-                        headers=["ID", "Category", "Subcategory", "URL Path", "Products"], rows=rows)
+    return admin.render(
+        request,
+        "simple_table.html",
+        title="Categories",
+        headers=["ID", "Category", "Subcategory", "URL Path", "Products"],
+        rows=rows,
+    )
 
 
 ROUTES = [

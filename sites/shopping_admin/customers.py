@@ -27,8 +27,14 @@ from webrl.sites.store.store import ADDRESS_FIELDS
 GROUPS = ("General", "Wholesale", "Retailer")
 GENDERS = ("Male", "Female", "Not Specified")
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-TABS = [("view", "Customer View"), ("account", "Account Information"), ("addresses", "Addresses"),
-        ("orders", "Orders"), ("newsletter", "Newsletter"), ("reviews", "Product Reviews")]
+TABS = [
+    ("view", "Customer View"),
+    ("account", "Account Information"),
+    ("addresses", "Addresses"),
+    ("orders", "Orders"),
+    ("newsletter", "Newsletter"),
+    ("reviews", "Product Reviews"),
+]
 
 
 CUSTOMERS = Grid(
@@ -72,12 +78,21 @@ CUSTOMERS = Grid(
 SUBSCRIBERS = Grid(
     """SELECT c.id, c.email, 'Customer' AS type, c.firstname, c.lastname, 'Subscribed' AS status,
         'Main Website' AS website FROM customers c WHERE c.newsletter = 1""",
-    [Column("id", "ID", cls="num"), Column("email", "Email"), Column("type", "Type"),
-     Column("firstname", "Customer First Name"), Column("lastname", "Customer Last Name"),
-     Column("status", "Status"), Column("website", "Web Site")],
+    [
+        Column("id", "ID", cls="num"),
+        Column("email", "Email"),
+        Column("type", "Type"),
+        Column("firstname", "Customer First Name"),
+        Column("lastname", "Customer Last Name"),
+        Column("status", "Status"),
+        Column("website", "Web Site"),
+    ],
     search=("email", "firstname", "lastname"),
-    filters=(Filter("email", "Email"), Filter("firstname", "Customer First Name"),
-             Filter("lastname", "Customer Last Name")),
+    filters=(
+        Filter("email", "Email"),
+        Filter("firstname", "Customer First Name"),
+        Filter("lastname", "Customer Last Name"),
+    ),
     default_sort="id",
 )
 
@@ -85,24 +100,39 @@ SUBSCRIBERS = Grid(
 async def groups(request: Request, admin: Admin, p: dict[str, str]) -> Response:
     counts = dict(admin.db.execute("SELECT group_name, COUNT(*) FROM customers GROUP BY group_name").fetchall())
     rows = [(0, "NOT LOGGED IN", "Retail Customer", "")] + [
-        (i + 1, g, "Retail Customer", counts.get(g, 0)) for i, g in enumerate(GROUPS)]
-    return admin.render(request, "simple_table.html", title="Customer Groups",
-                        headers=["ID", "Group", "Tax Class", "Customers"], rows=rows)
+        (i + 1, g, "Retail Customer", counts.get(g, 0)) for i, g in enumerate(GROUPS)
+    ]
+    return admin.render(
+        request,
+        "simple_table.html",
+        title="Customer Groups",
+        headers=["ID", "Group", "Tax Class", "Customers"],
+        rows=rows,
+    )
 
 
 def customer_page(request, admin: Admin, customer: dict, tab: str, is_new: bool):
     conn = admin.db
-    ctx = {"customer": customer, "tab": tab, "tabs": TABS if not is_new else TABS[1:2], "is_new": is_new,
-           "groups": GROUPS, "genders": GENDERS}
+    ctx = {
+        "customer": customer,
+        "tab": tab,
+        "tabs": TABS if not is_new else TABS[1:2],
+        "is_new": is_new,
+        "groups": GROUPS,
+        "genders": GENDERS,
+    }
     cid = customer.get("id")
     if not is_new:
         ctx["addresses"] = conn.execute("SELECT * FROM addresses WHERE customer_id = ? ORDER BY id", (cid,)).fetchall()
-        ctx["billing"] = next((a for a in ctx["addresses"] if a["is_default_billing"]),
-                              ctx["addresses"][0] if ctx["addresses"] else None)
+        ctx["billing"] = next(
+            (a for a in ctx["addresses"] if a["is_default_billing"]), ctx["addresses"][0] if ctx["addresses"] else None
+        )
         ctx["stats"] = conn.execute(
             "SELECT COUNT(*) AS orders,"
             " COALESCE(SUM(CASE WHEN status != 'canceled' THEN grand_total END), 0) AS lifetime"
-            " FROM orders WHERE customer_id = ?", (cid,)).fetchone()
+            " FROM orders WHERE customer_id = ?",
+            (cid,),
+        ).fetchone()
         base = url(f"customer/index/edit/id/{cid}/")
         if tab == "orders":
             result = ORDERS.run(conn, request.query_params, "g.customer_id = ?", (cid,))
@@ -110,7 +140,9 @@ def customer_page(request, admin: Admin, customer: dict, tab: str, is_new: bool)
         if tab == "reviews":
             ctx["reviews"] = conn.execute(
                 "SELECT r.*, p.name AS product_name, p.sku FROM reviews r JOIN products p ON p.id = r.product_id"
-                " WHERE r.customer_id = ? ORDER BY r.created_at DESC, r.id DESC", (cid,)).fetchall()
+                " WHERE r.customer_id = ? ORDER BY r.created_at DESC, r.id DESC",
+                (cid,),
+            ).fetchall()
     title = "New Customer" if is_new else f"{customer['firstname']} {customer['lastname']}"
     ctx["address_fields"] = ADDRESS_FIELDS
     ctx["save_action"] = url("customer/index/save/") if is_new else url(f"customer/index/save/id/{cid}/")
@@ -134,8 +166,16 @@ async def edit(request: Request, admin: Admin, p: dict[str, str]) -> Response:
 
 
 async def new(request: Request, admin: Admin, p: dict[str, str]) -> Response:
-    blank = {"id": None, "firstname": "", "lastname": "", "email": "", "dob": "", "gender": "",
-             "group_name": "General", "newsletter": 0}
+    blank = {
+        "id": None,
+        "firstname": "",
+        "lastname": "",
+        "email": "",
+        "dob": "",
+        "gender": "",
+        "group_name": "General",
+        "newsletter": 0,
+    }
     return customer_page(request, admin, blank, "account", True)
 
 
@@ -145,8 +185,20 @@ async def save(request: Request, admin: Admin, p: dict[str, str]) -> Response:
     if p.get("id") and existing is None:
         return admin.not_found(request)
     form = await request.form()
-    data = dict(existing) if existing else {"id": None, "firstname": "", "lastname": "", "email": "", "dob": None,
-                                            "gender": None, "group_name": "General", "newsletter": 0}
+    data = (
+        dict(existing)
+        if existing
+        else {
+            "id": None,
+            "firstname": "",
+            "lastname": "",
+            "email": "",
+            "dob": None,
+            "gender": None,
+            "group_name": "General",
+            "newsletter": 0,
+        }
+    )
     for field in ("firstname", "lastname", "email", "group_name", "gender"):
         key = f"customer[{field}]"
         if key in form:
@@ -163,8 +215,9 @@ async def save(request: Request, admin: Admin, p: dict[str, str]) -> Response:
         errors.append('"Last Name" is a required value.')
     if not EMAIL_RE.match(data["email"] or ""):
         errors.append('"Email" is not a valid email address.')
-    elif conn.execute("SELECT 1 FROM customers WHERE lower(email) = lower(?) AND id != ?",
-                      (data["email"], data["id"] or 0)).fetchone():
+    elif conn.execute(
+        "SELECT 1 FROM customers WHERE lower(email) = lower(?) AND id != ?", (data["email"], data["id"] or 0)
+    ).fetchone():
         errors.append("A customer with the same email address already exists in an associated website.")
     if data["group_name"] not in GROUPS:
         data["group_name"] = "General"
@@ -176,17 +229,37 @@ async def save(request: Request, admin: Admin, p: dict[str, str]) -> Response:
         return customer_page(request, admin, data, "account", existing is None)
     with admin.ctx.db.transaction() as c:
         if existing:
-            c.execute("UPDATE customers SET firstname = ?, lastname = ?, email = ?, dob = ?, gender = ?,"
-                      " group_name = ?, newsletter = ? WHERE id = ?",
-                      (data["firstname"], data["lastname"], data["email"], data["dob"], data["gender"],
-                       data["group_name"], data["newsletter"], existing["id"]))
+            c.execute(
+                "UPDATE customers SET firstname = ?, lastname = ?, email = ?, dob = ?, gender = ?,"
+                " group_name = ?, newsletter = ? WHERE id = ?",
+                (
+                    data["firstname"],
+                    data["lastname"],
+                    data["email"],
+                    data["dob"],
+                    data["gender"],
+                    data["group_name"],
+                    data["newsletter"],
+                    existing["id"],
+                ),
+            )
             cid = existing["id"]
         else:
             cur = c.execute(
                 "INSERT INTO customers (email, firstname, lastname, password_hash, dob, gender, group_name, newsletter,"
                 " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (data["email"], data["firstname"], data["lastname"], hash_password(secrets.token_hex(12)),
-                 data["dob"], data["gender"], data["group_name"], data["newsletter"], now()))
+                (
+                    data["email"],
+                    data["firstname"],
+                    data["lastname"],
+                    hash_password(secrets.token_hex(12)),
+                    data["dob"],
+                    data["gender"],
+                    data["group_name"],
+                    data["newsletter"],
+                    now(),
+                ),
+            )
             cid = cur.lastrowid
     flash(request, "You saved the customer.")
     if form.get("back") == "edit":
@@ -225,19 +298,24 @@ async def address_save(request: Request, admin: Admin, p: dict[str, str]) -> Res
         cols = list(ADDRESS_FIELDS)
         if row:
             sets = ", ".join(f"{f} = ?" for f in cols)
-            c.execute(f"UPDATE addresses SET {sets}, is_default_billing = MAX(is_default_billing, ?),"
-                      " is_default_shipping = MAX(is_default_shipping, ?) WHERE id = ?",
-                      [values[f] for f in cols] + [billing, shipping, row["id"]])
+            c.execute(
+                f"UPDATE addresses SET {sets}, is_default_billing = MAX(is_default_billing, ?),"
+                " is_default_shipping = MAX(is_default_shipping, ?) WHERE id = ?",
+                [values[f] for f in cols] + [billing, shipping, row["id"]],
+            )
         else:
-            c.execute(f"INSERT INTO addresses (customer_id, {', '.join(cols)}, is_default_billing, is_default_shipping)"
-                      f" VALUES (?, {', '.join('?' for _ in cols)}, ?, ?)",
-                      [cid] + [values[f] for f in cols] + [billing, shipping])
+            c.execute(
+                f"INSERT INTO addresses (customer_id, {', '.join(cols)}, is_default_billing, is_default_shipping)"
+                f" VALUES (?, {', '.join('?' for _ in cols)}, ?, ?)",
+                [cid] + [values[f] for f in cols] + [billing, shipping],
+            )
     flash(request, "You saved the address.")
     return back
 
 
-customers = grid_page(CUSTOMERS, "customer/index/", "Customers",
-                      buttons=[("Add New Customer", url("customer/index/new/"))])
+customers = grid_page(
+    CUSTOMERS, "customer/index/", "Customers", buttons=[("Add New Customer", url("customer/index/new/"))]
+)
 subscribers = grid_page(SUBSCRIBERS, "newsletter/subscriber/", "Newsletter Subscribers")
 
 ROUTES = [

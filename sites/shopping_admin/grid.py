@@ -229,7 +229,9 @@ def view(grid: Grid, result: GridResult, base_path: str) -> dict[str, Any]:
     for names, label, shown in result.active:
         remove = {n: None for n in names.split(",")}
         active.append({"label": label, "value": shown, "href": url_with(base_path, q, page=None, **remove)})
-    clear = {f"{f.name}{s}": None for f in grid.filters for s in (("_from", "_to") if f.kind in ("range", "date") else ("",))}
+    clear = {
+        f"{f.name}{s}": None for f in grid.filters for s in (("_from", "_to") if f.kind in ("range", "date") else ("",))
+    }
     filter_params = set(clear)
     keep = {k: v for k, v in q.items() if k not in filter_params and k != "page"}
     return {

@@ -105,8 +105,12 @@ def search_terms_grid(report: bool) -> Grid:
         "SELECT id, query_text, 'Default Store View' AS store, num_results, popularity, updated_at FROM search_terms",
         cols,
         search=("query_text",),
-        filters=(Filter("id", "ID", "range"), Filter("query_text", "Search Query"),
-                 Filter("num_results", "Results", "range"), Filter("popularity", "Hits" if report else "Uses", "range")),
+        filters=(
+            Filter("id", "ID", "range"),
+            Filter("query_text", "Search Query"),
+            Filter("num_results", "Results", "range"),
+            Filter("popularity", "Hits" if report else "Uses", "range"),
+        ),
         default_sort="popularity" if report else "id",
         default_dir="desc" if report else "asc",
     )
@@ -114,15 +118,20 @@ def search_terms_grid(report: bool) -> Grid:
 
 SEARCH_TERMS = search_terms_grid(False)
 SEARCH_REPORT = search_terms_grid(True)
-REVIEW_MASSACTION = {"action": url("review/product/massUpdateStatus/"),
-                     "actions": [("update_status", "Update Status"), ("delete", "Delete")], "statuses": REVIEW_STATUSES}
+REVIEW_MASSACTION = {
+    "action": url("review/product/massUpdateStatus/"),
+    "actions": [("update_status", "Update Status"), ("delete", "Delete")],
+    "statuses": REVIEW_STATUSES,
+}
 
 
 async def review_edit(request: Request, admin: Admin, p: dict[str, str]) -> Response:
     review = admin.db.execute(
         "SELECT r.*, p.name AS product_name, p.sku, c.firstname || ' ' || c.lastname AS customer_name"
         " FROM reviews r JOIN products p ON p.id = r.product_id LEFT JOIN customers c ON c.id = r.customer_id"
-        " WHERE r.id = ?", (p.get("id", ""),)).fetchone()
+        " WHERE r.id = ?",
+        (p.get("id", ""),),
+    ).fetchone()
     if review is None:
         flash(request, "The review you are trying to edit does not exist.", "error")
         return redirect(url("review/product/"))
@@ -146,8 +155,10 @@ async def review_save(request: Request, admin: Admin, p: dict[str, str]) -> Resp
         flash(request, "Please fill in all required fields.", "error")
         return redirect(url(f"review/product/edit/id/{review['id']}/"))
     with admin.ctx.db.transaction() as c:
-        c.execute("UPDATE reviews SET status = ?, nickname = ?, title = ?, detail = ?, rating = ? WHERE id = ?",
-                  (status, nickname, title, detail, rating, review["id"]))
+        c.execute(
+            "UPDATE reviews SET status = ?, nickname = ?, title = ?, detail = ?, rating = ? WHERE id = ?",
+            (status, nickname, title, detail, rating, review["id"]),
+        )
     flash(request, "You saved the review.")
     return redirect(url("review/product/"))
 
@@ -191,13 +202,31 @@ async def review_mass_action(request: Request, admin: Admin, p: dict[str, str]) 
 
 def rule_form(request, admin: Admin, rule: dict, is_new: bool):
     action = url("sales_rule/promo_quote/save/") if is_new else url(f"sales_rule/promo_quote/save/id/{rule['id']}/")
-    return admin.render(request, "rule_edit.html", title="New Cart Price Rule" if is_new else rule["name"],
-                        rule=rule, is_new=is_new, action=action, actions=ACTIONS, groups=CUSTOMER_GROUPS)
+    return admin.render(
+        request,
+        "rule_edit.html",
+        title="New Cart Price Rule" if is_new else rule["name"],
+        rule=rule,
+        is_new=is_new,
+        action=action,
+        actions=ACTIONS,
+        groups=CUSTOMER_GROUPS,
+    )
 
 
 async def rule_new(request: Request, admin: Admin, p: dict[str, str]) -> Response:
-    blank = {"id": None, "name": "", "description": "", "coupon_code": "", "discount_type": "by_percent",
-             "discount_amount": "", "is_active": 1, "from_date": "", "to_date": "", "uses_per_coupon": 0}
+    blank = {
+        "id": None,
+        "name": "",
+        "description": "",
+        "coupon_code": "",
+        "discount_type": "by_percent",
+        "discount_amount": "",
+        "is_active": 1,
+        "from_date": "",
+        "to_date": "",
+        "uses_per_coupon": 0,
+    }
     return rule_form(request, admin, blank, True)
 
 
@@ -219,11 +248,14 @@ async def rule_save(request: Request, admin: Admin, p: dict[str, str]) -> Respon
     data = dict(existing) if existing else {"id": None, "times_used": 0}
     coupon_type = get("coupon_type") or "2"
     data.update(
-        name=get("name"), description=get("description"),
+        name=get("name"),
+        description=get("description"),
         is_active=1 if "1" in form.getlist("rule[is_active]") else 0,
         coupon_code=(get("coupon_code") or None) if coupon_type == "2" else None,
         discount_type=get("simple_action") if get("simple_action") in dict(ACTIONS) else "by_percent",
-        discount_amount=get("discount_amount"), from_date=get("from_date"), to_date=get("to_date"),
+        discount_amount=get("discount_amount"),
+        from_date=get("from_date"),
+        to_date=get("to_date"),
         uses_per_coupon=get("uses_per_coupon") or "0",
     )
     errors = []
@@ -239,9 +271,13 @@ async def rule_save(request: Request, admin: Admin, p: dict[str, str]) -> Respon
         errors.append("Percent discount should be between 0 and 100.")
     if coupon_type == "2" and not data["coupon_code"]:
         errors.append('"Coupon Code" is a required value.')
-    if data["coupon_code"] and conn.execute(
+    if (
+        data["coupon_code"]
+        and conn.execute(
             "SELECT 1 FROM cart_price_rules WHERE lower(coupon_code) = lower(?) AND id != ?",
-            (data["coupon_code"], data["id"] or 0)).fetchone():
+            (data["coupon_code"], data["id"] or 0),
+        ).fetchone()
+    ):
         errors.append("The coupon code isn't unique. Use a different coupon code and try again.")
     if (data["from_date"] and start is None) or (data["to_date"] and end is None):
         errors.append("Please enter dates as MM/DD/YYYY.")
@@ -255,18 +291,33 @@ async def rule_save(request: Request, admin: Admin, p: dict[str, str]) -> Respon
         for e in errors:
             flash(request, e, "error")
         return rule_form(request, admin, data, existing is None)
-    values = (data["name"], data["description"], data["coupon_code"], data["discount_type"], round(amount, 4),
-              data["is_active"], start, end, int(uses))
+    values = (
+        data["name"],
+        data["description"],
+        data["coupon_code"],
+        data["discount_type"],
+        round(amount, 4),
+        data["is_active"],
+        start,
+        end,
+        int(uses),
+    )
     with admin.ctx.db.transaction() as c:
         if existing:
-            c.execute("UPDATE cart_price_rules SET name = ?, description = ?, coupon_code = ?, discount_type = ?,"
-                      " discount_amount = ?, is_active = ?, from_date = ?, to_date = ?, uses_per_coupon = ?"
-                      " WHERE id = ?", (*values, existing["id"]))
+            c.execute(
+                "UPDATE cart_price_rules SET name = ?, description = ?, coupon_code = ?, discount_type = ?,"
+                " discount_amount = ?, is_active = ?, from_date = ?, to_date = ?, uses_per_coupon = ?"
+                " WHERE id = ?",
+                (*values, existing["id"]),
+            )
             rid = existing["id"]
         else:
-            rid = c.execute("INSERT INTO cart_price_rules (name, description, coupon_code, discount_type,"
-                            " discount_amount, is_active, from_date, to_date, uses_per_coupon, created_at)"
-                            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (*values, now())).lastrowid
+            rid = c.execute(
+                "INSERT INTO cart_price_rules (name, description, coupon_code, discount_type,"
+                " discount_amount, is_active, from_date, to_date, uses_per_coupon, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*values, now()),
+            ).lastrowid
     flash(request, "You saved the rule.")
     if form.get("back") == "edit":
         return redirect(url(f"sales_rule/promo_quote/edit/id/{rid}/"))
@@ -279,14 +330,17 @@ async def rule_delete(request: Request, admin: Admin, p: dict[str, str]) -> Resp
     flash(request, "You deleted the rule." if n else "We can't find a rule to delete.", "success" if n else "error")
     return redirect(url("sales_rule/promo_quote/"))
 
+
 # Search terms
 
 
 reviews = grid_page(REVIEWS, "review/product/", "Reviews", massaction=REVIEW_MASSACTION)
-pending_reviews = grid_page(REVIEWS, "review/product/pending/", "Pending Reviews", "g.status = 'Pending'",
-                            massaction=REVIEW_MASSACTION)
-rules = grid_page(RULES, "sales_rule/promo_quote/", "Cart Price Rules",
-                  buttons=[("Add New Rule", url("sales_rule/promo_quote/new/"))])
+pending_reviews = grid_page(
+    REVIEWS, "review/product/pending/", "Pending Reviews", "g.status = 'Pending'", massaction=REVIEW_MASSACTION
+)
+rules = grid_page(
+    RULES, "sales_rule/promo_quote/", "Cart Price Rules", buttons=[("Add New Rule", url("sales_rule/promo_quote/new/"))]
+)
 terms = grid_page(SEARCH_TERMS, "search/term/index/", "Search Terms")
 terms_report = grid_page(SEARCH_REPORT, "search/term/report/", "Search Terms Report")
 

@@ -58,8 +58,11 @@ class ReportFilter:
         self.end = parse_date(self.to_raw)
         self.invalid = bool((self.from_raw.strip() and not self.start) or (self.to_raw.strip() and not self.end))
         self.show_statuses = query.get("show_order_statuses") == "1"
-        self.statuses = [s for s in query.getlist("order_statuses[]") if s in ORDER_STATUS_LABELS] \
-            if hasattr(query, "getlist") else []
+        self.statuses = (
+            [s for s in query.getlist("order_statuses[]") if s in ORDER_STATUS_LABELS]
+            if hasattr(query, "getlist")
+            else []
+        )
 
     def where(self, column: str = "o.created_at") -> tuple[str, list]:
         clauses, params = [], []
@@ -87,14 +90,22 @@ REVIEWS_BY_PRODUCT = Grid(
         Column("name", "Product"),
         Column("review_cnt", "Reviews", cls="num"),
         Column("avg_rating", "Average", render=lambda r: f"{r['avg_rating']:.2f}", cls="num"),
-        Column("avg_approved", "Average (Approved)",
-               render=lambda r: "" if r["avg_approved"] is None else f"{r['avg_approved']:.2f}", cls="num"),
+        Column(
+            "avg_approved",
+            "Average (Approved)",
+            render=lambda r: "" if r["avg_approved"] is None else f"{r['avg_approved']:.2f}",
+            cls="num",
+        ),
         datetime_column("last_review", "Last Review"),
         action_column("Show Reviews", lambda r: url("review/product/") + f"?sku={r['sku']}"),
     ],
     search=("name", "sku"),
-    filters=(Filter("name", "Product"), Filter("review_cnt", "Reviews", "range"),
-             Filter("avg_rating", "Average", "range"), Filter("last_review", "Last Review", "date")),
+    filters=(
+        Filter("name", "Product"),
+        Filter("review_cnt", "Reviews", "range"),
+        Filter("avg_rating", "Average", "range"),
+        Filter("last_review", "Last Review", "date"),
+    ),
     default_sort="review_cnt",
     default_dir="desc",
 )
@@ -121,19 +132,23 @@ LOW_STOCK_QTY = 10
 
 LOW_STOCK = Grid(
     f"""SELECT id, name, sku, qty FROM products WHERE qty < {LOW_STOCK_QTY}""",
-    [Column("name", "Product"), Column("sku", "SKU"), Column("qty", "Quantity", cls="num"),
-     action_column("Edit", lambda r: url(f"catalog/product/edit/id/{r['id']}/"))],
+    [
+        Column("name", "Product"),
+        Column("sku", "SKU"),
+        Column("qty", "Quantity", cls="num"),
+        action_column("Edit", lambda r: url(f"catalog/product/edit/id/{r['id']}/")),
+    ],
     search=("name", "sku"),
     filters=(Filter("name", "Product"), Filter("sku", "SKU"), Filter("qty", "Quantity", "range")),
     default_sort="qty",
 )
 
 
-def period_report(title: str, headers: list[str], statuses: bool = False, note: str = "",
-                  column: str = "o.created_at"):
+def period_report(title: str, headers: list[str], statuses: bool = False, note: str = "", column: str = "o.created_at"):
     """The page of a period report: the filter form and, once it is submitted with valid dates, the
     rows and totals that the decorated `build(conn, filter, where, params)` returns; `where` and
     `params` select the filter's dates (of `column`) and statuses."""
+
     def decorate(build) -> Handler:
         async def handler(request: Request, admin: Admin, p: dict[str, str]) -> Response:
             f = ReportFilter(request.query_params)
@@ -142,24 +157,38 @@ def period_report(title: str, headers: list[str], statuses: bool = False, note: 
                 rows, totals = build(admin.db, f, *f.where(column))
             if f.invalid:
                 flash(request, "Please enter dates as MM/DD/YYYY.", "error")
-            return admin.render(request, "report.html", title=title, f=f, headers=headers, rows=rows,
-                                totals=totals, periods=PERIODS, with_statuses=statuses,
-                                status_options=list(ORDER_STATUS_LABELS.items()), note=note)
+            return admin.render(
+                request,
+                "report.html",
+                title=title,
+                f=f,
+                headers=headers,
+                rows=rows,
+                totals=totals,
+                periods=PERIODS,
+                with_statuses=statuses,
+                status_options=list(ORDER_STATUS_LABELS.items()),
+                note=note,
+            )
 
         return handler
 
     return decorate
 
 
-@period_report("Bestsellers Report", ["Interval", "Product", "Price", "Order Quantity"],
-               note=f"The top {BESTSELLER_LIMIT} products of each period by quantity ordered; "
-                    "canceled orders are not counted.")
+@period_report(
+    "Bestsellers Report",
+    ["Interval", "Product", "Price", "Order Quantity"],
+    note=f"The top {BESTSELLER_LIMIT} products of each period by quantity ordered; canceled orders are not counted.",
+)
 def bestsellers(conn, f: ReportFilter, where: str, params: list):
     data = conn.execute(
         f"""SELECT {f.bucket()} AS period, i.product_id, i.name, MAX(i.price) AS price, SUM(i.qty_ordered) AS qty
             FROM order_items i JOIN orders o ON o.id = i.order_id
             WHERE o.status != 'canceled' AND {where}
-            GROUP BY period, i.product_id, i.name ORDER BY period, qty DESC, i.name""", params).fetchall()
+            GROUP BY period, i.product_id, i.name ORDER BY period, qty DESC, i.name""",
+        params,
+    ).fetchall()
     rows = []
     rank: dict[str, int] = defaultdict(int)
     for r in data:
@@ -173,19 +202,34 @@ def bestsellers(conn, f: ReportFilter, where: str, params: list):
 def ordered(conn, f: ReportFilter, where: str, params: list):
     rows, total = [], 0
     for r in conn.execute(
-            f"""SELECT {f.bucket()} AS period, i.name, i.sku, SUM(i.qty_ordered) AS qty
+        f"""SELECT {f.bucket()} AS period, i.name, i.sku, SUM(i.qty_ordered) AS qty
                 FROM order_items i JOIN orders o ON o.id = i.order_id
                 WHERE o.status != 'canceled' AND {where}
-                GROUP BY period, i.name, i.sku ORDER BY period, qty DESC, i.name""", params):
+                GROUP BY period, i.name, i.sku ORDER BY period, qty DESC, i.name""",
+        params,
+    ):
         rows.append([period_label(r["period"], f.period), r["name"], r["sku"], r["qty"]])
         total += r["qty"]
     return rows, ["Total", "", "", total] if rows else None
 
 
-@period_report("Orders Report", ["Interval", "Orders", "Sales Items", "Sales Total", "Invoiced", "Refunded",
-                                 "Sales Tax", "Sales Shipping", "Sales Discount", "Canceled"], statuses=True,
-               note="Sales Total, Sales Items, Shipping and Discount leave canceled orders out; "
-                    "Canceled shows their total.")
+@period_report(
+    "Orders Report",
+    [
+        "Interval",
+        "Orders",
+        "Sales Items",
+        "Sales Total",
+        "Invoiced",
+        "Refunded",
+        "Sales Tax",
+        "Sales Shipping",
+        "Sales Discount",
+        "Canceled",
+    ],
+    statuses=True,
+    note="Sales Total, Sales Items, Shipping and Discount leave canceled orders out; Canceled shows their total.",
+)
 def sales(conn, f: ReportFilter, where: str, params: list):
     data = conn.execute(
         f"""SELECT {f.bucket()} AS period, COUNT(*) AS orders,
@@ -197,35 +241,70 @@ def sales(conn, f: ReportFilter, where: str, params: list):
             SUM(CASE WHEN o.status != 'canceled' THEN o.shipping_amount ELSE 0 END) AS shipping,
             SUM(CASE WHEN o.status != 'canceled' THEN o.discount_amount ELSE 0 END) AS discount,
             SUM(CASE WHEN o.status = 'canceled' THEN o.grand_total ELSE 0 END) AS canceled
-            FROM orders o WHERE {where} GROUP BY period ORDER BY period""", params).fetchall()
+            FROM orders o WHERE {where} GROUP BY period ORDER BY period""",
+        params,
+    ).fetchall()
     keys = ("orders", "items", "sales_total", "invoiced", "refunded", "shipping", "discount", "canceled")
     sums = dict.fromkeys(keys, 0)
     rows = []
     for r in data:
         for k in keys:
             sums[k] += r[k] or 0
-        rows.append([period_label(r["period"], f.period), r["orders"], r["items"] or 0, money(r["sales_total"]),
-                     money(r["invoiced"]), money(r["refunded"]), money(0), money(r["shipping"]),
-                     money(r["discount"]), money(r["canceled"])])
+        rows.append(
+            [
+                period_label(r["period"], f.period),
+                r["orders"],
+                r["items"] or 0,
+                money(r["sales_total"]),
+                money(r["invoiced"]),
+                money(r["refunded"]),
+                money(0),
+                money(r["shipping"]),
+                money(r["discount"]),
+                money(r["canceled"]),
+            ]
+        )
     if not rows:
         return rows, None
-    return rows, ["Total", sums["orders"], sums["items"], money(sums["sales_total"]), money(sums["invoiced"]),
-                  money(sums["refunded"]), money(0), money(sums["shipping"]), money(sums["discount"]),
-                  money(sums["canceled"])]
+    return rows, [
+        "Total",
+        sums["orders"],
+        sums["items"],
+        money(sums["sales_total"]),
+        money(sums["invoiced"]),
+        money(sums["refunded"]),
+        money(0),
+        money(sums["shipping"]),
+        money(sums["discount"]),
+        money(sums["canceled"]),
+    ]
 
 
-@period_report("Invoice Report", ["Interval", "Orders", "Invoiced Orders", "Total Invoiced", "Paid Invoices",
-                                  "Unpaid Invoices"], statuses=True)
+@period_report(
+    "Invoice Report",
+    ["Interval", "Orders", "Invoiced Orders", "Total Invoiced", "Paid Invoices", "Unpaid Invoices"],
+    statuses=True,
+)
 def invoiced(conn, f: ReportFilter, where: str, params: list):
     data = conn.execute(
         f"""SELECT {f.bucket()} AS period, COUNT(*) AS orders,
             SUM(EXISTS (SELECT 1 FROM invoices WHERE order_id = o.id)) AS invoiced_orders,
             SUM((SELECT COALESCE(SUM(grand_total), 0) FROM invoices WHERE order_id = o.id)) AS total_invoiced
-            FROM orders o WHERE {where} GROUP BY period ORDER BY period""", params).fetchall()
+            FROM orders o WHERE {where} GROUP BY period ORDER BY period""",
+        params,
+    ).fetchall()
     rows, s = [], [0, 0, 0.0]
     for r in data:
-        rows.append([period_label(r["period"], f.period), r["orders"], r["invoiced_orders"],
-                     money(r["total_invoiced"]), money(r["total_invoiced"]), money(0)])
+        rows.append(
+            [
+                period_label(r["period"], f.period),
+                r["orders"],
+                r["invoiced_orders"],
+                money(r["total_invoiced"]),
+                money(r["total_invoiced"]),
+                money(0),
+            ]
+        )
         s = [s[0] + r["orders"], s[1] + r["invoiced_orders"], s[2] + r["total_invoiced"]]
     return rows, ["Total", s[0], s[1], money(s[2]), money(s[2]), money(0)] if rows else None
 
@@ -235,7 +314,9 @@ def shipping(conn, f: ReportFilter, where: str, params: list):
     data = conn.execute(
         f"""SELECT {f.bucket()} AS period, o.shipping_method, COUNT(*) AS orders, SUM(o.shipping_amount) AS amount
             FROM orders o WHERE o.status != 'canceled' AND {where}
-            GROUP BY period, o.shipping_method ORDER BY period, o.shipping_method""", params).fetchall()
+            GROUP BY period, o.shipping_method ORDER BY period, o.shipping_method""",
+        params,
+    ).fetchall()
     rows, n, amount = [], 0, 0.0
     for r in data:
         rows.append([period_label(r["period"], f.period), r["shipping_method"], r["orders"], money(r["amount"])])
@@ -243,40 +324,67 @@ def shipping(conn, f: ReportFilter, where: str, params: list):
     return rows, ["Total", "", n, money(amount)] if rows else None
 
 
-@period_report("Coupons Report", ["Interval", "Coupon Code", "Price Rule", "Uses", "Sales Subtotal",
-                                  "Sales Discount", "Sales Total"], statuses=True)
+@period_report(
+    "Coupons Report",
+    ["Interval", "Coupon Code", "Price Rule", "Uses", "Sales Subtotal", "Sales Discount", "Sales Total"],
+    statuses=True,
+)
 def coupons(conn, f: ReportFilter, where: str, params: list):
     data = conn.execute(
         f"""SELECT {f.bucket()} AS period, o.coupon_code, COALESCE(r.name, '') AS rule, COUNT(*) AS uses,
             SUM(o.subtotal) AS subtotal, SUM(o.discount_amount) AS discount, SUM(o.grand_total) AS total
             FROM orders o LEFT JOIN cart_price_rules r ON lower(r.coupon_code) = lower(o.coupon_code)
             WHERE o.coupon_code IS NOT NULL AND o.coupon_code != '' AND o.status != 'canceled' AND {where}
-            GROUP BY period, o.coupon_code ORDER BY period, uses DESC""", params).fetchall()
+            GROUP BY period, o.coupon_code ORDER BY period, uses DESC""",
+        params,
+    ).fetchall()
     rows, s = [], [0, 0.0, 0.0, 0.0]
     for r in data:
-        rows.append([period_label(r["period"], f.period), r["coupon_code"], r["rule"], r["uses"],
-                     money(r["subtotal"]), money(r["discount"]), money(r["total"])])
+        rows.append(
+            [
+                period_label(r["period"], f.period),
+                r["coupon_code"],
+                r["rule"],
+                r["uses"],
+                money(r["subtotal"]),
+                money(r["discount"]),
+                money(r["total"]),
+            ]
+        )
         s = [s[0] + r["uses"], s[1] + r["subtotal"], s[2] + r["discount"], s[3] + r["total"]]
     return rows, ["Total", "", "", s[0], money(s[1]), money(s[2]), money(s[3])] if rows else None
 
 
 def customer_report(order_by: str, title: str) -> Handler:
     """The top customers of each period, ranked by `order_by`."""
-    @period_report(title, ["Interval", "Customer", "Orders", "Average", "Total"],
-                   note=f"The top {CUSTOMER_LIMIT} customers of each period; canceled orders are not counted.")
+
+    @period_report(
+        title,
+        ["Interval", "Customer", "Orders", "Average", "Total"],
+        note=f"The top {CUSTOMER_LIMIT} customers of each period; canceled orders are not counted.",
+    )
     def build(conn, f: ReportFilter, where: str, params: list):
         data = conn.execute(
             f"""SELECT {f.bucket()} AS period, o.customer_firstname || ' ' || o.customer_lastname AS customer,
                 COUNT(*) AS orders, AVG(o.grand_total) AS average, SUM(o.grand_total) AS total
                 FROM orders o WHERE o.customer_id IS NOT NULL AND o.status != 'canceled' AND {where}
-                GROUP BY period, o.customer_id ORDER BY period, {order_by}, customer""", params).fetchall()
+                GROUP BY period, o.customer_id ORDER BY period, {order_by}, customer""",
+            params,
+        ).fetchall()
         rows = []
         rank: dict[str, int] = defaultdict(int)
         for r in data:
             rank[r["period"]] += 1
             if rank[r["period"]] <= CUSTOMER_LIMIT:
-                rows.append([period_label(r["period"], f.period), r["customer"], r["orders"],
-                             money(r["average"]), money(r["total"])])
+                rows.append(
+                    [
+                        period_label(r["period"], f.period),
+                        r["customer"],
+                        r["orders"],
+                        money(r["average"]),
+                        money(r["total"]),
+                    ]
+                )
         return rows, None
 
     return build
@@ -284,28 +392,44 @@ def customer_report(order_by: str, title: str) -> Handler:
 
 @period_report("New Accounts Report", ["Interval", "New Accounts"], column="c.created_at")
 def accounts(conn, f: ReportFilter, where: str, params: list):
-    data = conn.execute(f"""SELECT {f.bucket('c.created_at')} AS period, COUNT(*) AS n FROM customers c
-                            WHERE {where} GROUP BY period ORDER BY period""", params).fetchall()
+    data = conn.execute(
+        f"""SELECT {f.bucket("c.created_at")} AS period, COUNT(*) AS n FROM customers c
+                            WHERE {where} GROUP BY period ORDER BY period""",
+        params,
+    ).fetchall()
     rows = [[period_label(r["period"], f.period), r["n"]] for r in data]
     return rows, ["Total", sum(r["n"] for r in data)] if rows else None
 
 
 ROUTES = [
-    AdminRoute("reports/report_review/product", grid_page(REVIEWS_BY_PRODUCT, "reports/report_review/product/",
-                                                          "Product Reviews Report"), section="reports"),
-    AdminRoute("reports/report_review/customer", grid_page(REVIEWS_BY_CUSTOMER, "reports/report_review/customer/",
-                                                           "Customer Reviews Report"), section="reports"),
-    AdminRoute("reports/report_product/lowstock", grid_page(LOW_STOCK, "reports/report_product/lowstock/",
-                                                            "Low Stock Report"), section="reports"),
+    AdminRoute(
+        "reports/report_review/product",
+        grid_page(REVIEWS_BY_PRODUCT, "reports/report_review/product/", "Product Reviews Report"),
+        section="reports",
+    ),
+    AdminRoute(
+        "reports/report_review/customer",
+        grid_page(REVIEWS_BY_CUSTOMER, "reports/report_review/customer/", "Customer Reviews Report"),
+        section="reports",
+    ),
+    AdminRoute(
+        "reports/report_product/lowstock",
+        grid_page(LOW_STOCK, "reports/report_product/lowstock/", "Low Stock Report"),
+        section="reports",
+    ),
     AdminRoute("reports/report_sales/bestsellers", bestsellers, section="reports"),
     AdminRoute("reports/report_product/sold", ordered, section="reports"),
     AdminRoute("reports/report_sales/sales", sales, section="reports"),
     AdminRoute("reports/report_sales/invoiced", invoiced, section="reports"),
     AdminRoute("reports/report_sales/shipping", shipping, section="reports"),
     AdminRoute("reports/report_sales/coupons", coupons, section="reports"),
-    AdminRoute("reports/report_customer/totals", customer_report("total DESC", "Order Total Report"),
-               section="reports"),
-    AdminRoute("reports/report_customer/orders", customer_report("orders DESC, total DESC", "Order Count Report"),
-               section="reports"),
+    AdminRoute(
+        "reports/report_customer/totals", customer_report("total DESC", "Order Total Report"), section="reports"
+    ),
+    AdminRoute(
+        "reports/report_customer/orders",
+        customer_report("orders DESC, total DESC", "Order Count Report"),
+        section="reports",
+    ),
     AdminRoute("reports/report_customer/accounts", accounts, section="reports"),
 ]

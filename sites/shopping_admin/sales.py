@@ -86,9 +86,13 @@ INVOICES = Grid(
         action_column("View", lambda r: order_view_url(r["order_id"])),
     ],
     search=("increment_id", "order_increment_id", "billing_name"),
-    filters=(Filter("increment_id", "Invoice"), Filter("order_increment_id", "Order #"),
-             Filter("created_at", "Invoice Date", "date"), Filter("grand_total", "Grand Total", "range"),
-             Filter("billing_name", "Bill-to Name")),
+    filters=(
+        Filter("increment_id", "Invoice"),
+        Filter("order_increment_id", "Order #"),
+        Filter("created_at", "Invoice Date", "date"),
+        Filter("grand_total", "Grand Total", "range"),
+        Filter("billing_name", "Bill-to Name"),
+    ),
     default_sort="created_at",
     default_dir="desc",
 )
@@ -108,8 +112,12 @@ SHIPMENTS = Grid(
         action_column("View", lambda r: order_view_url(r["order_id"])),
     ],
     search=("increment_id", "order_increment_id", "shipping_name", "tracking_number"),
-    filters=(Filter("increment_id", "Shipment"), Filter("order_increment_id", "Order #"),
-             Filter("created_at", "Ship Date", "date"), Filter("shipping_name", "Ship-to Name")),
+    filters=(
+        Filter("increment_id", "Shipment"),
+        Filter("order_increment_id", "Order #"),
+        Filter("created_at", "Ship Date", "date"),
+        Filter("shipping_name", "Ship-to Name"),
+    ),
     default_sort="created_at",
     default_dir="desc",
 )
@@ -213,13 +221,20 @@ async def order_view(request: Request, admin: Admin, p: dict[str, str]) -> Respo
         product = admin.db.execute("SELECT price FROM products WHERE id = ?", (item["product_id"],)).fetchone()
         item["original_price"] = product["price"] if product else item["price"]
     return admin.render(
-        request, "order_view.html", title=f"# {order['increment_id']}", order=order, customer=customer,
-        totals=totals, can=allowed_actions(order), status_options=[(order["status"], order["status_label"])],
+        request,
+        "order_view.html",
+        title=f"# {order['increment_id']}",
+        order=order,
+        customer=customer,
+        totals=totals,
+        can=allowed_actions(order),
+        status_options=[(order["status"], order["status_label"])],
     )
 
 
 def order_action(endpoint):
     """A POST on the URL's order: the endpoint gets the order; a missing order is the 404 page."""
+
     @functools.wraps(endpoint)
     async def wrapper(request: Request, admin: Admin, p: dict[str, str]) -> Response:
         order = load(admin, p)
@@ -259,6 +274,7 @@ async def send_email(request: Request, admin: Admin, order) -> Response:
 
 def status_action(name: str, apply, done: str, refused: str) -> Handler:
     """A whole-order operation `name` (see allowed_actions): `apply(conn, order)` does it."""
+
     @order_action
     async def handler(request: Request, admin: Admin, order) -> Response:
         if not allowed_actions(order)[name]:
@@ -301,8 +317,10 @@ def do_unhold(conn, order) -> None:
 def create_invoice(conn, order, form) -> str:
     invoiced = sum(inv["grand_total"] for inv in order["invoices"])
     increment = _next_increment(conn, "invoices")
-    conn.execute("INSERT INTO invoices (order_id, increment_id, grand_total, created_at) VALUES (?, ?, ?, ?)",
-                 (order["id"], increment, round(max(order["grand_total"] - invoiced, 0.0), 2), now()))
+    conn.execute(
+        "INSERT INTO invoices (order_id, increment_id, grand_total, created_at) VALUES (?, ?, ?, ?)",
+        (order["id"], increment, round(max(order["grand_total"] - invoiced, 0.0), 2), now()),
+    )
     return increment
 
 
@@ -333,17 +351,36 @@ class Document:
     refused: str
 
 
-INVOICE = Document("invoice", "invoice", "New Invoice", "sales/order_invoice", to_invoice, "qty_invoiced", to_ship,
-                   create_invoice, "The invoice has been created.",
-                   "The order does not allow an invoice to be created.")
-SHIPMENT = Document("shipment", "ship", "New Shipment", "admin/order_shipment", to_ship, "qty_shipped", to_invoice,
-                    create_shipment, "The shipment has been created.",
-                    "The order does not allow a shipment to be created.")
+INVOICE = Document(
+    "invoice",
+    "invoice",
+    "New Invoice",
+    "sales/order_invoice",
+    to_invoice,
+    "qty_invoiced",
+    to_ship,
+    create_invoice,
+    "The invoice has been created.",
+    "The order does not allow an invoice to be created.",
+)
+SHIPMENT = Document(
+    "shipment",
+    "ship",
+    "New Shipment",
+    "admin/order_shipment",
+    to_ship,
+    "qty_shipped",
+    to_invoice,
+    create_shipment,
+    "The shipment has been created.",
+    "The order does not allow a shipment to be created.",
+)
 
 
 def document_action(doc: Document, endpoint) -> Handler:
     """A page creating `doc` for the URL's order: the endpoint gets the order and `doc`; an order that
     does not allow the document is shown again with `doc.refused`."""
+
     @order_action
     async def handler(request: Request, admin: Admin, order) -> Response:
         if not allowed_actions(order)[doc.action_key]:
@@ -357,8 +394,14 @@ def document_action(doc: Document, endpoint) -> Handler:
 async def new_document(request: Request, admin: Admin, order, doc: Document) -> Response:
     for item in order["items"]:
         item["qty_to"] = doc.remaining(item)
-    return admin.render(request, "order_doc_new.html", title=doc.title, order=order, kind=doc.kind,
-                        action=url(f"{doc.base}/save/order_id/{order['id']}/"))
+    return admin.render(
+        request,
+        "order_doc_new.html",
+        title=doc.title,
+        order=order,
+        kind=doc.kind,
+        action=url(f"{doc.base}/save/order_id/{order['id']}/"),
+    )
 
 
 async def save_document(request: Request, admin: Admin, order, doc: Document) -> Response:
@@ -367,13 +410,19 @@ async def save_document(request: Request, admin: Admin, order, doc: Document) ->
     with admin.ctx.db.transaction() as conn:
         for item in order["items"]:
             if qty := doc.remaining(item):
-                conn.execute(f"UPDATE order_items SET {doc.qty_column} = {doc.qty_column} + ? WHERE id = ?",
-                             (qty, item["id"]))
+                conn.execute(
+                    f"UPDATE order_items SET {doc.qty_column} = {doc.qty_column} + ? WHERE id = ?", (qty, item["id"])
+                )
         increment = doc.create(conn, order, form)
         status = "complete" if all(doc.other_remaining(i) == 0 for i in order["items"]) else "processing"
         _set_status(conn, order["id"], status)
-        _history(conn, order["id"], status, comment or f"{doc.kind.title()} #{increment} created.",
-                 1 if form.get(f"{doc.kind}[send_email]") else 0)
+        _history(
+            conn,
+            order["id"],
+            status,
+            comment or f"{doc.kind.title()} #{increment} created.",
+            1 if form.get(f"{doc.kind}[send_email]") else 0,
+        )
     flash(request, doc.done)
     return back_to_order(order)
 

@@ -22,40 +22,98 @@ POST = ("POST",)  # the methods of a form's action
 # Left menu: (section, label, [(group, [(label, path)])]); the section's first page is its link.
 MENU: list[tuple[str, str, list[tuple[str, list[tuple[str, str]]]]]] = [
     ("dashboard", "Dashboard", [("", [("Dashboard", "admin/dashboard/")])]),
-    ("sales", "Sales", [("Operations", [
-        ("Orders", "sales/order/"), ("Invoices", "sales/invoice/"), ("Shipments", "sales/shipment/"),
-    ])]),
+    (
+        "sales",
+        "Sales",
+        [
+            (
+                "Operations",
+                [
+                    ("Orders", "sales/order/"),
+                    ("Invoices", "sales/invoice/"),
+                    ("Shipments", "sales/shipment/"),
+                ],
+            )
+        ],
+    ),
     ("catalog", "Catalog", [("Inventory", [("Products", "catalog/product/"), ("Categories", "catalog/category/")])]),
-    ("customers", "Customers", [("", [
-        ("All Customers", "customer/index/"), ("Customer Groups", "customer/group/"),
-    ])]),
-    ("marketing", "Marketing", [
-        ("Promotions", [("Cart Price Rules", "sales_rule/promo_quote/")]),
-        ("Communications", [("Newsletter Subscribers", "newsletter/subscriber/")]),
-        ("SEO & Search", [("Search Terms", "search/term/index/")]),
-        ("User Content", [("All Reviews", "review/product/"), ("Pending Reviews", "review/product/pending/")]),
-    ]),
+    (
+        "customers",
+        "Customers",
+        [
+            (
+                "",
+                [
+                    ("All Customers", "customer/index/"),
+                    ("Customer Groups", "customer/group/"),
+                ],
+            )
+        ],
+    ),
+    (
+        "marketing",
+        "Marketing",
+        [
+            ("Promotions", [("Cart Price Rules", "sales_rule/promo_quote/")]),
+            ("Communications", [("Newsletter Subscribers", "newsletter/subscriber/")]),
+            ("SEO & Search", [("Search Terms", "search/term/index/")]),
+            ("User Content", [("All Reviews", "review/product/"), ("Pending Reviews", "review/product/pending/")]),
+        ],
+    ),
     ("content", "Content", [("Elements", [("Pages", "cms/page/"), ("Blocks", "cms/block/")])]),
-    ("reports", "Reports", [
-        ("Marketing", [("Search Terms", "search/term/report/")]),
-        ("Reviews", [("By Customers", "reports/report_review/customer/"),
-                     ("By Products", "reports/report_review/product/")]),
-        ("Sales", [("Orders", "reports/report_sales/sales/"), ("Invoiced", "reports/report_sales/invoiced/"),
-                   ("Shipping", "reports/report_sales/shipping/"), ("Coupons", "reports/report_sales/coupons/")]),
-        ("Customers", [("Order Total", "reports/report_customer/totals/"),
-                       ("Order Count", "reports/report_customer/orders/"),
-                       ("New", "reports/report_customer/accounts/")]),
-        ("Products", [("Bestsellers", "reports/report_sales/bestsellers/"),
-                      ("Low Stock", "reports/report_product/lowstock/"),
-                      ("Ordered", "reports/report_product/sold/")]),
-    ]),
-    ("stores", "Stores", [("Settings", [("All Stores", "admin/system_store/"),
-                                        ("Configuration", "admin/system_config/")])]),
+    (
+        "reports",
+        "Reports",
+        [
+            ("Marketing", [("Search Terms", "search/term/report/")]),
+            (
+                "Reviews",
+                [
+                    ("By Customers", "reports/report_review/customer/"),
+                    ("By Products", "reports/report_review/product/"),
+                ],
+            ),
+            (
+                "Sales",
+                [
+                    ("Orders", "reports/report_sales/sales/"),
+                    ("Invoiced", "reports/report_sales/invoiced/"),
+                    ("Shipping", "reports/report_sales/shipping/"),
+                    ("Coupons", "reports/report_sales/coupons/"),
+                ],
+            ),
+            (
+                "Customers",
+                [
+                    ("Order Total", "reports/report_customer/totals/"),
+                    ("Order Count", "reports/report_customer/orders/"),
+                    ("New", "reports/report_customer/accounts/"),
+                ],
+            ),
+            (
+                "Products",
+                [
+                    ("Bestsellers", "reports/report_sales/bestsellers/"),
+                    ("Low Stock", "reports/report_product/lowstock/"),
+                    ("Ordered", "reports/report_product/sold/"),
+                ],
+            ),
+        ],
+    ),
+    (
+        "stores",
+        "Stores",
+        [("Settings", [("All Stores", "admin/system_store/"), ("Configuration", "admin/system_config/")])],
+    ),
 ]
 
 STATUS_LABELS = {
-    "pending": "Pending", "processing": "Processing", "complete": "Complete",
-    "canceled": "Canceled", "closed": "Closed", "holded": "On Hold",
+    "pending": "Pending",
+    "processing": "Processing",
+    "complete": "Complete",
+    "canceled": "Canceled",
+    "closed": "Closed",
+    "holded": "On Hold",
 }
 
 
@@ -130,6 +188,7 @@ class AdminRoute:
 
 def grid_page(grid: gridlib.Grid, path: str, title: str, where: str = "", **extra: Any) -> Handler:
     """The handler of a page that shows `grid` (rows matching `where`) at url(path)."""
+
     async def handler(request: Request, admin: Admin, p: dict[str, str]) -> Response:
         result = grid.run(admin.db, request.query_params, where)
         return admin.render(request, "grid.html", title=title, g=gridlib.view(grid, result, url(path)), **extra)

@@ -574,8 +574,7 @@ def _insert_orders(
         [(oid, f"{n:09d}", total, _fmt(t)) for n, (t, oid, total) in enumerate(sorted(invoices), start=1)],
     )
     conn.executemany(
-        "INSERT INTO shipments (order_id, increment_id, total_qty, tracking_number, created_at)"
-        " VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO shipments (order_id, increment_id, total_qty, tracking_number, created_at) VALUES (?, ?, ?, ?, ?)",
         [(oid, f"{n:09d}", qty, trk, _fmt(t)) for n, (t, oid, qty, trk) in enumerate(sorted(shipments), start=1)],
     )
     return orders

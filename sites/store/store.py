@@ -195,8 +195,18 @@ def cart_lines(conn: sqlite3.Connection, cart_id: int) -> list[CartLine]:
         (cart_id,),
     )
     return [
-        CartLine(r["item_id"], r["product_id"], r["sku"], r["name"], r["url_key"], r["price"], r["qty"],
-                 json.loads(r["options"] or "{}"), r["stock_qty"], r["status"])
+        CartLine(
+            r["item_id"],
+            r["product_id"],
+            r["sku"],
+            r["name"],
+            r["url_key"],
+            r["price"],
+            r["qty"],
+            json.loads(r["options"] or "{}"),
+            r["stock_qty"],
+            r["status"],
+        )
         for r in rows
     ]
 
@@ -286,17 +296,40 @@ def place_order(
             " status, subtotal, shipping_amount, discount_amount, grand_total, coupon_code, shipping_method,"
             " payment_method, shipping_address, billing_address, created_at, updated_at)"
             " VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (order_id, f"{order_id:09d}", customer_id, email, firstname, lastname, totals.subtotal, totals.shipping,
-             totals.discount, totals.grand_total, totals.coupon_code, SHIPPING_METHODS[shipping_method].title,
-             payment_method, json.dumps(shipping_address), json.dumps(billing_address or shipping_address),
-             stamp, stamp),
+            (
+                order_id,
+                f"{order_id:09d}",
+                customer_id,
+                email,
+                firstname,
+                lastname,
+                totals.subtotal,
+                totals.shipping,
+                totals.discount,
+                totals.grand_total,
+                totals.coupon_code,
+                SHIPPING_METHODS[shipping_method].title,
+                payment_method,
+                json.dumps(shipping_address),
+                json.dumps(billing_address or shipping_address),
+                stamp,
+                stamp,
+            ),
         )
         for line in totals.lines:
             conn.execute(
                 "INSERT INTO order_items (order_id, product_id, sku, name, options, price, qty_ordered, row_total)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (order_id, line.product_id, line.sku, line.name, json.dumps(line.options), line.price, line.qty,
-                 line.row_total),
+                (
+                    order_id,
+                    line.product_id,
+                    line.sku,
+                    line.name,
+                    json.dumps(line.options),
+                    line.price,
+                    line.qty,
+                    line.row_total,
+                ),
             )
             conn.execute("UPDATE products SET qty = qty - ? WHERE id = ?", (line.qty, line.product_id))
         conn.execute(

@@ -9,9 +9,16 @@ from webrl.tasks.model import Task
 
 def make_task(task_id: int, intent: str, sites=("shopping",), start_url: str = "__SHOPPING__/", **extra) -> Task:
     """A minimal suite-like task (an exact-match answer)."""
-    return Task.model_validate({
-        "task_id": task_id, "sites": list(sites), "start_url": start_url, "intent": intent,
-        "eval": {"eval_types": ["string_match"], "reference_answers": {"exact_match": "1"}}, **extra})
+    return Task.model_validate(
+        {
+            "task_id": task_id,
+            "sites": list(sites),
+            "start_url": start_url,
+            "intent": intent,
+            "eval": {"eval_types": ["string_match"], "reference_answers": {"exact_match": "1"}},
+            **extra,
+        }
+    )
 
 
 def given_tasks(prompt: str) -> list[str]:

@@ -83,8 +83,11 @@ def test_evolved_tasks_are_valid_new_and_reproducible(evolver, suite):
             assert task.template != seed_task.template
             assert (site_group(task), eval_kind(task)) == (site_group(seed_task), eval_kind(seed_task))
     same = [t for t in tasks if t.origin["relation"] == "same"]
-    other = [t for t in same if not set(t.instantiation_dict.values()) & set(by_id[t.origin["from"]].
-                                                                              instantiation_dict.values())]
+    other = [
+        t
+        for t in same
+        if not set(t.instantiation_dict.values()) & set(by_id[t.origin["from"]].instantiation_dict.values())
+    ]
     assert len(other) >= 0.9 * len(same)  # other entities whenever the template has any left
 
     again, _ = evolver.evolve(failed, Seen(suite), first_id=first, keep=70, phase=1)
@@ -96,13 +99,19 @@ def test_evolved_tasks_are_valid_new_and_reproducible(evolver, suite):
 @pytest.mark.slow  # the oracle on every site
 def test_the_oracle_solves_evolved_tasks_on_the_real_sites(evolver, suite, all_sites, run_oracle):
     train = [t for t in suite if t.split == "train"]
-    failed = [random.Random(5).choice([t for t in train if site_group(t) == group])
-              for group in ("shopping", "shopping_admin", "reddit", "gitlab", "map")]
+    failed = [
+        random.Random(5).choice([t for t in train if site_group(t) == group])
+        for group in ("shopping", "shopping_admin", "reddit", "gitlab", "map")
+    ]
     tasks, _ = evolver.evolve(failed, Seen(suite), first_id=next_task_id(suite), keep=10, phase=1)
     assert len(tasks) == 10 and len({site_group(t) for t in tasks}) >= 4
     rows = run_oracle(all_sites, tasks, parallel=1)
-    fuzzy = {t.task_id for t in tasks if isinstance(t.eval.reference_answers and t.eval.reference_answers.
-                                                    fuzzy_match, list)}
-    failed_rows = {i: (r["status"], r.get("eval")) for i, r in rows.items()
-                   if r["score"] != 1.0 and not (r["status"] == "unjudged" and i in fuzzy)}
+    fuzzy = {
+        t.task_id for t in tasks if isinstance(t.eval.reference_answers and t.eval.reference_answers.fuzzy_match, list)
+    }
+    failed_rows = {
+        i: (r["status"], r.get("eval"))
+        for i, r in rows.items()
+        if r["score"] != 1.0 and not (r["status"] == "unjudged" and i in fuzzy)
+    }
     assert len(rows) == 10 and failed_rows == {}

@@ -77,7 +77,8 @@ def test_critic_filter_on_real_start_pages(suite, all_sites, critic, tmp_path):
     either, _ = critic_filter(tasks, pages, model, tokenizer, band=band, rule="either", max_tokens=2048)
     kept = [t for t, s in zip(tasks, scores) if in_band(s, band)]
     assert 0 < len(kept) < len(tasks) and [t.task_id for t in kept] == [
-        t.task_id for t, s in zip(tasks, scores) if s.value >= band[0]]
+        t.task_id for t, s in zip(tasks, scores) if s.value >= band[0]
+    ]
     assert {t.task_id for t in kept} <= {t.task_id for t in either}
     assert either == [t for t, s in zip(tasks, scores) if max(s.heads) >= band[0]]
 
@@ -97,9 +98,16 @@ def test_feasibility_filter_with_and_without_a_judge(chat_server, monkeypatch):
     url, requests = chat_server(verdict)
     seed = make_task(1, "How far is the museum from the station?", ("map",), "__MAP__/")
     procedural = make_task(2, "What is the weather in the museum's street?", ("map",), "__MAP__/")
-    generated = [generated_task(intent, [seed], 10 + i, "test", 1) for i, intent in enumerate(
-        ["How long is the walk from the museum to the park?", "What will the weather be at the museum tomorrow?",
-         "garbled text about the museum"])]
+    generated = [
+        generated_task(intent, [seed], 10 + i, "test", 1)
+        for i, intent in enumerate(
+            [
+                "How long is the walk from the museum to the park?",
+                "What will the weather be at the museum tomorrow?",
+                "garbled text about the museum",
+            ]
+        )
+    ]
     tasks = [procedural, *generated]
 
     kept, outcome = feasibility_filter(tasks, None)
@@ -116,8 +124,15 @@ def test_feasibility_filter_with_and_without_a_judge(chat_server, monkeypatch):
     assert kept == [] and outcome == Counter({"judge error": 3})
 
 
-@pytest.mark.parametrize(("reply", "expected"), [
-    ("Reason: fine. Answer: [YES]", True), ("Answer: [no]", False), ("[YES] at first, but no: [NO]", False),
-    ("yes", None), ("", None)])
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("Reason: fine. Answer: [YES]", True),
+        ("Answer: [no]", False),
+        ("[YES] at first, but no: [NO]", False),
+        ("yes", None),
+        ("", None),
+    ],
+)
 def test_decide_feasible(reply, expected):
     assert decide_feasible(reply) is expected

@@ -28,11 +28,16 @@ from webrl.policy.base import Sampling
 
 
 def test_parse_good_reply():
-    reply = ("Here are some new tasks:\n- `What is the price of the Sony WH-1000XM4 headphones?`\n"
-             "- `Show me the reviews of Sony WH-1000XM4` \n3. `  -  Add two Sony WH-1000XM4 to my cart. `")
+    reply = (
+        "Here are some new tasks:\n- `What is the price of the Sony WH-1000XM4 headphones?`\n"
+        "- `Show me the reviews of Sony WH-1000XM4` \n3. `  -  Add two Sony WH-1000XM4 to my cart. `"
+    )
     parsed = parse_tasks(reply)
-    assert parsed.tasks == ["What is the price of the Sony WH-1000XM4 headphones?",
-                            "Show me the reviews of Sony WH-1000XM4", "Add two Sony WH-1000XM4 to my cart."]
+    assert parsed.tasks == [
+        "What is the price of the Sony WH-1000XM4 headphones?",
+        "Show me the reviews of Sony WH-1000XM4",
+        "Add two Sony WH-1000XM4 to my cart.",
+    ]
     assert parsed.found == 3 and not parsed.rejected
 
 
@@ -44,9 +49,11 @@ def test_parse_empty_replies(reply):
 
 
 def test_parse_malformed_and_leaking_markers():
-    reply = ("#Created Task#\n- `#Created Task# Find the cheapest laptop`\n- `Another given task: list the forums`\n"
-             "- `open it`\n- `12345 678 90`\n- `Find the cheapest\nlaptop` and `Find the best-rated laptop bag`\n"
-             "- `" + "very long " * 60 + "`\n- `unclosed task about the map")
+    reply = (
+        "#Created Task#\n- `#Created Task# Find the cheapest laptop`\n- `Another given task: list the forums`\n"
+        "- `open it`\n- `12345 678 90`\n- `Find the cheapest\nlaptop` and `Find the best-rated laptop bag`\n"
+        "- `" + "very long " * 60 + "`\n- `unclosed task about the map"
+    )
     parsed = parse_tasks(reply)
     assert parsed.tasks == ["Find the best-rated laptop bag"]
     assert parsed.rejected == Counter({"marker": 2, "malformed": 4})
@@ -100,17 +107,21 @@ def canned_reply(prompt: str) -> str:
     """What the stand-in generator answers: one new task per round (the first seed, extended), and the kinds
     of noise a real model produces (a seed copied back, a leaking marker, an empty pair, a repeat)."""
     first = given_tasks(prompt)[0]
-    return (f"Sure! Here are the new tasks.\n- `{first} Answer in one sentence.`\n- `{first}`\n"
-            "- `#Given Task# rephrased for the site`\n- `  `\n"
-            f"- `{first.lower()}  answer in one sentence`\n")
+    return (
+        f"Sure! Here are the new tasks.\n- `{first} Answer in one sentence.`\n- `{first}`\n"
+        "- `#Given Task# rephrased for the site`\n- `  `\n"
+        f"- `{first.lower()}  answer in one sentence`\n"
+    )
 
 
 def test_generation_loop_against_an_openai_compatible_server(chat_server, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     url, requests = chat_server(canned_reply)
     failed = [make_task(i, f"What is the price of product number {i}?") for i in range(12)]
-    failed += [make_task(50 + i, f"How far is place {i} from the station?", ("map",), f"__MAP__/node/{i}",
-                         require_login=False) for i in range(4)]
+    failed += [
+        make_task(50 + i, f"How far is place {i} from the station?", ("map",), f"__MAP__/node/{i}", require_login=False)
+        for i in range(4)
+    ]
     suite = [*failed, make_task(70, "What is the price of product number 3? Answer in one sentence.")]
     seen = Seen(suite)
     generator = make_generator(f"openai:gpt-4o@{url}")
@@ -157,10 +168,13 @@ def test_chat_prompt_uses_the_template_without_a_second_bos(tiny):
     tokenizer.chat_template = (
         "{{ bos_token }}{% for m in messages %}<|start_header_id|>{{ m.role }}<|end_header_id|>\n{{ m.content }}"
         "<|eot_id|>{% endfor %}{% if add_generation_prompt %}<|start_header_id|>assistant<|end_header_id|>\n"
-        "{% endif %}")
+        "{% endif %}"
+    )
     text = chat_prompt(tokenizer, "Write tasks.")
-    assert text == "<|start_header_id|>user<|end_header_id|>\nWrite tasks.<|eot_id|><|start_header_id|>assistant" \
-                   "<|end_header_id|>\n"
+    assert (
+        text == "<|start_header_id|>user<|end_header_id|>\nWrite tasks.<|eot_id|><|start_header_id|>assistant"
+        "<|end_header_id|>\n"
+    )
     assert tokenizer(text).input_ids.count(tokenizer.bos_token_id) == 1
 
 
@@ -171,8 +185,7 @@ def test_generation_with_the_tiny_model_counts_unusable_replies(tiny):
     failed.append(make_task(9, "Who wrote the latest post in the books forum?", ("reddit",), "__REDDIT__/"))
     generator = make_generator("hf:tiny", tiny.parent)
     sampling = Sampling(temperature=GENERATION_SAMPLING.temperature, top_p=1.0, max_tokens=96, stop=())
-    tasks, report = generate_tasks(failed, generator, Seen(failed), first_id=10, rounds_per_site=1,
-                                   sampling=sampling)
+    tasks, report = generate_tasks(failed, generator, Seen(failed), first_id=10, rounds_per_site=1, sampling=sampling)
     assert report.calls == 2 and not report.errors
     assert tasks == [] and report.kept == 0 and report.unparseable_replies == 2
     assert sum(report.rejected.values()) == report.found

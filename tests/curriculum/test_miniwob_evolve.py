@@ -27,8 +27,9 @@ def test_failures_give_new_seeds_and_the_familys_untrained_environments(tmp_path
     assert [t.to_config() for t in again] == [t.to_config() for t in tasks]  # reproducible
     # once every environment of the family has been trained on, only new seeds remain
     everything = trained | {t.miniwob.env for t in tasks}
-    later, report = evolve_miniwob(failed, known + tasks, 5, trained=everything | {"focus-text", "click-test"},
-                                   seed=0, phase=3, cache_dir=tmp_path)
+    later, report = evolve_miniwob(
+        failed, known + tasks, 5, trained=everything | {"focus-text", "click-test"}, seed=0, phase=3, cache_dir=tmp_path
+    )
     assert report["made"] == {"new seed": 5}  # round after round over the two failures: the phase keeps its size
     assert sorted(t.miniwob.seed for t in later if t.miniwob.env == "click-button") == [2001, 2002, 2003]
     assert {(t.miniwob.env, t.miniwob.seed) for t in later}.isdisjoint(used | pairs)

@@ -16,20 +16,45 @@ from webrl.env.observation import Observation, observe
 # (model output, kind, element, argument, text the action was parsed from)
 WEBRL_OK = [
     ('do(action="Click", element="2")', "click", 2, None, 'do(action="Click", element="2")'),
-    ('# Element: the \'Sales\' menu item\ndo(action="Click", element="2")', "click", 2, None,
-     'do(action="Click", element="2")'),
-    ("# Element: the search box\n# Note: 3 results\ndo(action='Search', argument='red shoes', element='5')",
-     "search", 5, "red shoes", "do(action='Search', argument='red shoes', element='5')"),
+    (
+        '# Element: the \'Sales\' menu item\ndo(action="Click", element="2")',
+        "click",
+        2,
+        None,
+        'do(action="Click", element="2")',
+    ),
+    (
+        "# Element: the search box\n# Note: 3 results\ndo(action='Search', argument='red shoes', element='5')",
+        "search",
+        5,
+        "red shoes",
+        "do(action='Search', argument='red shoes', element='5')",
+    ),
     ('do(action="click", element=7)', "click", 7, None, 'do(action="click", element=7)'),
     ('do(action="CLICK", element=" 7 ")', "click", 7, None, 'do(action="CLICK", element=" 7 ")'),
-    ('do(action="Type", argument="Say \\"hi\\", it\'s me", element="3")', "type", 3, 'Say "hi", it\'s me',
-     'do(action="Type", argument="Say \\"hi\\", it\'s me", element="3")'),
-    ('do(action="Type", argument="line1\\nline2", element="3")', "type", 3, "line1\nline2",
-     'do(action="Type", argument="line1\\nline2", element="3")'),
+    (
+        'do(action="Type", argument="Say \\"hi\\", it\'s me", element="3")',
+        "type",
+        3,
+        'Say "hi", it\'s me',
+        'do(action="Type", argument="Say \\"hi\\", it\'s me", element="3")',
+    ),
+    (
+        'do(action="Type", argument="line1\\nline2", element="3")',
+        "type",
+        3,
+        "line1\nline2",
+        'do(action="Type", argument="line1\\nline2", element="3")',
+    ),
     ('do(action="Type", argument="", element="3")', "type", 3, "", 'do(action="Type", argument="", element="3")'),
     ('do(action="Hover", element="11")', "hover", 11, None, 'do(action="Hover", element="11")'),
-    ('do(action="Select Dropdown Option", argument="Price", element="9")', "select", 9, "Price",
-     'do(action="Select Dropdown Option", argument="Price", element="9")'),
+    (
+        'do(action="Select Dropdown Option", argument="Price", element="9")',
+        "select",
+        9,
+        "Price",
+        'do(action="Select Dropdown Option", argument="Price", element="9")',
+    ),
     ('do(action="Scroll Down")', "scroll_down", None, None, 'do(action="Scroll Down")'),
     ('do(action="scroll up", element="4")', "scroll_up", None, None, 'do(action="scroll up", element="4")'),
     ('do(action="Press Enter")', "press_enter", None, None, 'do(action="Press Enter")'),
@@ -40,8 +65,13 @@ WEBRL_OK = [
     ("exit()", "exit", None, "", "exit()"),
     ("exit(message=12)", "exit", None, "12", "exit(message=12)"),
     # Several calls: the last do( wins; exit( is looked for first, so it wins over any do(.
-    ('do(action="Click", element="1")\ndo(action="Click", element="2")', "click", 2, None,
-     'do(action="Click", element="2")'),
+    (
+        'do(action="Click", element="1")\ndo(action="Click", element="2")',
+        "click",
+        2,
+        None,
+        'do(action="Click", element="2")',
+    ),
     ('do(action="Click", element="1")\nexit(message="done")', "exit", None, "done", 'exit(message="done")'),
     ('Thought: the link.\ndo(action="Click", element="8")  ', "click", 8, None, 'do(action="Click", element="8")'),
 ]
@@ -51,7 +81,12 @@ WEBRL_OK = [
 def test_parse_webrl(output, kind, element, argument, text):
     action = parse_action(output)
     assert (action.kind, action.element, action.argument, action.text, action.error) == (
-        kind, element, argument, text, None)
+        kind,
+        element,
+        argument,
+        text,
+        None,
+    )
     assert action.space == "webrl"
 
 
@@ -128,10 +163,18 @@ WEBARENA = [
     ("stop [N/A]", "stop", None, "N/A"),
     ("stop []", "stop", None, ""),
     ("stop", "stop", None, ""),
-    ("Let's think step by step. The button is [7]. In summary, the next action I will perform is ```click [7]```",
-     "click", 7, None),
-    ("```scroll [down]``` no wait. In summary, the next action I will perform is ```type [4] [hello] [0]```",
-     "type", 4, "hello"),
+    (
+        "Let's think step by step. The button is [7]. In summary, the next action I will perform is ```click [7]```",
+        "click",
+        7,
+        None,
+    ),
+    (
+        "```scroll [down]``` no wait. In summary, the next action I will perform is ```type [4] [hello] [0]```",
+        "type",
+        4,
+        "hello",
+    ),
     ("The answer:\n```\nstop [Yes]\n```", "stop", None, "Yes"),
 ]
 
@@ -143,8 +186,21 @@ def test_parse_webarena(output, kind, element, argument):
     assert action.space == "webarena" and action.text
 
 
-@pytest.mark.parametrize("output", ["", "click", "click [abc]", "type [5]", "scroll [left]", "fly [1]",
-                                    "press", "goto", "tab_focus [x]", 'do(action="Click", element="1")'])
+@pytest.mark.parametrize(
+    "output",
+    [
+        "",
+        "click",
+        "click [abc]",
+        "type [5]",
+        "scroll [left]",
+        "fly [1]",
+        "press",
+        "goto",
+        "tab_focus [x]",
+        'do(action="Click", element="1")',
+    ],
+)
 def test_parse_webarena_failures(output):
     action = parse_action(output, space="webarena")
     assert action.kind == "none" and action.error
@@ -199,8 +255,9 @@ def test_select_dropdown_option_and_press_enter(shop):
         obs = await observe(page)
         with pytest.raises(ActionError, match="no option contains"):
             sorter = labelled(obs, r"<select ")
-            await execute(parse_action(f'do(action="Select Dropdown Option", argument="zzz", element="{sorter}")'),
-                          page, obs)
+            await execute(
+                parse_action(f'do(action="Select Dropdown Option", argument="zzz", element="{sorter}")'), page, obs
+            )
         box = labelled(obs, r'placeholder="Search entire store')
         await step(page, f'do(action="Type", argument="tent", element="{box}")')
         await step(page, 'do(action="Press Enter")')
@@ -252,8 +309,10 @@ def test_click_point_is_the_centre_of_playwrights_bounding_box(shop, site_server
                 svg += await handle.evaluate("e => e instanceof SVGElement")
                 await handle.dispose()
                 point = await _click_point(Action("click", element=element), page, obs, "box")
-                assert point == pytest.approx((box["x"] + box["width"] / 2, box["y"] + box["height"] / 2), abs=1e-3), \
-                    (url, element)
+                assert point == pytest.approx((box["x"] + box["width"] / 2, box["y"] + box["height"] / 2), abs=1e-3), (
+                    url,
+                    element,
+                )
                 exact += point == (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
                 compared += 1
                 rect = obs.boxes[element]
@@ -309,10 +368,16 @@ def test_typing_is_one_insert_only_where_nothing_listens_to_keys():
     async def body(page):
         cdp = await page.context.new_cdp_session(page)
         asked = {}
-        for field, setup in [("plain", None), ("area", None), ("onkey", None), ("number", None), ("editable", None),
-                             ("plain", "document.addEventListener('keydown', () => {})"),
-                             ("area", "document.getElementById('wrap').addEventListener('input', () => {})"),
-                             ("delegated", "window.addEventListener('compositionstart', () => {})")]:
+        for field, setup in [
+            ("plain", None),
+            ("area", None),
+            ("onkey", None),
+            ("number", None),
+            ("editable", None),
+            ("plain", "document.addEventListener('keydown', () => {})"),
+            ("area", "document.getElementById('wrap').addEventListener('input', () => {})"),
+            ("delegated", "window.addEventListener('compositionstart', () => {})"),
+        ]:
             await page.set_content(fields)  # a new document: no listener of an earlier case
             if setup:
                 await page.evaluate(f"() => {{ {setup}; }}")
@@ -327,8 +392,16 @@ def test_typing_is_one_insert_only_where_nothing_listens_to_keys():
         return asked, values
 
     asked, values = with_page(body)
-    assert asked == {("plain", False): False, ("area", False): False, ("onkey", False): True, ("number", False): True,
-                     ("editable", False): True, ("plain", True): True, ("area", True): True, ("delegated", True): True}
+    assert asked == {
+        ("plain", False): False,
+        ("area", False): False,
+        ("onkey", False): True,
+        ("number", False): True,
+        ("editable", False): True,
+        ("plain", True): True,
+        ("area", True): True,
+        ("delegated", True): True,
+    }
     assert values == ["yoga mat ü", "yoga mat ü"]
 
 

@@ -16,10 +16,17 @@ from webrl.tasks.model import Task
 
 
 def task(**extra) -> Task:
-    return Task.model_validate({
-        "task_id": 7, "sites": ["shopping"], "start_url": "__SHOPPING__", "storage_state": None,
-        "intent": "Look around.",
-        "eval": {"eval_types": ["string_match"], "reference_answers": {"must_include": ["socks"]}}, **extra})
+    return Task.model_validate(
+        {
+            "task_id": 7,
+            "sites": ["shopping"],
+            "start_url": "__SHOPPING__",
+            "storage_state": None,
+            "intent": "Look around.",
+            "eval": {"eval_types": ["string_match"], "reference_answers": {"must_include": ["socks"]}},
+            **extra,
+        }
+    )
 
 
 def run(backend, body, limits=Limits(), options=EnvOptions(), **env_settings):
@@ -64,8 +71,9 @@ def test_a_reset_that_takes_a_signed_in_site_along_signs_in_again(site_servers):
     backend = site_servers("shopping", "shopping_admin")
     backend.reset()
     shop_task = task(storage_state="./.auth/shopping_state.json")
-    admin_task = task(sites=["shopping_admin"], start_url="__SHOPPING_ADMIN__",
-                      storage_state="./.auth/shopping_admin_state.json")
+    admin_task = task(
+        sites=["shopping_admin"], start_url="__SHOPPING_ADMIN__", storage_state="./.auth/shopping_admin_state.json"
+    )
 
     async def body(env):
         await env.reset(shop_task)
@@ -183,9 +191,11 @@ def test_the_dom_quiet_window_counts_from_the_last_change_or_the_action():
         await page.add_init_script(REST_WATCH_JS % SHORT_TIMER_MS)
         await page.goto("data:text/html,<p>a page</p>")
         await page.wait_for_timeout(100)  # parsed 100 ms ago: quiet since
-        waits = {"quiet since the action began 50 ms ago": await page.evaluate(QUIET_IN_PAGE, [50, None]),
-                 "the action began 10 ms ago": await page.evaluate(QUIET_IN_PAGE, [10, None]),
-                 "a change 15 ms into the wait": await page.evaluate(QUIET_IN_PAGE, [0, 15])}
+        waits = {
+            "quiet since the action began 50 ms ago": await page.evaluate(QUIET_IN_PAGE, [50, None]),
+            "the action began 10 ms ago": await page.evaluate(QUIET_IN_PAGE, [10, None]),
+            "a change 15 ms into the wait": await page.evaluate(QUIET_IN_PAGE, [0, 15]),
+        }
         await observe(page)  # its data-label-id marks are not changes of the page
         waits["after an observation"] = await page.evaluate(QUIET_IN_PAGE, [50, None])
         await page.evaluate("() => { delete window.__webrl_dom_changed; }")
@@ -274,13 +284,16 @@ CLICKED_JS = f"""async (detail) => {{
 def test_what_a_page_does_a_moment_after_an_action_is_waited_for():
     """A submenu that opens 300 ms after a click (jQuery UI menus, autocompletes) is observed open: the short timers
     the page's handlers set are waited for, not its own loops of timers, long timers or cleared ones."""
+
     async def body(page):
         await page.add_init_script(REST_WATCH_JS % SHORT_TIMER_MS)
         await page.goto("data:text/html," + quote(TIMER_PAGE))
         await page.wait_for_timeout(200)
-        waits = {"nothing": await page.evaluate(CLICKED_JS, None),
-                 "a cleared timer": await page.evaluate(CLICKED_JS, 1),
-                 "a long timer": await page.evaluate(CLICKED_JS, 5000)}
+        waits = {
+            "nothing": await page.evaluate(CLICKED_JS, None),
+            "a cleared timer": await page.evaluate(CLICKED_JS, 1),
+            "a long timer": await page.evaluate(CLICKED_JS, 5000),
+        }
         waits["a 300 ms timer"] = await page.evaluate(CLICKED_JS, 300)
         return waits
 

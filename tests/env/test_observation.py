@@ -84,8 +84,9 @@ def test_the_headless_shell_observes_as_the_full_browser(shop, monkeypatch):
     is byte-identical."""
     from webrl.browser import SYSTEM_CHROMIUM, SYSTEM_HEADLESS_SHELL
 
-    executables = [next(filter(None, map(shutil.which, names)), None) for names in (SYSTEM_HEADLESS_SHELL,
-                                                                                    SYSTEM_CHROMIUM)]
+    executables = [
+        next(filter(None, map(shutil.which, names)), None) for names in (SYSTEM_HEADLESS_SHELL, SYSTEM_CHROMIUM)
+    ]
     if None in executables:
         pytest.skip("needs both the headless shell and the full Chromium (Debian's chromium-headless-shell, chromium)")
 
@@ -96,8 +97,11 @@ def test_the_headless_shell_observes_as_the_full_browser(shop, monkeypatch):
             seen.append(await observe(page))
         await page.set_content(SYMBOLS)
         seen.append(await observe(page))
-        seen.append(await page.evaluate("() => [...document.querySelectorAll('span, b, i')].map(e => "
-                                        "JSON.stringify(e.getBoundingClientRect()))"))
+        seen.append(
+            await page.evaluate(
+                "() => [...document.querySelectorAll('span, b, i')].map(e => JSON.stringify(e.getBoundingClientRect()))"
+            )
+        )
         return [(o.text, o.boxes) if isinstance(o, Observation) else o for o in seen]
 
     observed = []
@@ -109,7 +113,8 @@ def test_the_headless_shell_observes_as_the_full_browser(shop, monkeypatch):
 
 # -- a local page of edge cases ------------------------------------------------------------------------
 
-EDGE_CASES = """<!doctype html>
+EDGE_CASES = (
+    """<!doctype html>
 <html><head><title>Edge cases</title>
 <style>body { margin: 0; font: 14px sans-serif } .far { position: absolute; top: 2000px }</style>
 <script>var ignored = "script text";</script></head>
@@ -127,8 +132,11 @@ EDGE_CASES = """<!doctype html>
 <button style="visibility: hidden">Invisible button</button>
 <a class="far" href="#far">Far away link</a>
 <div class="my-button-like">Fake button</div>
-<p id="long">""" + "word " * 150 + """</p>
+<p id="long">"""
+    + "word " * 150
+    + """</p>
 </body></html>"""
+)
 
 # The expected observation of EDGE_CASES without its data-bbox attributes (they depend on font metrics).
 EDGE_CASES_TEXT = (
@@ -171,13 +179,15 @@ def test_edge_cases_page():
     for absent in ("Far away link", "Hidden button", "ICON", "secret", "script text", "margin", "a comment"):
         assert absent not in obs.text
     # visibility:hidden is printed (it has a box, as in VAB) but cannot be clicked, so it has no id.
-    assert "<button data-text=\"Invisible button\"" in obs.text
+    assert '<button data-text="Invisible button"' in obs.text
     assert labelled == ["Outer card", "Inner link", "SmallMediumLarge", "", "I agree", "", "", "Fake button"]
     # Live form state shows up: typed value, chosen option, unchecked box.
     assert '<input id="6" value="Ann" type="text" placeholder="Your name" data-value="Bob"' in changed.text
     assert '<select id="2" data-value="l" data-text="Large"' in changed.text
     assert '<option value="l" data-text="Large" data-status="selected">' in changed.text
-    assert '<input id="3" type="checkbox" data-value="on"' in changed.text and 'data-status="not-checked"' in changed.text
+    assert (
+        '<input id="3" type="checkbox" data-value="on"' in changed.text and 'data-status="not-checked"' in changed.text
+    )
 
 
 # -- the serialiser alone ------------------------------------------------------------------------------
@@ -187,30 +197,44 @@ def test_edge_cases_page():
     ("marked", "expected"),
     [
         # Repeated values print once (data-value equal to value), empty values and type=hidden are dropped.
-        ('<html><body data-bbox="0,0,10,10"><input data-label-id="0" value="7" data-value="7" title="" '
-         'type="hidden" data-bbox="1,2,3,4"></body></html>',
-         '<input id="0" value="7" data-bbox="1,2,3,4"> </input>'),
+        (
+            '<html><body data-bbox="0,0,10,10"><input data-label-id="0" value="7" data-value="7" title="" '
+            'type="hidden" data-bbox="1,2,3,4"></body></html>',
+            '<input id="0" value="7" data-bbox="1,2,3,4"> </input>',
+        ),
         # Whitespace collapses; text and values are cut to 500 characters.
-        ('<html><body><p data-bbox="0,0,5,5" title="a\n\n  b">  x \t y  </p></body></html>',
-         '<p title="a b" data-bbox="0,0,5,5"> x y </p>'),
-        ('<html><body><p data-bbox="0,0,5,5">' + "z" * 600 + '</p></body></html>',
-         '<p data-bbox="0,0,5,5"> ' + "z" * 500 + ' </p>'),
+        (
+            '<html><body><p data-bbox="0,0,5,5" title="a\n\n  b">  x \t y  </p></body></html>',
+            '<p title="a b" data-bbox="0,0,5,5"> x y </p>',
+        ),
+        (
+            '<html><body><p data-bbox="0,0,5,5">' + "z" * 600 + "</p></body></html>",
+            '<p data-bbox="0,0,5,5"> ' + "z" * 500 + " </p>",
+        ),
         # A visible wrapper without text or attributes is printed only when more than one child has content.
-        ('<html><body><div data-bbox="0,0,9,9"><div data-bbox="0,0,9,9"><i data-bbox="0,0,1,1">a</i></div>'
-         '</div></body></html>',
-         '<i data-bbox="0,0,1,1"> a </i>'),
-        ('<html><body><div data-bbox="0,0,9,9"><i data-bbox="0,0,1,1">a</i><i data-bbox="0,0,1,1">b</i>'
-         '</div></body></html>',
-         '<div data-bbox="0,0,9,9"> <i data-bbox="0,0,1,1"> a </i> <i data-bbox="0,0,1,1"> b </i> </div>'),
+        (
+            '<html><body><div data-bbox="0,0,9,9"><div data-bbox="0,0,9,9"><i data-bbox="0,0,1,1">a</i></div>'
+            "</div></body></html>",
+            '<i data-bbox="0,0,1,1"> a </i>',
+        ),
+        (
+            '<html><body><div data-bbox="0,0,9,9"><i data-bbox="0,0,1,1">a</i><i data-bbox="0,0,1,1">b</i>'
+            "</div></body></html>",
+            '<div data-bbox="0,0,9,9"> <i data-bbox="0,0,1,1"> a </i> <i data-bbox="0,0,1,1"> b </i> </div>',
+        ),
         # Outside the viewport, or aria-hidden: the element goes, visible children stay.
-        ('<html><body><p data-bbox="0,900,5,5">below</p><span aria-hidden="true" data-bbox="0,0,5,5">icon'
-         '<b data-bbox="0,0,5,5">kept</b></span></body></html>',
-         '<b data-bbox="0,0,5,5"> kept </b>'),
+        (
+            '<html><body><p data-bbox="0,900,5,5">below</p><span aria-hidden="true" data-bbox="0,0,5,5">icon'
+            '<b data-bbox="0,0,5,5">kept</b></span></body></html>',
+            '<b data-bbox="0,0,5,5"> kept </b>',
+        ),
         # Options of a printed select are kept although they have no box; quotes and brackets are printed raw.
-        ('<html><body><select data-label-id="3" data-bbox="0,0,50,20" data-text="A"><option data-text="A">A'
-         '</option><option data-text="&lt;b&gt; &quot;q&quot;">&lt;b&gt; "q"</option></select></body></html>',
-         '<select id="3" data-text="A" data-bbox="0,0,50,20"> <option data-text="A"> A </option>'
-         ' <option data-text="<b> "q""> <b> "q" </option> </select>'),
+        (
+            '<html><body><select data-label-id="3" data-bbox="0,0,50,20" data-text="A"><option data-text="A">A'
+            '</option><option data-text="&lt;b&gt; &quot;q&quot;">&lt;b&gt; "q"</option></select></body></html>',
+            '<select id="3" data-text="A" data-bbox="0,0,50,20"> <option data-text="A"> A </option>'
+            ' <option data-text="<b> "q""> <b> "q" </option> </select>',
+        ),
         ("", ""),
     ],
 )
@@ -230,11 +254,14 @@ def test_whitespace_runs_collapse_as_vabs_pattern_does():
 
 
 def test_simplify_html_escapes_on_request():
-    marked = ('<html><body><p data-bbox="0,0,5,5" title="a &quot;b&quot; &lt;c&gt; &amp;">x &lt;y&gt; "z" &amp;</p>'
-              '</body></html>')
+    marked = (
+        '<html><body><p data-bbox="0,0,5,5" title="a &quot;b&quot; &lt;c&gt; &amp;">x &lt;y&gt; "z" &amp;</p>'
+        "</body></html>"
+    )
     assert simplify_html(marked, (1280, 720)) == '<p title="a "b" <c> &" data-bbox="0,0,5,5"> x <y> "z" & </p>'
     assert simplify_html(marked, (1280, 720), escape=True) == (
-        '<p title="a &quot;b&quot; &lt;c&gt; &" data-bbox="0,0,5,5"> x &lt;y&gt; "z" & </p>')
+        '<p title="a &quot;b&quot; &lt;c&gt; &" data-bbox="0,0,5,5"> x &lt;y&gt; "z" & </p>'
+    )
 
 
 # -- VAB's rules, each on a local page where webrl's former behaviour differed ---------------------------------
@@ -250,8 +277,10 @@ def observed(html: str, **options) -> Observation:
 def test_data_bbox_rounds_the_edges_then_subtracts():
     # left 10.4, width 20.4 (right 30.8), top 5.4, height 7.3 (bottom 12.7): width 31 - 10, height 13 - 5;
     # rounding the width and height themselves gives 20 and 7.
-    obs = observed('<body style="margin:0"><span style="position:absolute; left:10.4px; top:5.4px; width:20.4px;'
-                   ' height:7.3px; display:block; font-size:4px">box</span></body>')
+    obs = observed(
+        '<body style="margin:0"><span style="position:absolute; left:10.4px; top:5.4px; width:20.4px;'
+        ' height:7.3px; display:block; font-size:4px">box</span></body>'
+    )
     assert '<span data-text="box" data-bbox="10,5,21,8"> box </span>' in obs.text
 
 
@@ -271,10 +300,12 @@ def test_data_text_collapses_runs_of_whitespace_including_no_break_spaces():
 
 
 def test_jsaction_rules_are_parsed():
-    obs = observed('<div jsaction="ns.open">Bare rule</div> <div jsaction="click:none.x">No namespace</div>'
-                   '<div jsaction="mouseover:ns.over; keydown:ns.key">Other events</div>'
-                   '<div jsaction="click:ns">No method</div> <div jsaction=" focus:a.b ;click:ns.go">Second rule</div>'
-                   '<button>After</button>')
+    obs = observed(
+        '<div jsaction="ns.open">Bare rule</div> <div jsaction="click:none.x">No namespace</div>'
+        '<div jsaction="mouseover:ns.over; keydown:ns.key">Other events</div>'
+        '<div jsaction="click:ns">No method</div> <div jsaction=" focus:a.b ;click:ns.go">Second rule</div>'
+        "<button>After</button>"
+    )
     assert element_id(obs, "Bare rule") == 0 and element_id(obs, "Second rule") == 1 and element_id(obs, "After") == 2
     for text in ("No namespace", "Other events", "No method"):
         assert f'<div data-text="{text}"' in obs.text
@@ -283,13 +314,14 @@ def test_jsaction_rules_are_parsed():
 
 def test_clickable_rules_as_vab_writes_them():
     obs = observed(
-        '<style>body { margin: 0; font: 16px sans-serif } .zoom { cursor: zoom-in } a { cursor: auto }</style>'
+        "<style>body { margin: 0; font: 16px sans-serif } .zoom { cursor: zoom-in } a { cursor: auto }</style>"
         '<div contenteditable="plaintext-only">Plain text only</div> <div contenteditable="">Editable</div>'
         '<img usemap="#nowhere" src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" width="20" height="20" alt="no map">'
         '<img class="zoom" src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" width="20" height="20" alt="css zoom">'
         '<div style="width: 150px; position: relative">Some words then <a href="#l">a link over two lines</a>'
         '<div style="position: absolute; top: 0; left: 0; width: 150px; height: 18px; background: white"></div></div>'
-        '<button>Last</button>')
+        "<button>Last</button>"
+    )
     # Only the editable div, the link (its second line is uncovered) and the button are interactive: VAB wants
     # contenteditable "", "true" or "contenteditable", an existing <map>, an inline zoom cursor.
     assert element_id(obs, "Editable") == 0 and element_id(obs, "a link over two lines") == 1

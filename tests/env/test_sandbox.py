@@ -28,8 +28,10 @@ class Listeners:
         self.udp.bind(("127.0.0.1", 0))
         self.tcp_port, self.udp_port = self.tcp.getsockname()[1], self.udp.getsockname()[1]
         self.connections = self.packets = 0
-        self._threads = [threading.Thread(target=self._accept, daemon=True),
-                         threading.Thread(target=self._receive, daemon=True)]
+        self._threads = [
+            threading.Thread(target=self._accept, daemon=True),
+            threading.Thread(target=self._receive, daemon=True),
+        ]
         for thread in self._threads:
             thread.start()
 
@@ -104,6 +106,7 @@ def test_a_hostile_page_reaches_nothing_but_the_task_sites(site_servers):
     urls = backend.urls(0)
 
     with listeners() as out:
+
         async def body(env):
             await env.reset(task())
             shop = await env.page.evaluate("u => fetch(u).then(r => r.status)", urls["shopping"] + "/")
@@ -132,6 +135,7 @@ def test_the_guard_holds_between_episodes_and_after_the_last_step(site_servers):
     fetch = "u => fetch(u, {mode: 'no-cors'}).then(() => 'reached', () => 'blocked')"
 
     with listeners() as out:
+
         async def body(env):
             await env.reset(task())
             await env.page.evaluate(fetch, urls["shopping"] + "/")  # a kept-alive connection to the shop
@@ -146,11 +150,18 @@ def test_the_guard_holds_between_episodes_and_after_the_last_step(site_servers):
     assert score == 1.0 and shop == "blocked" and connections == 0
 
 
-@pytest.mark.parametrize("url", [
-    "javascript:window.name='ran'", "data:text/html,<script>window.name='ran'</script>", "file:///etc/hostname",
-    "view-source:{shop}/", "blob:http://127.0.0.1:{tcp}/0a0a0a0a-0000-4000-8000-000000000000", "http://127.0.0.1:{tcp}/",
-    "about:blank",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "javascript:window.name='ran'",
+        "data:text/html,<script>window.name='ran'</script>",
+        "file:///etc/hostname",
+        "view-source:{shop}/",
+        "blob:http://127.0.0.1:{tcp}/0a0a0a0a-0000-4000-8000-000000000000",
+        "http://127.0.0.1:{tcp}/",
+        "about:blank",
+    ],
+)
 def test_goto_off_the_sites_is_refused_before_the_browser_sees_it(site_servers, url):
     backend = site_servers("shopping", "shopping_admin")
     shop = backend.urls(0)["shopping"]
@@ -181,10 +192,20 @@ LINKS_JS = """(tcp) => {
   form.innerHTML = '<input name="q" placeholder="form field" style="font-size: 40px">';
   document.body.prepend(form);
 }"""
-ACTIONS = {"webrl": {"click": 'do(action="Click", element="{}")', "enter": 'do(action="Search", element="{}", '
-                     'argument="x")', "press": 'do(action="Press Enter")', "nothing": "Nothing to do."},
-           "webarena": {"click": "```click [{}]```", "enter": "```type [{}] [x] [1]```", "press": "```press [Enter]```",
-                        "nothing": "```hover [99999]```"}}
+ACTIONS = {
+    "webrl": {
+        "click": 'do(action="Click", element="{}")',
+        "enter": 'do(action="Search", element="{}", argument="x")',
+        "press": 'do(action="Press Enter")',
+        "nothing": "Nothing to do.",
+    },
+    "webarena": {
+        "click": "```click [{}]```",
+        "enter": "```type [{}] [x] [1]```",
+        "press": "```press [Enter]```",
+        "nothing": "```hover [99999]```",
+    },
+}
 
 
 @pytest.mark.parametrize(("space", "observation"), [("webrl", "webrl"), ("webarena", "webrl"), ("webarena", "axtree")])
@@ -196,13 +217,18 @@ def test_a_link_or_form_off_the_sites_is_refused_in_both_action_spaces(site_serv
     actions = ACTIONS[space]
 
     with listeners() as out:
+
         async def body(env):
             await env.reset(task())
             await env.page.evaluate(LINKS_JS, out.tcp_port)
             obs, *_ = await env.step(actions["nothing"])  # a step that changes nothing: the links are observed
             errors = []
-            for text, how in (("script link", "click"), ("data link", "click"), ("away link", "click"),
-                              ("form field", "enter")):
+            for text, how in (
+                ("script link", "click"),
+                ("data link", "click"),
+                ("away link", "click"),
+                ("form field", "enter"),
+            ):
                 [element] = [i for i, line in _labelled(obs.text) if text in line]
                 *_, info = await env.step(actions[how].format(element))
                 errors.append(info["error"])

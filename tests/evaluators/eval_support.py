@@ -9,8 +9,9 @@ from webrl.tasks import Task
 
 def make_task(eval_spec: dict, intent: str = "What is it?", **fields) -> Task:
     """A minimal task around an ``eval`` block."""
-    return Task.model_validate({"task_id": 1, "sites": ["shopping"], "start_url": "http://x", "intent": intent,
-                                "eval": eval_spec, **fields})
+    return Task.model_validate(
+        {"task_id": 1, "sites": ["shopping"], "start_url": "http://x", "intent": intent, "eval": eval_spec, **fields}
+    )
 
 
 class ScriptedJudge:

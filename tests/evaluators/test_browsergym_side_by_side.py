@@ -72,22 +72,37 @@ def sync_browser():
 
 FORM = """<html><head><title>Edit post</title></head><body><h1>Tom &amp; Jerry</h1>
 <input name="title" value="  Hello World  "><input name="count" value="12"></body></html>"""
-T = 'document.querySelector("[name=\'title\']").value'
+T = "document.querySelector(\"[name='title']\").value"
 
 
 def html(*contents, locator=T) -> dict:
-    return {"eval_types": ["program_html"], "reference_answers": None, "reference_url": "",
-            "program_html": [{"url": "last", "locator": locator, "required_contents": c} for c in contents]}
+    return {
+        "eval_types": ["program_html"],
+        "reference_answers": None,
+        "reference_url": "",
+        "program_html": [{"url": "last", "locator": locator, "required_contents": c} for c in contents],
+    }
 
 
 def strings(answers, **more) -> dict:
-    return {"eval_types": ["string_match"], "reference_answers": answers, "reference_url": "", "program_html": [],
-            "string_note": "the store has no such product", **more}
+    return {
+        "eval_types": ["string_match"],
+        "reference_answers": answers,
+        "reference_url": "",
+        "program_html": [],
+        "string_note": "the store has no such product",
+        **more,
+    }
 
 
 def url(reference, **more) -> dict:
-    return {"eval_types": ["url_match"], "reference_answers": None, "reference_url": reference, "program_html": [],
-            **more}
+    return {
+        "eval_types": ["url_match"],
+        "reference_answers": None,
+        "reference_url": reference,
+        "program_html": [],
+        **more,
+    }
 
 
 # name -> (eval block ("SITE" is the local site's URL), answer (None: no chat message), the page's path,
@@ -98,26 +113,44 @@ CASES = {
     "one-char must_include tokenised": (strings({"must_include": ["0"]}), "$0.00", "/form", None, []),
     "|OR| is literal in string_match": (strings({"must_include": ["65 |OR| 3"]}), "3", "/form", None, []),
     "bare-string must_include": (strings({"must_include": "yjlou"}), "yjlou", "/form", None, []),
-    "fuzzy: a call per reference, after a 0": (strings({"must_include": ["zzz"], "fuzzy_match": ["a", "b"]}), "a",
-                                               "/form", None, ["correct", "correct"]),
-    "fuzzy: an unparsable reply": (strings({"fuzzy_match": ["a", "b"]}), "a", "/form", None,
-                                   ["maybe", "correct"]),
+    "fuzzy: a call per reference, after a 0": (
+        strings({"must_include": ["zzz"], "fuzzy_match": ["a", "b"]}),
+        "a",
+        "/form",
+        None,
+        ["correct", "correct"],
+    ),
+    "fuzzy: an unparsable reply": (strings({"fuzzy_match": ["a", "b"]}), "a", "/form", None, ["maybe", "correct"]),
     "N/A: the unachievable judge": (strings({"fuzzy_match": "N/A"}), "out of stock", "/form", None, ["same"]),
-    "N/A without string_note": ({k: v for k, v in strings({"fuzzy_match": "N/A"}).items() if k != "string_note"},
-                                "out of stock", "/form", None, ["same"]),
-    "url: GOLD in PRED, query subset": (url("SITE/form?a=1", url_note="GOLD in PRED"), "", "/form?a=1&b=2", None,
-                                        []),
+    "N/A without string_note": (
+        {k: v for k, v in strings({"fuzzy_match": "N/A"}).items() if k != "string_note"},
+        "out of stock",
+        "/form",
+        None,
+        ["same"],
+    ),
+    "url: GOLD in PRED, query subset": (url("SITE/form?a=1", url_note="GOLD in PRED"), "", "/form?a=1&b=2", None, []),
     "url: EXACT note": (url("SITE/form", url_note="EXACT"), "", "/form", None, []),
     "url: null note": (url("SITE/form", url_note=None), "", "/form", None, []),
     "html: exact_match strips": (html({"exact_match": "hello world"}), "", "/form", None, []),
     "html: no html.unescape": (html({"must_include": ["tom & jerry"]}, locator=""), "", "/form", None, []),
-    "html: lambda locator is None": (html({"exact_match": "x"}, locator="lambda:document.title"), "", "/form",
-                                     None, []),
+    "html: lambda locator is None": (
+        html({"exact_match": "x"}, locator="lambda:document.title"),
+        "",
+        "/form",
+        None,
+        [],
+    ),
     "html: fuzzy, joined": (html({"fuzzy_match": ["hello", "world"]}), "", "/form", None, ["correct"]),
     "html: required_values": (html({"required_values": ["> 10"]}), "", "/form", None, []),
     "html: empty required_contents": (html({}), "", "/form", None, []),
-    "unknown eval type": (strings({"exact_match": "x"}) | {"eval_types": ["string_match", "image_match"]}, "x",
-                          "/form", None, []),
+    "unknown eval type": (
+        strings({"exact_match": "x"}) | {"eval_types": ["string_match", "image_match"]},
+        "x",
+        "/form",
+        None,
+        [],
+    ),
     "empty eval_types": (strings({"exact_match": "x"}) | {"eval_types": []}, "x", "/form", None, []),
     "a data: tab": (strings({"exact_match": "x"}), "x", "/form", "data:text/html,<p>x</p>", []),
     "a tab on another host": (strings({"exact_match": "x"}), "x", "/form", "OTHER/form", []),
@@ -141,9 +174,11 @@ def run_browsergym(bg, tmp_path, browser, block, answer, path, tab, base) -> flo
         page.goto(base + path)
         if tab:
             context.new_page().goto(tab)
-        stand_in = SimpleNamespace(webarena_instance=SimpleNamespace(urls={"shopping": base},
-                                                                     home_url="http://homepage.test"),
-                                   evaluator=bg.router(str(config)), config_file=str(config))
+        stand_in = SimpleNamespace(
+            webarena_instance=SimpleNamespace(urls={"shopping": base}, home_url="http://homepage.test"),
+            evaluator=bg.router(str(config)),
+            config_file=str(config),
+        )
         chat = [{"role": "assistant", "message": answer}] if answer is not None else []
         score, done, _, _ = bg.validate(stand_in, page, chat)
         return float(score)
@@ -158,16 +193,16 @@ def run_webrl(async_browser, block, answer, path, tab, base, judge) -> float | s
         await page.goto(base + path)
         if tab:
             await (await page.context.new_page()).goto(tab)
-        result = await evaluate(make_task(block), answer, page, mode="browsergym", judge=judge,
-                                urls={"shopping": base})
+        result = await evaluate(make_task(block), answer, page, mode="browsergym", judge=judge, urls={"shopping": base})
         return "error" if result.status == "error" else result.score
 
     return async_browser.run(scenario)
 
 
 @pytest.mark.slow  # two browsers over 22 cases (~15 s)
-def test_browsergym_mode_against_browsergym(browsergym, sync_browser, async_browser, static_site, chat_server,
-                                            monkeypatch, tmp_path):
+def test_browsergym_mode_against_browsergym(
+    browsergym, sync_browser, async_browser, static_site, chat_server, monkeypatch, tmp_path
+):
     static_site.pages["/form"] = FORM
     base = static_site.base
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")

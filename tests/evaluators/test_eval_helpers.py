@@ -26,15 +26,18 @@ from webrl.evaluators.result import EvaluationError
 R = "http://r:9999"
 
 
-@pytest.mark.parametrize(("url", "expected"), [
-    (f"{R}/f/books/12/a-title", f"{R}/f/books/12/"),
-    (f"{R}/f/books/12/a-title/comment/5?x=1", f"{R}/f/books/12/"),
-    (f"{R}/f/books/12", f"{R}/f/books/12/"),
-    (f"{R}/f/books/", f"{R}/f/books//"),  # four path parts, an empty id: the original's result, kept
-    (f"{R}/f/books", f"{R}/f/books"),  # fewer parts: unchanged
-    (f"{R}/user/someone/12", f"{R}/user/someone/12"),  # not a forum path: unchanged
-    (f"{R}/", f"{R}/"),
-])
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        (f"{R}/f/books/12/a-title", f"{R}/f/books/12/"),
+        (f"{R}/f/books/12/a-title/comment/5?x=1", f"{R}/f/books/12/"),
+        (f"{R}/f/books/12", f"{R}/f/books/12/"),
+        (f"{R}/f/books/", f"{R}/f/books//"),  # four path parts, an empty id: the original's result, kept
+        (f"{R}/f/books", f"{R}/f/books"),  # fewer parts: unchanged
+        (f"{R}/user/someone/12", f"{R}/user/someone/12"),  # not a forum path: unchanged
+        (f"{R}/", f"{R}/"),
+    ],
+)
 def test_reddit_get_post_url(url, expected):
     assert reddit_get_post_url(url) == expected
 
@@ -48,16 +51,19 @@ def test_pseudo_page_overrides_only_the_url():
     assert fake.url == "http://a/other" and fake.title == "T"
 
 
-@pytest.mark.parametrize("expression", [
-    "__import__('os').system('true')",  # not a helper
-    "open('/etc/passwd')",  # builtins are not in the namespace
-    "reddit_get_post_url(page.url)",  # attribute access
-    "reddit_get_post_url('x')[0]",  # subscript
-    "[c for c in 'ab']",
-    "reddit_get_post_url(*['x'])",
-    "lambda: 1",
-    "reddit_get_post_url('x'",  # syntax error
-])
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "__import__('os').system('true')",  # not a helper
+        "open('/etc/passwd')",  # builtins are not in the namespace
+        "reddit_get_post_url(page.url)",  # attribute access
+        "reddit_get_post_url('x')[0]",  # subscript
+        "[c for c in 'ab']",
+        "reddit_get_post_url(*['x'])",
+        "lambda: 1",
+        "reddit_get_post_url('x'",  # syntax error
+    ],
+)
 def test_func_expressions_are_whitelisted(expression):
     with pytest.raises(EvaluationError):
         asyncio.run(call_expression(expression, helper_namespace({}), {"page": object()}))
@@ -72,15 +78,23 @@ def test_func_expression_calls_a_helper():
 
 def test_shopping_helpers_against_the_embedded_store(pristine_store):
     shop = pristine_store.urls(0)["shopping"]
-    latest = pristine_store.query("shopping", "SELECT increment_id FROM orders ORDER BY created_at DESC, id DESC"
-                                  " LIMIT 1")[0]
+    latest = pristine_store.query(
+        "shopping", "SELECT increment_id FROM orders ORDER BY created_at DESC, id DESC LIMIT 1"
+    )[0]
     reviewed = pristine_store.query(
-        "shopping", "SELECT p.sku, p.id FROM products p WHERE (SELECT COUNT(*) FROM reviews r WHERE r.product_id = p.id)"
-        " >= 2 LIMIT 1")[0]
-    last_review = pristine_store.query("shopping", "SELECT nickname, rating FROM reviews WHERE product_id = ?"
-                                       " ORDER BY created_at DESC, id DESC LIMIT 1", (reviewed["id"],))[0]
-    unreviewed = pristine_store.query("shopping", "SELECT sku FROM products p WHERE NOT EXISTS"
-                                      " (SELECT 1 FROM reviews r WHERE r.product_id = p.id) LIMIT 1")[0]
+        "shopping",
+        "SELECT p.sku, p.id FROM products p WHERE (SELECT COUNT(*) FROM reviews r WHERE r.product_id = p.id)"
+        " >= 2 LIMIT 1",
+    )[0]
+    last_review = pristine_store.query(
+        "shopping",
+        "SELECT nickname, rating FROM reviews WHERE product_id = ? ORDER BY created_at DESC, id DESC LIMIT 1",
+        (reviewed["id"],),
+    )[0]
+    unreviewed = pristine_store.query(
+        "shopping",
+        "SELECT sku FROM products p WHERE NOT EXISTS (SELECT 1 FROM reviews r WHERE r.product_id = p.id) LIMIT 1",
+    )[0]
 
     async def calls():
         return (
@@ -105,17 +119,32 @@ def test_shopping_helpers_in_program_html(pristine_store, async_browser):
     urls = pristine_store.urls(0)
     shop = urls["shopping"]
     sku, nickname = pristine_store.query(
-        "shopping", "SELECT p.sku, r.nickname FROM reviews r JOIN products p ON p.id = r.product_id"
-        " ORDER BY r.created_at DESC, r.id DESC LIMIT 1")[0]
-    latest = pristine_store.query("shopping", "SELECT increment_id FROM orders ORDER BY created_at DESC, id DESC"
-                                  " LIMIT 1")[0]
-    task = make_task({"eval_types": ["program_html"], "reference_answers": None, "reference_url": "",
-                      "program_html": [
-                          {"url": "last", "locator": f"func:shopping_get_sku_latest_review_author('{sku}')",
-                           "required_contents": {"exact_match": nickname}},
-                          {"url": "func:shopping_get_latest_order_url()", "locator": "",
-                           "required_contents": {"must_include": ["<html"]}},
-                      ]})
+        "shopping",
+        "SELECT p.sku, r.nickname FROM reviews r JOIN products p ON p.id = r.product_id"
+        " ORDER BY r.created_at DESC, r.id DESC LIMIT 1",
+    )[0]
+    latest = pristine_store.query(
+        "shopping", "SELECT increment_id FROM orders ORDER BY created_at DESC, id DESC LIMIT 1"
+    )[0]
+    task = make_task(
+        {
+            "eval_types": ["program_html"],
+            "reference_answers": None,
+            "reference_url": "",
+            "program_html": [
+                {
+                    "url": "last",
+                    "locator": f"func:shopping_get_sku_latest_review_author('{sku}')",
+                    "required_contents": {"exact_match": nickname},
+                },
+                {
+                    "url": "func:shopping_get_latest_order_url()",
+                    "locator": "",
+                    "required_contents": {"must_include": ["<html"]},
+                },
+            ],
+        }
+    )
 
     async def scenario(page):
         await page.goto(shop)
@@ -139,11 +168,14 @@ def test_gitlab_member_role_on_the_embedded_gitlab(site_servers, async_browser):
     gitlab.reset()
     base = gitlab.urls(0)["gitlab"]
     roles = {"Guest": 10, "Reporter": 20, "Developer": 30, "Maintainer": 40, "Owner": 50}
-    members = gitlab.query("gitlab", "SELECT u.username, m.access_level FROM project_members m"
-                           " JOIN projects p ON p.id = m.project_id JOIN users u ON u.id = m.user_id"
-                           " JOIN namespaces n ON n.id = p.namespace_id"
-                           " WHERE n.path = 'byteblaze' AND p.path = 'dotfiles' AND u.username != 'byteblaze'"
-                           " ORDER BY u.username")
+    members = gitlab.query(
+        "gitlab",
+        "SELECT u.username, m.access_level FROM project_members m"
+        " JOIN projects p ON p.id = m.project_id JOIN users u ON u.id = m.user_id"
+        " JOIN namespaces n ON n.id = p.namespace_id"
+        " WHERE n.path = 'byteblaze' AND p.path = 'dotfiles' AND u.username != 'byteblaze'"
+        " ORDER BY u.username",
+    )
     other = members[0]
     expected_role = next(name for name, level in roles.items() if level == other["access_level"])
 
@@ -154,14 +186,25 @@ def test_gitlab_member_role_on_the_embedded_gitlab(site_servers, async_browser):
         await page.get_by_test_id("sign-in-button").click()
         await page.wait_for_url(f"{base}/dashboard/projects")
         await page.goto(f"{base}/byteblaze/dotfiles/-/project_members")
-        direct = (await gitlab_get_project_memeber_role(page, "byteblaze"),
-                  await gitlab_get_project_memeber_role(page, other["username"]),
-                  await gitlab_get_project_memeber_role(page, "no-such-user"))
-        task = make_task({"eval_types": ["program_html"], "reference_answers": None, "reference_url": "",
-                          "program_html": [{
-                              "url": f"{base}/byteblaze/dotfiles/-/project_members",
-                              "locator": f"func:gitlab_get_project_memeber_role(__page__, '{other['username']}')",
-                              "required_contents": {"must_include": [expected_role]}}]})
+        direct = (
+            await gitlab_get_project_memeber_role(page, "byteblaze"),
+            await gitlab_get_project_memeber_role(page, other["username"]),
+            await gitlab_get_project_memeber_role(page, "no-such-user"),
+        )
+        task = make_task(
+            {
+                "eval_types": ["program_html"],
+                "reference_answers": None,
+                "reference_url": "",
+                "program_html": [
+                    {
+                        "url": f"{base}/byteblaze/dotfiles/-/project_members",
+                        "locator": f"func:gitlab_get_project_memeber_role(__page__, '{other['username']}')",
+                        "required_contents": {"must_include": [expected_role]},
+                    }
+                ],
+            }
+        )
         result = await evaluate(task, None, page, mode="vab")
         await page.goto(f"{base}/dashboard/projects")  # not a members page: ""
         off_page = await gitlab_get_project_memeber_role(page, "byteblaze")

@@ -12,12 +12,20 @@ from webrl.evaluators import OpenAIJudge, evaluate, parse_judge_spec
 from webrl.evaluators.judge import JudgeReplyError, decide_fuzzy, decide_ua, fuzzy_messages, ua_messages
 
 
-@pytest.mark.parametrize(("reply", "score"), [
-    ("correct", 1.0), ("Correct.", 1.0), ("The student answer is CORRECT", 1.0),
-    ("incorrect", 0.0), ("Partially correct", 0.0), ("partially correct, but also correct", 0.0),
-    ("It is not incorrect... well, correct", 0.0),  # 'incorrect' anywhere wins, as in the originals
-    ("maybe", None), ("", None),
-])
+@pytest.mark.parametrize(
+    ("reply", "score"),
+    [
+        ("correct", 1.0),
+        ("Correct.", 1.0),
+        ("The student answer is CORRECT", 1.0),
+        ("incorrect", 0.0),
+        ("Partially correct", 0.0),
+        ("partially correct, but also correct", 0.0),
+        ("It is not incorrect... well, correct", 0.0),  # 'incorrect' anywhere wins, as in the originals
+        ("maybe", None),
+        ("", None),
+    ],
+)
 def test_fuzzy_decision(reply, score):
     if score is None:
         with pytest.raises(JudgeReplyError):
@@ -26,9 +34,16 @@ def test_fuzzy_decision(reply, score):
         assert decide_fuzzy(reply) == score
 
 
-@pytest.mark.parametrize(("reply", "score"), [
-    ("same", 1.0), ("Same.", 1.0), ("different", 0.0), ("not the same, different", 0.0), ("unclear", None),
-])
+@pytest.mark.parametrize(
+    ("reply", "score"),
+    [
+        ("same", 1.0),
+        ("Same.", 1.0),
+        ("different", 0.0),
+        ("not the same, different", 0.0),
+        ("unclear", None),
+    ],
+)
 def test_ua_decision(reply, score):
     if score is None:
         with pytest.raises(JudgeReplyError):
@@ -41,19 +56,32 @@ def test_message_shapes():
     system, user = fuzzy_messages("Q?", "REF", "ans")
     assert system["role"] == "system" and user["role"] == "user"
     lines = user["content"].splitlines()
-    assert lines[1:5] == ["question: Q?", "reference answer: REF",
-                          "The string 'N/A' means that the task is not achievable.", "student answer: ans"]
+    assert lines[1:5] == [
+        "question: Q?",
+        "reference answer: REF",
+        "The string 'N/A' means that the task is not achievable.",
+        "student answer: ans",
+    ]
     assert "correct, incorrect, partially correct" in lines[-1]
     assert "nothing else" in fuzzy_messages("Q?", "REF", "ans", vab=True)[1]["content"]
     lines = ua_messages("do X", "X is gone", "cannot").__getitem__(1)["content"].splitlines()
     assert lines[:3] == ["task: do X", "actual unachievable reason: X is gone", "reported unachievable reason: cannot"]
 
 
-@pytest.mark.parametrize(("spec", "expected"), [
-    ("none", None), ("", None), (None, None), ("NONE", None),
-    ("openai:gpt-4-1106-preview@https://api.openai.com/v1", ("gpt-4-1106-preview", "https://api.openai.com/v1")),
-    ("openai:meta-llama/Llama-3.1-8B@http://127.0.0.1:8000/v1/", ("meta-llama/Llama-3.1-8B", "http://127.0.0.1:8000/v1")),
-])
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("none", None),
+        ("", None),
+        (None, None),
+        ("NONE", None),
+        ("openai:gpt-4-1106-preview@https://api.openai.com/v1", ("gpt-4-1106-preview", "https://api.openai.com/v1")),
+        (
+            "openai:meta-llama/Llama-3.1-8B@http://127.0.0.1:8000/v1/",
+            ("meta-llama/Llama-3.1-8B", "http://127.0.0.1:8000/v1"),
+        ),
+    ],
+)
 def test_parse_judge_spec(spec, expected):
     judge = parse_judge_spec(spec)
     if expected is None:
@@ -63,7 +91,9 @@ def test_parse_judge_spec(spec, expected):
         assert judge.name == f"openai:{expected[0]}@{expected[1]}"
 
 
-@pytest.mark.parametrize("spec", ["gpt-4", "openai:gpt-4", "openai:@http://x", "anthropic:x@http://x", "openai:m@ftp://x"])
+@pytest.mark.parametrize(
+    "spec", ["gpt-4", "openai:gpt-4", "openai:@http://x", "anthropic:x@http://x", "openai:m@ftp://x"]
+)
 def test_parse_judge_spec_rejects(spec):
     with pytest.raises(UsageError, match="openai:MODEL@URL"):
         parse_judge_spec(spec)
@@ -98,10 +128,19 @@ def test_openai_judge_request_and_key_handling(chat_server, monkeypatch):
 
 def test_evaluate_with_the_http_judge(chat_server):
     judge = parse_judge_spec(f"openai:judge-model@{chat_server.base}/v1")
-    task = make_task({"eval_types": ["string_match"], "reference_answers": {"fuzzy_match": ["10h 33min"]},
-                      "reference_url": "", "program_html": []}, intent="How long is the drive?")
-    chat_server.answer = lambda body: (200, "correct" if "10 hours 33" in body["messages"][-1]["content"]
-                                       else "incorrect")
+    task = make_task(
+        {
+            "eval_types": ["string_match"],
+            "reference_answers": {"fuzzy_match": ["10h 33min"]},
+            "reference_url": "",
+            "program_html": [],
+        },
+        intent="How long is the drive?",
+    )
+    chat_server.answer = lambda body: (
+        200,
+        "correct" if "10 hours 33" in body["messages"][-1]["content"] else "incorrect",
+    )
     good = run(evaluate(task, "About 10 hours 33 minutes", None, judge=judge))
     bad = run(evaluate(task, "5 hours", None, judge=judge))
     assert (good.score, good.status, good.judge) == (1.0, "scored", judge.name)

@@ -19,19 +19,29 @@ H = "http://shop:7770"
 
 
 def combo(answers: dict, reference_url: str, types=("string_match", "url_match")):
-    return make_task({"eval_types": list(types), "reference_answers": answers, "reference_url": reference_url,
-                      "program_html": [], "url_note": "GOLD in PRED"})
+    return make_task(
+        {
+            "eval_types": list(types),
+            "reference_answers": answers,
+            "reference_url": reference_url,
+            "program_html": [],
+            "url_note": "GOLD in PRED",
+        }
+    )
 
 
-@pytest.mark.parametrize(("answers", "url", "judge", "expected"), [
-    ({"exact_match": "yes"}, f"{H}/a", None, (1.0, "scored")),
-    ({"exact_match": "no"}, f"{H}/a", None, (0.0, "scored")),  # string 0 x url 1
-    ({"exact_match": "yes"}, f"{H}/b", None, (0.0, "scored")),  # string 1 x url 0
-    ({"fuzzy_match": ["yes"]}, f"{H}/a", None, (None, "unjudged")),  # unjudged x 1
-    ({"fuzzy_match": ["yes"]}, f"{H}/b", None, (0.0, "scored")),  # unjudged x 0: 0 whatever the judge says
-    ({"fuzzy_match": ["yes"]}, f"{H}/a", ScriptedJudge("correct"), (1.0, "scored")),
-    ({"fuzzy_match": ["yes"]}, f"{H}/b", ScriptedJudge("gibberish"), (None, "error")),  # an error wins
-])
+@pytest.mark.parametrize(
+    ("answers", "url", "judge", "expected"),
+    [
+        ({"exact_match": "yes"}, f"{H}/a", None, (1.0, "scored")),
+        ({"exact_match": "no"}, f"{H}/a", None, (0.0, "scored")),  # string 0 x url 1
+        ({"exact_match": "yes"}, f"{H}/b", None, (0.0, "scored")),  # string 1 x url 0
+        ({"fuzzy_match": ["yes"]}, f"{H}/a", None, (None, "unjudged")),  # unjudged x 1
+        ({"fuzzy_match": ["yes"]}, f"{H}/b", None, (0.0, "scored")),  # unjudged x 0: 0 whatever the judge says
+        ({"fuzzy_match": ["yes"]}, f"{H}/a", ScriptedJudge("correct"), (1.0, "scored")),
+        ({"fuzzy_match": ["yes"]}, f"{H}/b", ScriptedJudge("gibberish"), (None, "error")),  # an error wins
+    ],
+)
 def test_combination(answers, url, judge, expected):
     result = run(evaluate(combo(answers, url), "yes", FakePage(f"{H}/a"), judge=judge))
     assert (result.score, result.status) == expected
@@ -82,8 +92,10 @@ def test_every_real_config_evaluates(lite_tasks):
     (program_html needs live sites; its configs are covered by test_tasks' loading checks)."""
     from webrl.sites.task_sets import resolve_task_set
 
-    urls = {s: f"http://{s}.test:1000" for s in ("shopping", "shopping_admin", "reddit", "gitlab", "map",
-                                                 "wikipedia", "homepage")}
+    urls = {
+        s: f"http://{s}.test:1000"
+        for s in ("shopping", "shopping_admin", "reddit", "gitlab", "map", "wikipedia", "homepage")
+    }
     statuses, errors = set(), set()
     for name, tasks in (("lite", lite_tasks), ("full", resolve_task_set("webarena", "/nonexistent"))):
         for task in tasks:
@@ -91,8 +103,11 @@ def test_every_real_config_evaluates(lite_tasks):
                 continue
             first = (task.reference_urls or ["__SHOPPING__/"])[0]
             for mode in MODES:
-                result = run(evaluate(task, "N/A", FakePage(first.replace("__SHOPPING__", urls["shopping"])),
-                                      mode=mode, urls=urls))
+                result = run(
+                    evaluate(
+                        task, "N/A", FakePage(first.replace("__SHOPPING__", urls["shopping"])), mode=mode, urls=urls
+                    )
+                )
                 statuses.add(result.status)
                 if result.status == "error":
                     errors.add((name, task.task_id, mode, result.details[-1]["field"]))

@@ -42,40 +42,68 @@ def strings(answers, **eval_block):
 
 
 def html(contents):
-    return task(eval_types=["program_html"],
-                program_html=[{"url": "last", "locator": "", "required_contents": contents}])
+    return task(
+        eval_types=["program_html"], program_html=[{"url": "last", "locator": "", "required_contents": contents}]
+    )
 
 
 # (eval block, answer, expected per mode: a score, or E with the field the error names)
 CASES = [
     # must_include must be a list (WebArena-Lite task 81 has a bare string): the originals assert
-    (strings({"must_include": "yjlou"}), "yjlou", {W: (E, "eval.reference_answers.must_include"),
-                                                   V: (E, "eval.reference_answers.must_include"), B: 1.0}),
-    (html({"must_include": "the page"}), None, {W: (E, "eval.program_html[0].required_contents.must_include"),
-                                                V: (E, "eval.program_html[0].required_contents.must_include"),
-                                                B: 1.0}),
+    (
+        strings({"must_include": "yjlou"}),
+        "yjlou",
+        {W: (E, "eval.reference_answers.must_include"), V: (E, "eval.reference_answers.must_include"), B: 1.0},
+    ),
+    (
+        html({"must_include": "the page"}),
+        None,
+        {
+            W: (E, "eval.program_html[0].required_contents.must_include"),
+            V: (E, "eval.program_html[0].required_contents.must_include"),
+            B: 1.0,
+        },
+    ),
     # ...so must fuzzy_match, unless it is the string "N/A"
-    (strings({"fuzzy_match": "10h"}), "10 hours", {W: (E, "eval.reference_answers.fuzzy_match"),
-                                                   V: (E, "eval.reference_answers.fuzzy_match"), B: 1.0}),
+    (
+        strings({"fuzzy_match": "10h"}),
+        "10 hours",
+        {W: (E, "eval.reference_answers.fuzzy_match"), V: (E, "eval.reference_answers.fuzzy_match"), B: 1.0},
+    ),
     # "N/A" without string_note: a KeyError once the unachievable-reason judge is reached, not before
-    (strings({"fuzzy_match": "N/A"}, string_note=None), "it cannot be done",
-     {W: (E, "eval.string_note"), V: (E, "eval.string_note"), B: 1.0}),
+    (
+        strings({"fuzzy_match": "N/A"}, string_note=None),
+        "it cannot be done",
+        {W: (E, "eval.string_note"), V: (E, "eval.string_note"), B: 1.0},
+    ),
     (strings({"fuzzy_match": "N/A"}, string_note=None), "N/A", {W: 1.0, V: 1.0, B: 1.0}),
     # string_match with null references, url_match with a null reference URL: errors everywhere
     (strings(None), "x", {m: (E, "eval.reference_answers") for m in MODES}),
     (task(eval_types=["url_match"], reference_url=None), None, {m: (E, "eval.reference_url") for m in MODES}),
     # url_note: only GOLD in PRED (and EXACT in vab); a null note is not a missing one
-    (task(eval_types=["url_match"], reference_url="http://shop.test/a", url_note="SOMETIMES"), None,
-     {m: (E, "eval.url_note") for m in MODES}),
-    (task(eval_types=["url_match"], reference_url="http://shop.test/a", url_note=None), None,
-     {m: (E, "eval.url_note") for m in MODES}),
-    (task(eval_types=["url_match"], reference_url="http://shop.test/a", url_note="EXACT"), None,
-     {W: (E, "eval.url_note"), V: 1.0, B: (E, "eval.url_note")}),
+    (
+        task(eval_types=["url_match"], reference_url="http://shop.test/a", url_note="SOMETIMES"),
+        None,
+        {m: (E, "eval.url_note") for m in MODES},
+    ),
+    (
+        task(eval_types=["url_match"], reference_url="http://shop.test/a", url_note=None),
+        None,
+        {m: (E, "eval.url_note") for m in MODES},
+    ),
+    (
+        task(eval_types=["url_match"], reference_url="http://shop.test/a", url_note="EXACT"),
+        None,
+        {W: (E, "eval.url_note"), V: 1.0, B: (E, "eval.url_note")},
+    ),
     # a required_contents without a rule
     (html({}), None, {m: (E, "eval.program_html[0].required_contents") for m in MODES}),
     # an unknown eval type, and no eval type at all
-    (task(eval_types=["string_match", "page_image_query"], reference_answers={"exact_match": "x"}), "x",
-     {m: (E, "eval.eval_types") for m in MODES}),
+    (
+        task(eval_types=["string_match", "page_image_query"], reference_answers={"exact_match": "x"}),
+        "x",
+        {m: (E, "eval.eval_types") for m in MODES},
+    ),
     (task(eval_types=[]), "x", {m: 1.0 for m in MODES}),
 ]
 
@@ -105,7 +133,11 @@ def test_the_error_comes_where_the_original_raises():
     result = run(evaluate(make_task(block), "a", None, judge=judge))
     assert result.status == "error" and judge.calls == []
     # evaluators run in eval_types order: a url_match 0 first does not spare the string_match error after it
-    block = task(eval_types=["url_match", "string_match"], reference_url="http://elsewhere.test",
-                 url_note="GOLD in PRED", reference_answers={"must_include": "x"})
+    block = task(
+        eval_types=["url_match", "string_match"],
+        reference_url="http://elsewhere.test",
+        url_note="GOLD in PRED",
+        reference_answers={"must_include": "x"},
+    )
     result = run(evaluate(make_task(block), "x", FakePage()))
     assert result.status == "error" and [d["score"] for d in result.details if d["type"] == "url_match"] == [0.0]

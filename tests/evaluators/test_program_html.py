@@ -29,11 +29,13 @@ def target(locator: str, contents: dict, url: str = "last", **extra) -> dict:
 
 
 def html_task(*targets: dict):
-    return make_task({"eval_types": ["program_html"], "reference_answers": None, "reference_url": "",
-                      "program_html": list(targets)}, intent="Edit the post title")
+    return make_task(
+        {"eval_types": ["program_html"], "reference_answers": None, "reference_url": "", "program_html": list(targets)},
+        intent="Edit the post title",
+    )
 
 
-T = 'document.querySelector("[name=\'title\']").value'
+T = "document.querySelector(\"[name='title']\").value"
 E = "error"
 TABLE = [
     # (target, expected per mode: webarena, vab, browsergym)
@@ -42,7 +44,7 @@ TABLE = [
     (target(T, {"must_include": ["hello world"]}), (1, 1, 1)),
     # must_include: |OR| alternatives everywhere; substring in webarena/browsergym, vab's one-token rule
     (target(T, {"must_include": ["nope |OR| world"]}), (1, 1, 1)),
-    (target('document.querySelector("[name=\'order\']").value', {"must_include": ["170"]}), (1, 0, 1)),
+    (target("document.querySelector(\"[name='order']\").value", {"must_include": ["170"]}), (1, 0, 1)),
     (target(T, {"must_include": ["hello", "zzz"]}), (0, 0, 0)),
     # the whole page: html.unescape only in webarena (the serialised HTML has '&amp;')
     (target("", {"must_include": ["tom & jerry"]}), (1, 0, 0)),
@@ -53,17 +55,30 @@ TABLE = [
     # ...but a JS null is str(None) == "None" (truthy), as in the originals
     (target("document.querySelector('#missing')", {"exact_match": "None"}), (1, 1, 1)),
     (target("document.querySelectorAll('li').length", {"exact_match": "3"}), (1, 1, 1)),
-    (target("[...document.querySelectorAll('li')].map(e => e.textContent).join(',')",
-            {"exact_match": "a,b,c"}), (1, 1, 1)),
+    (
+        target("[...document.querySelectorAll('li')].map(e => e.textContent).join(',')", {"exact_match": "a,b,c"}),
+        (1, 1, 1),
+    ),
     # prep_actions run before a JS locator; the first failure ends them silently
-    (target("document.querySelector('#panel').textContent", {"exact_match": "opened"},
-            prep_actions=["document.querySelector('#toggle').click()"]), (1, 1, 1)),
-    (target("document.querySelector('#panel').textContent", {"exact_match": "closed"},
-            prep_actions=["document.querySelector('#nope').click()", "document.querySelector('#toggle').click()"]),
-     (1, 1, 1)),
+    (
+        target(
+            "document.querySelector('#panel').textContent",
+            {"exact_match": "opened"},
+            prep_actions=["document.querySelector('#toggle').click()"],
+        ),
+        (1, 1, 1),
+    ),
+    (
+        target(
+            "document.querySelector('#panel').textContent",
+            {"exact_match": "closed"},
+            prep_actions=["document.querySelector('#nope').click()", "document.querySelector('#toggle').click()"],
+        ),
+        (1, 1, 1),
+    ),
     # VAB additions
-    (target('document.querySelector("[name=\'count\']").value', {"required_values": ["> 10"]}), (E, 1, E)),
-    (target('document.querySelector("[name=\'count\']").value', {"required_values": ["< 10"]}), (E, 0, E)),
+    (target("document.querySelector(\"[name='count']\").value", {"required_values": ["> 10"]}), (E, 1, E)),
+    (target("document.querySelector(\"[name='count']\").value", {"required_values": ["< 10"]}), (E, 0, E)),
     (target(T, {"must_exclude": ["world"]}), (E, 0, E)),
     (target(T, {"must_exclude": ["planet"]}), (E, 1, E)),
     # lambda: locators (vab/browsergym); lstrip("lambda:") strips characters, so '() => ...' survives...
@@ -107,21 +122,31 @@ def test_navigation_last_func_urls_and_a_none_selection_stops(async_browser, sta
         out = {}
         # a URL target navigates the agent's page; a later "last" target sees that page
         await page.goto(f"{base}/form")
-        task = html_task(target("document.querySelector('#where').textContent", {"exact_match": "the other page"},
-                                url=f"{base}/other"),
-                         target("", {"must_include": ["the other page"]}))
+        task = html_task(
+            target(
+                "document.querySelector('#where').textContent", {"exact_match": "the other page"}, url=f"{base}/other"
+            ),
+            target("", {"must_include": ["the other page"]}),
+        )
         out["last_after_url"] = (await evaluate(task, None, page)).score
         out["page_after"] = page.url
         # func: URL with __last_url__ -> reddit_get_post_url -> the post's own page
         await page.goto(f"{base}/f/books/7/some-title/comment/3")
-        task = html_task(target("document.querySelector('.post').textContent", {"must_include": ["books"]},
-                                url="func:reddit_get_post_url('__last_url__')"))
+        task = html_task(
+            target(
+                "document.querySelector('.post').textContent",
+                {"must_include": ["books"]},
+                url="func:reddit_get_post_url('__last_url__')",
+            )
+        )
         result = await evaluate(task, None, page)
         out["func_url"] = (result.score, result.details[-1]["checks"][0]["url"])
         # vab/browsergym: a None selection scores 0 and ends the loop (the next target is not visited)
         await page.goto(f"{base}/form")
-        task = html_task(target("lambda:document.title", {"exact_match": "x"}),
-                         target("", {"must_include": ["other"]}, url=f"{base}/other"))
+        task = html_task(
+            target("lambda:document.title", {"exact_match": "x"}),
+            target("", {"must_include": ["other"]}, url=f"{base}/other"),
+        )
         result = await evaluate(task, None, page, mode="vab")
         out["none_stops"] = (result.score, len(result.details[-1]["checks"]), page.url)
         # the judge for required_contents.fuzzy_match: references joined into one call, the intent as question
@@ -132,8 +157,9 @@ def test_navigation_last_func_urls_and_a_none_selection_stops(async_browser, sta
         out["fuzzy"] = (result.score, len(judge.calls), judge.calls[0][-1]["content"])
         # a settle delay, when set, is applied after each goto
         monkeypatch.setattr(program_html_module, "NAVIGATION_SETTLE_S", 0.01)
-        out["settled"] = (await evaluate(html_task(target("", {"must_include": ["other"]}, url=f"{base}/other")),
-                                         None, page)).score
+        out["settled"] = (
+            await evaluate(html_task(target("", {"must_include": ["other"]}, url=f"{base}/other")), None, page)
+        ).score
         return out
 
     out = async_browser.run(scenario)
@@ -174,5 +200,8 @@ def test_the_judge_is_asked_even_after_a_0(async_browser, static_site):
         return out
 
     assert async_browser.run(scenario) == {
-        ("vab", "correct"): ("scored", 0.0, 1), ("vab", "maybe"): ("error", None, 1),
-        ("browsergym", "correct"): ("scored", 0.0, 1), ("browsergym", "maybe"): ("scored", 0.0, 1)}
+        ("vab", "correct"): ("scored", 0.0, 1),
+        ("vab", "maybe"): ("error", None, 1),
+        ("browsergym", "correct"): ("scored", 0.0, 1),
+        ("browsergym", "maybe"): ("scored", 0.0, 1),
+    }

@@ -16,8 +16,14 @@ def url_task(reference: str):
 
 
 def last_page_task(required: str, url: str = "last"):
-    return make_task({"eval_types": ["program_html"], "program_html": [
-        {"url": url, "locator": "document.body.innerText", "required_contents": {"must_include": [required]}}]})
+    return make_task(
+        {
+            "eval_types": ["program_html"],
+            "program_html": [
+                {"url": url, "locator": "document.body.innerText", "required_contents": {"must_include": [required]}}
+            ],
+        }
+    )
 
 
 BLOB_JS = """(gold) => { location.href = URL.createObjectURL(new Blob([`<p>${gold}</p>`], {type: "text/html"})); }"""
@@ -42,14 +48,20 @@ def test_pages_the_agent_wrote_satisfy_no_evaluator(async_browser, static_site, 
         async with page.expect_navigation():
             await page.evaluate(BLOB_JS, "the gold order #000178")  # same-origin script makes the page it ends on
         scores["blob contents"] = await evaluate(last_page_task("#000178"), None, page, mode=mode, urls=urls)
-        scores["blob via __last_url__"] = await evaluate(last_page_task("#000178", "func:'__last_url__'"), None,
-                                                         page, mode=mode, urls=urls)
+        scores["blob via __last_url__"] = await evaluate(
+            last_page_task("#000178", "func:'__last_url__'"), None, page, mode=mode, urls=urls
+        )
         return scores
 
     results = async_browser.run(scenario)
     assert {k: r.score for k, r in results.items()} == {
-        "real url": 1.0, "real contents": 1.0, "data url": 0.0, "data contents": 0.0, "blob contents": 0.0,
-        "blob via __last_url__": 0.0}
+        "real url": 1.0,
+        "real contents": 1.0,
+        "data url": 0.0,
+        "data contents": 0.0,
+        "blob contents": 0.0,
+        "blob via __last_url__": 0.0,
+    }
     for name in ("data url", "data contents", "blob contents"):
         assert any(NOT_A_SITE_PAGE in str(d) for d in results[name].details), (name, results[name].details)
 

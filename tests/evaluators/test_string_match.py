@@ -13,8 +13,16 @@ W, V, B = "webarena", "vab", "browsergym"
 
 
 def string_task(answers: dict, **eval_fields):
-    return make_task({"eval_types": ["string_match"], "reference_answers": answers, "reference_url": "",
-                      "program_html": [], "string_note": "", **eval_fields})
+    return make_task(
+        {
+            "eval_types": ["string_match"],
+            "reference_answers": answers,
+            "reference_url": "",
+            "program_html": [],
+            "string_note": "",
+            **eval_fields,
+        }
+    )
 
 
 def score(answers: dict, answer, mode: str, judge=None, **eval_fields):
@@ -139,16 +147,24 @@ def test_judged_rules(answers, replies, expected, calls):
             assert len(judge.calls) == calls[mode]
 
 
-@pytest.mark.parametrize(("answers", "replies", "expected", "calls"), [
-    # the originals ask the judge about every reference even when a 0 already fixes the score:
-    # the same score, the originals' call count...
-    ({"must_include": ["zzz"], "fuzzy_match": ["a", "b"]}, ["correct"], {W: 0, V: 0, B: 0}, {W: 2, V: 1, B: 2}),
-    ({"fuzzy_match": ["a", "b", "c"]}, ["incorrect", "correct"], {W: 0, V: 0, B: 0}, {W: 3, V: 1, B: 3}),
-    # ...and an unparsable later reply is the originals' error; browsergym's 0 ends the evaluation at once
-    ({"must_include": ["zzz"], "fuzzy_match": ["a"]}, ["maybe"], {W: "error", V: "error", B: 0}, {W: 1, V: 1, B: 1}),
-    ({"fuzzy_match": ["a", "b"]}, ["incorrect", "maybe"], {W: "error", V: 0, B: 0}, {W: 2, V: 1, B: 2}),
-    ({"fuzzy_match": ["a", "b"]}, ["maybe", "correct"], {W: "error", V: "error", B: 0}, {W: 1, V: 1, B: 1}),
-])
+@pytest.mark.parametrize(
+    ("answers", "replies", "expected", "calls"),
+    [
+        # the originals ask the judge about every reference even when a 0 already fixes the score:
+        # the same score, the originals' call count...
+        ({"must_include": ["zzz"], "fuzzy_match": ["a", "b"]}, ["correct"], {W: 0, V: 0, B: 0}, {W: 2, V: 1, B: 2}),
+        ({"fuzzy_match": ["a", "b", "c"]}, ["incorrect", "correct"], {W: 0, V: 0, B: 0}, {W: 3, V: 1, B: 3}),
+        # ...and an unparsable later reply is the originals' error; browsergym's 0 ends the evaluation at once
+        (
+            {"must_include": ["zzz"], "fuzzy_match": ["a"]},
+            ["maybe"],
+            {W: "error", V: "error", B: 0},
+            {W: 1, V: 1, B: 1},
+        ),
+        ({"fuzzy_match": ["a", "b"]}, ["incorrect", "maybe"], {W: "error", V: 0, B: 0}, {W: 2, V: 1, B: 2}),
+        ({"fuzzy_match": ["a", "b"]}, ["maybe", "correct"], {W: "error", V: "error", B: 0}, {W: 1, V: 1, B: 1}),
+    ],
+)
 def test_the_judge_is_asked_in_the_originals_order(answers, replies, expected, calls):
     for mode, want in expected.items():
         judge = ScriptedJudge(*replies)
@@ -177,7 +193,10 @@ def test_real_tasks(lite_tasks):
     # named), browsergym reads a one-item list; flagged in every mode
     results = {m: run(evaluate(by_id[81], "The top contributor is yjlou", None, mode=m)) for m in (W, V, B)}
     assert {m: (r.status, r.score) for m, r in results.items()} == {
-        W: ("error", None), V: ("error", None), B: ("scored", 1.0)}
+        W: ("error", None),
+        V: ("error", None),
+        B: ("scored", 1.0),
+    }
     assert [results[m].details[-1]["field"] for m in (W, V)] == ["eval.reference_answers.must_include"] * 2
     assert all(any("bare string" in d.get("text", "") for d in r.details) for r in results.values())
     # Lite 94: '65 |OR| 3'

@@ -46,8 +46,12 @@ def test_url_rules(reference, pred, webarena, exact, gold):
 
 
 def url_task(reference: str, note: str | None = "GOLD in PRED", types=("url_match",), program=()):
-    spec = {"eval_types": list(types), "reference_answers": None, "reference_url": reference,
-            "program_html": list(program)}
+    spec = {
+        "eval_types": list(types),
+        "reference_answers": None,
+        "reference_url": reference,
+        "program_html": list(program),
+    }
     if note is not None:
         spec["url_note"] = note
     return make_task(spec)
@@ -58,13 +62,16 @@ class FakePage:
         self.url = url
 
 
-@pytest.mark.parametrize(("note", "expected"), [
-    # url_note absent: GOLD in PRED for webarena/browsergym, EXACT for vab (Lite task 45)
-    (None, {"webarena": 1.0, "browsergym": 1.0, "vab": 0.0}),
-    ("GOLD in PRED", {"webarena": 1.0, "browsergym": 1.0, "vab": 1.0}),
-    # any other note: the original raises; vab knows EXACT
-    ("EXACT", {"webarena": "error", "browsergym": "error", "vab": 0.0}),
-])
+@pytest.mark.parametrize(
+    ("note", "expected"),
+    [
+        # url_note absent: GOLD in PRED for webarena/browsergym, EXACT for vab (Lite task 45)
+        (None, {"webarena": 1.0, "browsergym": 1.0, "vab": 0.0}),
+        ("GOLD in PRED", {"webarena": 1.0, "browsergym": 1.0, "vab": 1.0}),
+        # any other note: the original raises; vab knows EXACT
+        ("EXACT", {"webarena": "error", "browsergym": "error", "vab": 0.0}),
+    ],
+)
 def test_url_note_per_mode(note, expected):
     task = url_task(f"{H}/issues/719", note)
     for mode, want in expected.items():

@@ -21,7 +21,6 @@ def trained(tiny, tmp_path_factory) -> dict:
     data, held_out = root / "train.jsonl", root / "held_out.jsonl"
     write_examples(data, synthetic_examples(64, seed=1))
     write_examples(held_out, synthetic_examples(48, seed=2))
-    run = orm_cli(root, "train", "--data", str(data), "--model", str(tiny), "--out", str(root / "out"),
-                *TRAIN_ARGS)
+    run = orm_cli(root, "train", "--data", str(data), "--model", str(tiny), "--out", str(root / "out"), *TRAIN_ARGS)
     assert run.returncode == 0, run.stderr
     return {"out": root / "out", "stdout": run.stdout, "held_out": held_out, "root": root}

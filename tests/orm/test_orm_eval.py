@@ -19,15 +19,29 @@ def test_scores_by_hand():
     labels = [1, 1, 1, 1, 0, 0, 0, 0, 0, 0]
     predictions = [1, 1, 1, 0, 1, 1, 0, 0, 0, 0]  # tp 3, fn 1, fp 2, tn 4
     scores = binary_scores(labels, predictions)
-    assert scores == pytest.approx({"n": 10, "accuracy": 0.7, "precision": 0.6, "recall": 0.75, "f1": 2 / 3,
-                                    "majority": 0.6, "tp": 3, "fp": 2, "fn": 1, "tn": 4})
+    assert scores == pytest.approx(
+        {
+            "n": 10,
+            "accuracy": 0.7,
+            "precision": 0.6,
+            "recall": 0.75,
+            "f1": 2 / 3,
+            "majority": 0.6,
+            "tp": 3,
+            "fp": 2,
+            "fn": 1,
+            "tn": 4,
+        }
+    )
     never = binary_scores([1, 0, 0], [0, 0, 0])  # no YES at all: precision and F1 are 0, not an error
     assert (never["precision"], never["recall"], never["f1"], never["accuracy"]) == (0.0, 0.0, 0.0, 2 / 3)
 
 
 def test_sites_are_webrl_columns_in_order():
-    rows = [{"site": site, "label": label, "reward": pred} for site, label, pred in
-            [("Other", 1, 1), ("OSS", 1, 0), ("CMS", 0, 0), ("OSS", 0, 0), ("Reddit", 1, 1)]]
+    rows = [
+        {"site": site, "label": label, "reward": pred}
+        for site, label, pred in [("Other", 1, 1), ("OSS", 1, 0), ("CMS", 0, 0), ("OSS", 0, 0), ("Reddit", 1, 1)]
+    ]
     table = score_table(rows)
     assert list(table) == ["Overall", "Reddit", "CMS", "OSS", "Other"]
     assert (table["OSS"]["n"], table["OSS"]["accuracy"], table["Overall"]["accuracy"]) == (2, 0.5, 0.8)
@@ -45,8 +59,16 @@ def test_orm_eval_command_on_a_hand_labelled_set(trained, tmp_path):
     rewards = orm.rewards(examples)
     assert rewards[2:] == [e.label for e in examples[2:]] and rewards[:2] != [e.label for e in examples[:2]]
 
-    run = orm_cli(tmp_path, "eval", "--orm", str(trained["out"] / "orm"), "--data", str(data), "--out",
-                str(tmp_path / "report.json"))
+    run = orm_cli(
+        tmp_path,
+        "eval",
+        "--orm",
+        str(trained["out"] / "orm"),
+        "--data",
+        str(data),
+        "--out",
+        str(tmp_path / "report.json"),
+    )
     assert run.returncode == 0, run.stderr
     report = json.loads((tmp_path / "report.json").read_text())
     labels = [e.label for e in examples]
@@ -55,8 +77,9 @@ def test_orm_eval_command_on_a_hand_labelled_set(trained, tmp_path):
     assert [p["reward"] for p in report["predictions"]] == rewards
     assert [p["p_yes"] for p in report["predictions"]] == pytest.approx(orm.p_yes(examples), abs=1e-5)
     admin = [i for i, e in enumerate(examples) if e.sites == ("shopping_admin",)]
-    assert report["scores"]["CMS"] == pytest.approx(binary_scores([labels[i] for i in admin],
-                                                                  [rewards[i] for i in admin]))
+    assert report["scores"]["CMS"] == pytest.approx(
+        binary_scores([labels[i] for i in admin], [rewards[i] for i in admin])
+    )
     assert list(report["scores"]) == ["Overall", "CMS", "OSS"]
     assert re.search(r"Overall\s+8\s+0\.750", run.stdout) and "CMS" in run.stdout and "OSS" in run.stdout
 

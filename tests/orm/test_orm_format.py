@@ -9,8 +9,10 @@ from webrl.orm.format import PromptTooLong, history_lines, orm_input_ids, orm_pr
 from webrl.policy.models import load_tokenizer
 
 INTENT = "What is the price of the blue mug?"
-RESPONSES = ['# Element: the search box\ndo(action="Search", argument="blue mug", element="4")',
-             '# Note: the mug costs $12.50\nexit(message="$12.50")']
+RESPONSES = [
+    '# Element: the search box\ndo(action="Search", argument="blue mug", element="4")',
+    '# Note: the mug costs $12.50\nexit(message="$12.50")',
+]
 HTML = '<html> <body> <span id="3" data-text="Blue mug" data-bbox="10,20,80,16"> $12.50 </span> </body> </html>'
 
 GOLDEN = (
@@ -50,12 +52,13 @@ def test_uncut_ids_are_the_prompt_tokens(tokenizer):
 
 def test_long_page_is_cut_and_the_question_and_header_survive(tokenizer):
     page = HTML.replace("$12.50", "$12.50 " + "<div> filler text </div> " * 400)
-    head, html, tail = (tokenizer(part, add_special_tokens=False).input_ids
-                        for part in prompt_parts(INTENT, RESPONSES, page))
+    head, html, tail = (
+        tokenizer(part, add_special_tokens=False).input_ids for part in prompt_parts(INTENT, RESPONSES, page)
+    )
     limit = len(head) + len(tail) + 50
     ids = orm_input_ids(tokenizer, INTENT, RESPONSES, page, max_tokens=limit)
     assert len(ids) == limit < len(head) + len(html) + len(tail)
-    assert ids[:len(head)] == head and ids[-len(tail):] == tail and ids[len(head):-len(tail)] == html[:50]
+    assert ids[: len(head)] == head and ids[-len(tail) :] == tail and ids[len(head) : -len(tail)] == html[:50]
     text = tokenizer.decode(ids)
     assert text.endswith(ASSISTANT_HEADER) and f"The User Intent:\n{INTENT}\n\n" in text
     assert 'exit(message="$12.50")\n\nThe Current Screenshot:\n<html> <body>' in text
@@ -63,8 +66,9 @@ def test_long_page_is_cut_and_the_question_and_header_survive(tokenizer):
 
 
 def test_limits_at_the_edges(tokenizer):
-    head, html, tail = (tokenizer(part, add_special_tokens=False).input_ids
-                        for part in prompt_parts(INTENT, RESPONSES, HTML))
+    head, html, tail = (
+        tokenizer(part, add_special_tokens=False).input_ids for part in prompt_parts(INTENT, RESPONSES, HTML)
+    )
     full = len(head) + len(html) + len(tail)
     assert len(orm_input_ids(tokenizer, INTENT, RESPONSES, HTML, full)) == full
     assert orm_input_ids(tokenizer, INTENT, RESPONSES, HTML, full - 1)[-len(tail) - 1] == html[-2]

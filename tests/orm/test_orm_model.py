@@ -16,8 +16,8 @@ def test_answer_tokens_are_the_first_tokens_of_yes_and_no(untrained):
     tokenizer = untrained.tokenizer
     yes, no = answer_token_ids(tokenizer)
     assert yes != no
-    assert tokenizer.decode([yes]) == "YES"[:len(tokenizer.decode([yes]))]
-    assert tokenizer.decode([no]) == "NO"[:len(tokenizer.decode([no]))]
+    assert tokenizer.decode([yes]) == "YES"[: len(tokenizer.decode([yes]))]
+    assert tokenizer.decode([no]) == "NO"[: len(tokenizer.decode([no]))]
     assert (untrained.yes, untrained.no) == (yes, no)
 
 

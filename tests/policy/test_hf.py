@@ -20,20 +20,25 @@ from webrl.policy.prompt import webrl_prompt
 from webrl.tasks.model import Task
 
 EVAL = {"eval_types": ["string_match"], "reference_answers": {"must_include": ["x"]}}
-HTML = ('<html> <a id="0" data-text="Sign In"> Sign In </a> <input id="1" type="text" '
-        'placeholder="Search entire store here..."> </input> <button id="2" title="Search"> Search </button> </html>')
+HTML = (
+    '<html> <a id="0" data-text="Sign In"> Sign In </a> <input id="1" type="text" '
+    'placeholder="Search entire store here..."> </input> <button id="2" title="Search"> Search </button> </html>'
+)
 GREEDY = Sampling(max_tokens=24, stop=())
 
 
 def _input(intent: str, history: list[str], html: str) -> PolicyInput:
-    task = Task.model_validate({"task_id": 1, "sites": ["shopping"], "start_url": "__SHOPPING__", "intent": intent,
-                                "eval": EVAL})
+    task = Task.model_validate(
+        {"task_id": 1, "sites": ["shopping"], "start_url": "__SHOPPING__", "intent": intent, "eval": EVAL}
+    )
     return PolicyInput(task, history, Observation(text=html, url="http://x/", title="t", ids=[0, 1, 2], boxes={}))
 
 
-INPUTS = [_input("Buy socks.", [], HTML),
-          _input("Find the cheapest laptop.", ['do(action="Click", element="0")'], HTML[:60] + " </html>"),
-          _input("How many orders?", [], "<html> <p> 3 orders </p> </html>")]
+INPUTS = [
+    _input("Buy socks.", [], HTML),
+    _input("Find the cheapest laptop.", ['do(action="Click", element="0")'], HTML[:60] + " </html>"),
+    _input("How many orders?", [], "<html> <p> 3 orders </p> </html>"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +55,7 @@ def teacher_forced(policy: HFPolicy, prompt_ids: list[int], generated: list[int]
     """Log-probs of `generated` after `prompt_ids` from one plain forward pass (no cache, no padding)."""
     ids = torch.tensor([prompt_ids + generated])
     with torch.no_grad():
-        logits = policy.model(ids).logits[0, len(prompt_ids) - 1:-1].float()
+        logits = policy.model(ids).logits[0, len(prompt_ids) - 1 : -1].float()
     return torch.log_softmax(logits, -1).gather(1, torch.tensor(generated)[:, None]).squeeze(1).tolist()
 
 
@@ -75,8 +80,9 @@ def test_token_logprobs_match_a_teacher_forced_forward_pass(policy):
         generated = response.meta["token_ids"]
         assert len(response.token_logprobs) == len(generated) == response.meta["completion_tokens"] > 0
         assert response.meta["finish_reason"] == "length" and len(generated) == GREEDY.max_tokens
-        assert response.token_logprobs == pytest.approx(teacher_forced(policy, prompt_ids(policy, x), generated),
-                                                         abs=1e-4)
+        assert response.token_logprobs == pytest.approx(
+            teacher_forced(policy, prompt_ids(policy, x), generated), abs=1e-4
+        )
         assert policy.tokenizer.decode(generated) == response.text
 
 
@@ -148,8 +154,7 @@ def test_calls_waiting_together_share_one_batch_and_a_seeded_answer_does_not_dep
 
 
 @pytest.mark.parametrize("limited_by", ["the model's config", "the context argument"])
-def test_a_prompt_longer_than_the_context_loses_the_end_of_its_page_not_its_instruction(policy, tmp_path,
-                                                                                       limited_by):
+def test_a_prompt_longer_than_the_context_loses_the_end_of_its_page_not_its_instruction(policy, tmp_path, limited_by):
     """A 64-token context, the model's own or a training's budget given to the policy (webrl train's rollouts)."""
     if limited_by == "the context argument":
         short = HFPolicy(policy.model.name_or_path, context=64)
@@ -165,16 +170,17 @@ def test_a_prompt_longer_than_the_context_loses_the_end_of_its_page_not_its_inst
     response = short.act([x], Sampling(max_tokens=8, stop=()))[0]
     head, page = prompt.split("<|start_header_id|>user<|end_header_id|>\n")
     head_ids = short.tokenizer(head + "<|start_header_id|>user<|end_header_id|>\n").input_ids
-    tail_ids = short.tokenizer("\n\n<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n",
-                               add_special_tokens=False).input_ids
-    page_ids = short.tokenizer(page.removesuffix("\n\n<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n"),
-                               add_special_tokens=False).input_ids
-    kept = head_ids + page_ids[:56 - len(head_ids) - len(tail_ids)] + tail_ids  # 64 - 8 new tokens
+    tail_ids = short.tokenizer(
+        "\n\n<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n", add_special_tokens=False
+    ).input_ids
+    page_ids = short.tokenizer(
+        page.removesuffix("\n\n<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n"), add_special_tokens=False
+    ).input_ids
+    kept = head_ids + page_ids[: 56 - len(head_ids) - len(tail_ids)] + tail_ids  # 64 - 8 new tokens
     assert len(ids) > 64 and kept[0] == short.tokenizer.bos_token_id and len(kept) == 56
     assert "Buy socks." in short.tokenizer.decode(kept)  # the instruction survives the cut
     assert response.meta["prompt_tokens"] == 56 and response.meta["truncated_prompt_tokens"] == len(ids) - 56
-    assert response.token_logprobs == pytest.approx(teacher_forced(short, kept, response.meta["token_ids"]),
-                                                    abs=1e-4)
+    assert response.token_logprobs == pytest.approx(teacher_forced(short, kept, response.meta["token_ids"]), abs=1e-4)
 
 
 def test_hf_specs_build_through_make_policy(state_dir, monkeypatch):

@@ -19,13 +19,27 @@ from webrl.policy.prompt import webrl_prompt
 from webrl.tasks.model import Task
 from webrl.tasks.script import before
 
-TASK = Task.model_validate({"task_id": 1, "sites": ["shopping"], "start_url": "__SHOPPING__", "intent": "Buy socks.",
-                            "eval": {"eval_types": ["string_match"], "reference_answers": {"must_include": ["x"]}},
-                            "cheat": ['do(action="Click", element="{Sign In}")', 'exit(message="done")']})
-HTML = ('<html> <a id="0" data-text="Sign In"> Sign In </a> <input id="1" type="text" '
-        'placeholder="Search entire store here..."> </input> <button id="2" title="Search"> Search </button> </html>')
-OBS = Observation(text=HTML, url="http://x/", title="t", ids=[0, 1, 2],
-                  boxes={0: (10, 10, 100, 20), 1: (10, 40, 300, 20), 2: (280, 40, 20, 20)})
+TASK = Task.model_validate(
+    {
+        "task_id": 1,
+        "sites": ["shopping"],
+        "start_url": "__SHOPPING__",
+        "intent": "Buy socks.",
+        "eval": {"eval_types": ["string_match"], "reference_answers": {"must_include": ["x"]}},
+        "cheat": ['do(action="Click", element="{Sign In}")', 'exit(message="done")'],
+    }
+)
+HTML = (
+    '<html> <a id="0" data-text="Sign In"> Sign In </a> <input id="1" type="text" '
+    'placeholder="Search entire store here..."> </input> <button id="2" title="Search"> Search </button> </html>'
+)
+OBS = Observation(
+    text=HTML,
+    url="http://x/",
+    title="t",
+    ids=[0, 1, 2],
+    boxes={0: (10, 10, 100, 20), 1: (10, 40, 300, 20), 2: (280, 40, 20, 20)},
+)
 
 
 @pytest.mark.parametrize("spec", ["gpt", "random:x", "openai:model", "oracle:1", "openai:@http://x"])
@@ -62,9 +76,11 @@ def test_oracle_finds_elements_by_what_a_person_sees():
 
 
 def test_oracle_reads_raw_values_and_text_a_page_without_charset_shows():
-    raw = ('<html> <button id="0" title="a "b"" data-text="Say "hi" <now>"> Say "hi" <now> </button>'
-           ' <input id="1" placeholder="x > y" data-bbox="1,2,3,4"> </input> <b id="2"> CafÃ© </b>'
-           ' <i id="3" title="&quot;q&quot;"> R&D </i> </html>')
+    raw = (
+        '<html> <button id="0" title="a "b"" data-text="Say "hi" <now>"> Say "hi" <now> </button>'
+        ' <input id="1" placeholder="x > y" data-bbox="1,2,3,4"> </input> <b id="2"> CafÃ© </b>'
+        ' <i id="3" title="&quot;q&quot;"> R&D </i> </html>'
+    )
     obs = Observation(text=raw, url="http://x/", title="t", ids=[0, 1, 2, 3], boxes={})
     assert find_element('Say "hi" <now>', obs) == 0 and find_element('title=a "b"', obs) == 0
     assert find_element("placeholder=x > y", obs) == 1 and find_element("Café", obs) == 2

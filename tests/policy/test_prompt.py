@@ -15,7 +15,7 @@ INTENT = "What is the price of the cheapest socks?"
 HTML = '<html> <a id="0" data-text="Socks"> Socks </a> </html>'
 R0 = '# Element: the search box\ndo(action="Search", argument="socks", element="6")'
 R1 = 'do(action="Click", element="12")'
-R2 = "# Note: $4.99 is the lowest price\ndo(action=\"Scroll Down\")"
+R2 = '# Note: $4.99 is the lowest price\ndo(action="Scroll Down")'
 
 
 def test_round_0():
@@ -90,7 +90,8 @@ def test_truncation_counts_the_past_rounds():
     # Round 0: no history, the HTML alone is capped at 15872 characters.
     assert webrl_prompt("T", [], "z" * 16_000) == (
         "Task Instruction: T\n\nRound 0\n\n<|eot_id|><|start_header_id|>user<|end_header_id|>\n"
-        + "z" * 15872 + "\n\n<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n"
+        + "z" * 15872
+        + "\n\n<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n"
     )
 
 
@@ -99,7 +100,7 @@ def test_truncation_with_an_overlong_history_slices_like_python():
     history = ["b" * 16_000]
     over = len(webrl_history("T", history)) - 15872
     prompt = webrl_prompt("T", history, "0123456789" + "c" * 1000)
-    assert ("0123456789" + "c" * 1000)[: -over] in prompt and "c" * (1000 - over + 1) not in prompt
+    assert ("0123456789" + "c" * 1000)[:-over] in prompt and "c" * (1000 - over + 1) not in prompt
 
 
 def test_chat_messages():
@@ -109,14 +110,27 @@ def test_chat_messages():
     ]
     assert chat_messages(INTENT, [R0, R1], HTML) == [
         {"role": "system", "content": SYSTEM_PROMPT},
-        {"role": "user", "content": "Task Instruction: What is the price of the cheapest socks?\n\n** Simplified html **"},
+        {
+            "role": "user",
+            "content": "Task Instruction: What is the price of the cheapest socks?\n\n** Simplified html **",
+        },
         {"role": "assistant", "content": R0},
         {"role": "user", "content": "** Simplified html **"},
         {"role": "assistant", "content": R1},
         {"role": "user", "content": HTML},
     ]
-    for action in ('do(action="Click", element=', '"Select Dropdown Option"', 'do(action="Go Backward")',
-                   "exit(message=", '"Search"', '"Type"', '"Hover"', '"Press Enter"', '"Scroll Up"', "# Element:"):
+    for action in (
+        'do(action="Click", element=',
+        '"Select Dropdown Option"',
+        'do(action="Go Backward")',
+        "exit(message=",
+        '"Search"',
+        '"Type"',
+        '"Hover"',
+        '"Press Enter"',
+        '"Scroll Up"',
+        "# Element:",
+    ):
         assert action in SYSTEM_PROMPT
     assert HTML_PLACEHOLDER in SYSTEM_PROMPT
 

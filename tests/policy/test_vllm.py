@@ -23,12 +23,23 @@ try:
 except UsageError as err:
     NO_VLLM = str(err)  # it says how to install vLLM
 
-TASK = Task.model_validate({"task_id": 7, "sites": ["reddit"], "start_url": "__REDDIT__", "intent": "Upvote a post.",
-                            "eval": {"eval_types": ["string_match"], "reference_answers": {"must_include": ["x"]}}})
-PAGES = ['<html> <a id="0" data-text="Forums"> Forums </a> <button id="1"> Upvote </button> </html>',
-         '<html> <input id="0" type="text" placeholder="Search"> </input> <a id="1"> Log in </a> </html>']
-INPUTS = [PolicyInput(TASK, history, Observation(text=html, url="http://x/", title="t", ids=[0, 1], boxes={}))
-          for history, html in zip([[], ['do(action="Click", element="0")']], PAGES, strict=True)]
+TASK = Task.model_validate(
+    {
+        "task_id": 7,
+        "sites": ["reddit"],
+        "start_url": "__REDDIT__",
+        "intent": "Upvote a post.",
+        "eval": {"eval_types": ["string_match"], "reference_answers": {"must_include": ["x"]}},
+    }
+)
+PAGES = [
+    '<html> <a id="0" data-text="Forums"> Forums </a> <button id="1"> Upvote </button> </html>',
+    '<html> <input id="0" type="text" placeholder="Search"> </input> <a id="1"> Log in </a> </html>',
+]
+INPUTS = [
+    PolicyInput(TASK, history, Observation(text=html, url="http://x/", title="t", ids=[0, 1], boxes={}))
+    for history, html in zip([[], ['do(action="Click", element="0")']], PAGES, strict=True)
+]
 GREEDY = Sampling(temperature=0.0, max_tokens=24, stop=())
 
 
@@ -65,8 +76,10 @@ def _perturbed_copy(model: Path, out: Path) -> Path:
     shutil.copytree(model, out)
     weights = load_file(out / "model.safetensors")
     generator = torch.Generator().manual_seed(1)
-    noisy = {name: w + 0.5 * w.std().nan_to_num(1.0) * torch.randn(w.shape, generator=generator)
-             for name, w in weights.items()}
+    noisy = {
+        name: w + 0.5 * w.std().nan_to_num(1.0) * torch.randn(w.shape, generator=generator)
+        for name, w in weights.items()
+    }
     save_file(noisy, out / "model.safetensors", metadata={"format": "pt"})
     return out
 
@@ -104,10 +117,10 @@ class TestRealServer:
     def test_stop_strings_cut_the_text(self, tiny_policy):
         [full] = tiny_policy.act(INPUTS[:1], GREEDY)
         # two ASCII characters of the greedy answer (the random tiny model may well answer "\n\n\n...")
-        start = next(i for i in range(1, len(full.text) - 1) if full.text[i:i + 2].isascii())
-        stop = full.text[start:start + 2]
+        start = next(i for i in range(1, len(full.text) - 1) if full.text[i : i + 2].isascii())
+        stop = full.text[start : start + 2]
         [cut] = tiny_policy.act(INPUTS[:1], Sampling(temperature=0.0, max_tokens=24, stop=(stop,)))
-        assert cut.text == full.text[:full.text.index(stop)]
+        assert cut.text == full.text[: full.text.index(stop)]
         assert cut.meta["usage"]["completion_tokens"] < full.meta["usage"]["completion_tokens"]  # stopped early
 
     def test_load_serves_new_weights(self, tiny_policy, tmp_path):

@@ -26,8 +26,14 @@ def main() -> None:
     parser.add_argument("--step-delay", type=float, default=0.0, help="seconds to sleep after each step")
     args = parser.parse_args()
     settings = TrainSettings.model_validate_json(args.settings)
-    engine, summary = train_tiny(args.model, args.run_dir, settings, args.items, out=args.out,
-                                 on_step=lambda step, metrics: time.sleep(args.step_delay))
+    engine, summary = train_tiny(
+        args.model,
+        args.run_dir,
+        settings,
+        args.items,
+        out=args.out,
+        on_step=lambda step, metrics: time.sleep(args.step_delay),
+    )
     if engine.rank == 0:
         print(SUMMARY, json.dumps(summary), flush=True)
 

@@ -36,8 +36,15 @@ def load_model(model_dir: Path) -> torch.nn.Module:
     return AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
 
 
-def train_tiny(model_dir: Path, run_dir: Path, settings: TrainSettings, items: int, name: str = "sft",
-               out: Path | None = None, on_step: StepHook | None = None) -> tuple[Engine, dict]:
+def train_tiny(
+    model_dir: Path,
+    run_dir: Path,
+    settings: TrainSettings,
+    items: int,
+    name: str = "sft",
+    out: Path | None = None,
+    on_step: StepHook | None = None,
+) -> tuple[Engine, dict]:
     """Train the tiny model on `items` synthetic sequences; save it to `out` when given."""
     model = load_model(model_dir)
     engine = Engine(model, settings, run_dir, name)

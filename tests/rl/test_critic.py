@@ -50,8 +50,9 @@ def test_value_of_a_row_is_the_same_alone_and_in_padded_batches(critic, tokenize
     encoded = observations(tokenizer, PROMPTS)
     pad = pad_token_id(tokenizer)
     with torch.no_grad():
-        alone = torch.cat([critic(torch.tensor([e.input_ids]), torch.ones(1, len(e.input_ids), dtype=torch.long))
-                           for e in encoded])
+        alone = torch.cat(
+            [critic(torch.tensor([e.input_ids]), torch.ones(1, len(e.input_ids), dtype=torch.long)) for e in encoded]
+        )
         right = collate(encoded, pad)
         right_logits = critic(right.input_ids, right.attention_mask)
         left_logits = critic(*left_padded(encoded, pad))
@@ -74,8 +75,9 @@ def test_save_and_load_round_trip_atomically(critic, tokenizer, tmp_path):
     loaded = Critic.load(out).eval()
     batch = collate(observations(tokenizer, PROMPTS), pad_token_id(tokenizer))
     with torch.no_grad():
-        torch.testing.assert_close(loaded(batch.input_ids, batch.attention_mask),
-                                   critic(batch.input_ids, batch.attention_mask))
+        torch.testing.assert_close(
+            loaded(batch.input_ids, batch.attention_mask), critic(batch.input_ids, batch.attention_mask)
+        )
         fresh = Critic.from_pretrained(out)  # the saved folder seeds a new critic: same trunk, new heads
         assert all(torch.equal(a, b) for a, b in zip(fresh.trunk.parameters(), critic.trunk.parameters()))
     assert AutoModelForCausalLM.from_pretrained(out).config.hidden_size == critic.trunk.config.hidden_size

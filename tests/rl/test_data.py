@@ -32,10 +32,16 @@ def record(task_id=1, step=0, **extra):
 
 def test_steps_grouped_by_episode_with_next_prompt_and_returns(tmp_path):
     # episode "7" (default: str(task_id)) written out of order and interleaved with a failed episode
-    path = write_jsonl(tmp_path / "steps.jsonl", [
-        record(7, 1), record("t", 0, episode="e", reward=0), record(7, 0), record(7, 2),
-        record("t", 1, episode="e", reward=0),
-    ])
+    path = write_jsonl(
+        tmp_path / "steps.jsonl",
+        [
+            record(7, 1),
+            record("t", 0, episode="e", reward=0),
+            record(7, 0),
+            record(7, 2),
+            record("t", 1, episode="e", reward=0),
+        ],
+    )
     steps = load_steps(path)
     assert [(s.episode, s.step) for s in steps] == [("7", 0), ("7", 1), ("7", 2), ("e", 0), ("e", 1)]
     success = steps[:3]
@@ -48,18 +54,21 @@ def test_steps_grouped_by_episode_with_next_prompt_and_returns(tmp_path):
     assert [s.mc_return for s in steps[3:]] == [0.0, 0.0]
 
 
-@pytest.mark.parametrize("lines, line, field", [
-    ([record(), "{not json"], 2, None),
-    ([record(), record(step=1), {k: v for k, v in record(step=2).items() if k != "response"}], 3, "response"),
-    ([record(step="0")], 1, "step"),
-    ([record(step=-1)], 1, "step"),
-    ([record(reward=1.5)], 1, "reward"),
-    ([record(reward=True)], 1, "reward"),
-    ([record(prompt="")], 1, "prompt"),
-    ([record(step=0), record(step=2)], 2, "step"),  # a gap
-    ([record(step=0), record(step=0)], 2, "step"),  # a duplicate
-    ([record(step=0, reward=1), record(step=1, reward=0)], 2, "reward"),  # outcome differs within an episode
-])
+@pytest.mark.parametrize(
+    "lines, line, field",
+    [
+        ([record(), "{not json"], 2, None),
+        ([record(), record(step=1), {k: v for k, v in record(step=2).items() if k != "response"}], 3, "response"),
+        ([record(step="0")], 1, "step"),
+        ([record(step=-1)], 1, "step"),
+        ([record(reward=1.5)], 1, "reward"),
+        ([record(reward=True)], 1, "reward"),
+        ([record(prompt="")], 1, "prompt"),
+        ([record(step=0), record(step=2)], 2, "step"),  # a gap
+        ([record(step=0), record(step=0)], 2, "step"),  # a duplicate
+        ([record(step=0, reward=1), record(step=1, reward=0)], 2, "reward"),  # outcome differs within an episode
+    ],
+)
 def test_bad_lines_name_file_line_task_and_field(tmp_path, lines, line, field):
     path = write_jsonl(tmp_path / "bad.jsonl", lines)
     with pytest.raises(UsageError) as caught:
@@ -87,7 +96,7 @@ def test_action_tokens_are_the_separately_tokenized_response(tokenizer):
     assert joint != separate  # the case the official get_log_prob gets wrong (it tokenizes both as one string)
     encoded = encode(tokenizer, prompt, response, max_tokens=100)
     assert encoded.input_ids == separate
-    assert encoded.input_ids[-encoded.n_action:] == ids(tokenizer, response + END_OF_TURN)
+    assert encoded.input_ids[-encoded.n_action :] == ids(tokenizer, response + END_OF_TURN)
     assert encoded.input_ids[0] == tokenizer.bos_token_id
 
 
@@ -115,15 +124,15 @@ def test_a_too_long_webrl_prompt_loses_the_end_of_its_page_never_the_instruction
     budget = 200
     assert len(ids(tokenizer, prompt, special=True)) + len(action) > budget
     encoded = encode(tokenizer, prompt, response, max_tokens=budget)
-    assert len(encoded.input_ids) == budget and encoded.input_ids[-encoded.n_action:] == action
+    assert len(encoded.input_ids) == budget and encoded.input_ids[-encoded.n_action :] == action
     head, page_and_tail = prompt.rsplit("<|start_header_id|>user<|end_header_id|>\n", 1)
     head_ids = ids(tokenizer, head + "<|start_header_id|>user<|end_header_id|>\n", special=True)
     tail = "\n\n<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n"
     tail_ids = ids(tokenizer, tail)
     page_ids = ids(tokenizer, page_and_tail.removesuffix(tail))
     room = budget - len(action) - len(head_ids) - len(tail_ids)
-    assert encoded.input_ids[:-encoded.n_action] == head_ids + page_ids[:room] + tail_ids
-    text = tokenizer.decode(encoded.input_ids[:-encoded.n_action])
+    assert encoded.input_ids[: -encoded.n_action] == head_ids + page_ids[:room] + tail_ids
+    text = tokenizer.decode(encoded.input_ids[: -encoded.n_action])
     assert "Task Instruction: Open the third tab." in text and history[0] in text and "word0" in text
     assert "word299" not in text
     # a prompt that fits is tokenized whole, as before
@@ -138,12 +147,15 @@ def test_collate_pads_right_and_marks_actions(tokenizer):
     assert batch.input_ids[0, n:].eq(tokenizer.pad_token_id).all()
     assert batch.attention_mask.sum(-1).tolist() == [n, len(long.input_ids)]
     assert batch.action_mask.sum(-1).tolist() == [short.n_action, long.n_action]
-    assert batch.input_ids[0][batch.action_mask[0]].tolist() == short.input_ids[-short.n_action:]
+    assert batch.input_ids[0][batch.action_mask[0]].tolist() == short.input_ids[-short.n_action :]
 
 
 def test_action_logprobs_match_a_hand_loop_with_padding(tokenizer, model):
-    pairs = [("Task Instruction: find the price", "# Note: it is $3\nexit(message=\"3\")"),
-             ("short", 'do(action="Click", element="12")'), ("a much longer prompt " * 6, "x")]
+    pairs = [
+        ("Task Instruction: find the price", '# Note: it is $3\nexit(message="3")'),
+        ("short", 'do(action="Click", element="12")'),
+        ("a much longer prompt " * 6, "x"),
+    ]
     encoded = [encode(tokenizer, p, r, 200) for p, r in pairs]
     with torch.no_grad():
         logp, n_tokens = action_logprobs(model, collate(encoded, pad_token_id(tokenizer)))
@@ -156,8 +168,10 @@ def test_action_logprobs_match_a_hand_loop_with_padding(tokenizer, model):
 
 
 def test_the_page_loss_adds_the_prompts_token_mean_nll_to_the_answers(tokenizer, model):
-    pairs = [("Task Instruction: click the second tab", 'do(action="Click", element="1")'),
-             ("a much longer prompt " * 6, "exit()")]
+    pairs = [
+        ("Task Instruction: click the second tab", 'do(action="Click", element="1")'),
+        ("a much longer prompt " * 6, "exit()"),
+    ]
     encoded = [encode(tokenizer, p, r, 200) for p, r in pairs]
     pad = pad_token_id(tokenizer)
     with torch.no_grad():

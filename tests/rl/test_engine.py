@@ -31,11 +31,30 @@ def events(run_dir: Path, name: str = "sft") -> list[dict]:
     return [row for row in rows if row["name"] == name]
 
 
-def run_script(tiny: Path, run_dir: Path, settings: TrainSettings, items: int, *, launcher: list[str] = (),
-               out: Path | None = None, step_delay: float = 0.0) -> subprocess.Popen:
+def run_script(
+    tiny: Path,
+    run_dir: Path,
+    settings: TrainSettings,
+    items: int,
+    *,
+    launcher: list[str] = (),
+    out: Path | None = None,
+    step_delay: float = 0.0,
+) -> subprocess.Popen:
     command = [*launcher] if launcher else [sys.executable]
-    command += [str(SCRIPT), "--model", str(tiny), "--run-dir", str(run_dir), "--settings",
-                settings.model_dump_json(), "--items", str(items), "--step-delay", str(step_delay)]
+    command += [
+        str(SCRIPT),
+        "--model",
+        str(tiny),
+        "--run-dir",
+        str(run_dir),
+        "--settings",
+        settings.model_dump_json(),
+        "--items",
+        str(items),
+        "--step-delay",
+        str(step_delay),
+    ]
     command += ["--out", str(out)] if out else []
     return subprocess.Popen(command, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
@@ -44,7 +63,7 @@ def finish(process: subprocess.Popen, timeout: float = 240) -> dict:
     """The child's training summary; its output when it failed."""
     output, _ = process.communicate(timeout=timeout)
     assert process.returncode == 0, output[-4000:]
-    return json.loads(next(line for line in output.splitlines() if line.startswith(SUMMARY))[len(SUMMARY):])
+    return json.loads(next(line for line in output.splitlines() if line.startswith(SUMMARY))[len(SUMMARY) :])
 
 
 def assert_same_weights(a: torch.nn.Module, b: torch.nn.Module) -> None:
@@ -61,18 +80,25 @@ def test_data_order_is_the_same_global_batches_for_any_world_size():
     for step in (1, 2, 6):
         alone = list(chain(*rank_micro_batches(order, step, one, 0, 1)))
         shared = list(chain(*rank_micro_batches(order, step, two, 0, 2), *rank_micro_batches(order, step, two, 1, 2)))
-        assert alone == shared == order[(step - 1) * 4:step * 4].tolist()
+        assert alone == shared == order[(step - 1) * 4 : step * 4].tolist()
 
 
 @pytest.mark.parametrize(("zero_stage", "gradient_checkpointing"), [(0, False), (2, True)])
-def test_training_lowers_the_loss_logs_every_step_and_always_saves_the_last(tiny, tmp_path, zero_stage,
-                                                                             gradient_checkpointing):
-    settings = TrainSettings(zero_stage=zero_stage, micro_batch_size=2, save_every=2,
-                             gradient_checkpointing=gradient_checkpointing, **FAST)
+def test_training_lowers_the_loss_logs_every_step_and_always_saves_the_last(
+    tiny, tmp_path, zero_stage, gradient_checkpointing
+):
+    settings = TrainSettings(
+        zero_stage=zero_stage, micro_batch_size=2, save_every=2, gradient_checkpointing=gradient_checkpointing, **FAST
+    )
     checkpoints = Checkpoints(tmp_path / "checkpoints" / "sft")
     saved = []
-    _, summary = train_tiny(tiny, tmp_path, settings, items=10,
-                            on_step=lambda step, metrics: saved.append(getattr(checkpoints.latest(), "name", None)))
+    _, summary = train_tiny(
+        tiny,
+        tmp_path,
+        settings,
+        items=10,
+        on_step=lambda step, metrics: saved.append(getattr(checkpoints.latest(), "name", None)),
+    )
     rows = events(tmp_path)
     assert summary["steps"] == 5 and [row["step"] for row in rows] == [1, 2, 3, 4, 5]
     assert rows[-1]["loss"] < rows[0]["loss"] - 0.3, [row["loss"] for row in rows]
@@ -83,10 +109,12 @@ def test_training_lowers_the_loss_logs_every_step_and_always_saves_the_last(tiny
 
 
 def test_a_cosine_schedule_warms_up_then_decays_and_sets_every_steps_rate(tiny, tmp_path):
-    settings = TrainSettings(zero_stage=2, micro_batch_size=2, lr=1e-3, lr_schedule="cosine", warmup=0.2,
-                             precision="fp32")
-    assert [settings.lr_at(step, 10) for step in (1, 2, 3, 4, 10)] == pytest.approx([5e-4, 1e-3, 1e-3, 1e-3 * 0.5 * (
-        1 + math.cos(math.pi / 8)), 1e-3 * 0.5 * (1 + math.cos(math.pi * 7 / 8))])
+    settings = TrainSettings(
+        zero_stage=2, micro_batch_size=2, lr=1e-3, lr_schedule="cosine", warmup=0.2, precision="fp32"
+    )
+    assert [settings.lr_at(step, 10) for step in (1, 2, 3, 4, 10)] == pytest.approx(
+        [5e-4, 1e-3, 1e-3, 1e-3 * 0.5 * (1 + math.cos(math.pi / 8)), 1e-3 * 0.5 * (1 + math.cos(math.pi * 7 / 8))]
+    )
     assert TrainSettings(lr=1e-3).lr_at(7, 10) == 1e-3
     train_tiny(tiny, tmp_path, settings, items=20)
     assert [row["lr"] for row in events(tmp_path)] == pytest.approx([settings.lr_at(step, 10) for step in range(1, 11)])
@@ -95,8 +123,7 @@ def test_a_cosine_schedule_warms_up_then_decays_and_sets_every_steps_rate(tiny, 
 def test_a_changed_setting_refuses_to_resume(tiny, tmp_path):
     train_tiny(tiny, tmp_path, TrainSettings(zero_stage=0, micro_batch_size=4, **FAST), items=8)
     with pytest.raises(UsageError, match="lr"):
-        train_tiny(tiny, tmp_path, TrainSettings(zero_stage=0, micro_batch_size=4, lr=1e-4, precision="fp32"),
-                   items=8)
+        train_tiny(tiny, tmp_path, TrainSettings(zero_stage=0, micro_batch_size=4, lr=1e-4, precision="fp32"), items=8)
 
 
 def test_zero3_save_pretrained_reloads_as_the_trained_model(tiny, tmp_path):
@@ -124,8 +151,9 @@ def test_two_processes_match_one_process_with_gradient_accumulation(tiny, tmp_pa
     shared, alone = events(tmp_path / "two"), events(tmp_path / "one")
     assert summary["steps"] == 4 and len(shared) == len(alone) == 4
     for a, b in zip(shared, alone, strict=True):
-        assert a["loss"] == pytest.approx(b["loss"], rel=1e-4) and a["grad_norm"] == pytest.approx(b["grad_norm"],
-                                                                                                      rel=1e-4)
+        assert a["loss"] == pytest.approx(b["loss"], rel=1e-4) and a["grad_norm"] == pytest.approx(
+            b["grad_norm"], rel=1e-4
+        )
     checkpoint = Checkpoints(tmp_path / "two" / "checkpoints" / "sft").latest()
     assert {p.name for p in checkpoint.glob("rng-rank*.pt")} == {"rng-rank0.pt", "rng-rank1.pt"}
 
@@ -178,9 +206,11 @@ def test_a_master_port_taken_before_use_is_replaced_and_children_do_not_inherit_
         "engine.free_port = lambda: next(offered)\n"
         "engine.init_distributed()\n"
         "print('joined', dist.is_initialized(), next(offered, 'both offered'),\n"
-        "      [name for name in ('RANK', 'MASTER_PORT') if name in os.environ])\n")
-    result = subprocess.run([sys.executable, str(script)], env=child_env(), capture_output=True, text=True, timeout=240,
-                            check=False)
+        "      [name for name in ('RANK', 'MASTER_PORT') if name in os.environ])\n"
+    )
+    result = subprocess.run(
+        [sys.executable, str(script)], env=child_env(), capture_output=True, text=True, timeout=240, check=False
+    )
     assert "joined True both offered []" in result.stdout, result.stdout[-2000:] + result.stderr[-2000:]
 
 

@@ -68,16 +68,19 @@ def test_paper_advantage_mixes_one_step_and_final_estimates():
     assert advantage_paper(v, v_next, reward_T, terminal).tolist() == pytest.approx([0.5, 0.75, -0.125])
 
 
-@pytest.mark.parametrize("p_ref, delta, loss, grad", [
-    # β0 = 5 (p_ref ≥ 0.8): dL/dΔ = −1 for Δ ≤ 0, 5Δ − 1 below 1/5, 0 beyond
-    (0.9, -0.5, 1.5 / 2, -1.0),  # β = min(5, 1/0.5) = 2, β·Δ = −1, SmoothL1 = 1.5, L = 1.5/β
-    (0.9, 0.1, 0.125 / 5, -0.5),  # β = 5, β·Δ = 0.5, SmoothL1 = 0.125
-    (0.9, 0.3, 0.0, 0.0),  # capped: β·Δ = 1 = A
-    # β0 = 1 (p_ref < 0.8): −1, Δ − 1 below 1, 0 beyond
-    (0.5, -3.0, 1.5 * 3, -1.0),
-    (0.5, 0.5, 0.125, -0.5),
-    (0.5, 2.0, 0.0, 0.0),
-])
+@pytest.mark.parametrize(
+    "p_ref, delta, loss, grad",
+    [
+        # β0 = 5 (p_ref ≥ 0.8): dL/dΔ = −1 for Δ ≤ 0, 5Δ − 1 below 1/5, 0 beyond
+        (0.9, -0.5, 1.5 / 2, -1.0),  # β = min(5, 1/0.5) = 2, β·Δ = −1, SmoothL1 = 1.5, L = 1.5/β
+        (0.9, 0.1, 0.125 / 5, -0.5),  # β = 5, β·Δ = 0.5, SmoothL1 = 0.125
+        (0.9, 0.3, 0.0, 0.0),  # capped: β·Δ = 1 = A
+        # β0 = 1 (p_ref < 0.8): −1, Δ − 1 below 1, 0 beyond
+        (0.5, -3.0, 1.5 * 3, -1.0),
+        (0.5, 0.5, 0.125, -0.5),
+        (0.5, 2.0, 0.0, 0.0),
+    ],
+)
 def test_official_actor_loss_and_gradient_by_hand(p_ref, delta, loss, grad):
     n = 4  # tokens; p_ref is the geometric-mean token probability, so ℓ_ref = n·ln p_ref
     logp_ref = t(n * math.log(p_ref))
@@ -150,7 +153,8 @@ def test_objective_selects_the_form():
     logits_next = torch.randn(2, 2, 2)
     official, paper = Objective(), Objective("paper", beta=0.5)
     assert official.critic_loss(LOGITS, logits_next, reward, mc_return) == critic_loss_official(
-        LOGITS, logits_next, torch.tensor([1, 0]))
+        LOGITS, logits_next, torch.tensor([1, 0])
+    )
     assert paper.critic_loss(LOGITS, logits_next, reward, mc_return) == critic_loss_paper(LOGITS, reward)
     v, v_next = t(0.5, 0.5), t(0.5, 0.5)
     assert official.advantage(v, v_next, reward, mc_return, terminal).tolist() == pytest.approx([1, -0.6])

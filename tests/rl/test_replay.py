@@ -13,9 +13,20 @@ from webrl.rl.replay import confidence_scores, mix, replay_candidates, select_re
 
 def episode(task_id, name, reward, n_steps=2, response="do()"):
     returns = mc_returns(reward, n_steps)
-    return [Step(task_id=task_id, episode=name, step=i, prompt=f"{name} prompt {i}", response=f"{response} {i}",
-                 reward=reward, next_prompt=None if i == n_steps - 1 else f"{name} prompt {i + 1}",
-                 done=i == n_steps - 1, mc_return=returns[i]) for i in range(n_steps)]
+    return [
+        Step(
+            task_id=task_id,
+            episode=name,
+            step=i,
+            prompt=f"{name} prompt {i}",
+            response=f"{response} {i}",
+            reward=reward,
+            next_prompt=None if i == n_steps - 1 else f"{name} prompt {i + 1}",
+            done=i == n_steps - 1,
+            mc_return=returns[i],
+        )
+        for i in range(n_steps)
+    ]
 
 
 def names(steps):
@@ -23,8 +34,13 @@ def names(steps):
 
 
 def test_candidates_are_successful_and_the_first_success_per_task():
-    earlier = [*episode(1, "a-fail", 0.0), *episode(1, "a-first", 1.0), *episode(1, "a-second", 1.0),
-               *episode(2, "b-half", 0.5), *episode(3, "c-low", 0.4)]
+    earlier = [
+        *episode(1, "a-fail", 0.0),
+        *episode(1, "a-first", 1.0),
+        *episode(1, "a-second", 1.0),
+        *episode(2, "b-half", 0.5),
+        *episode(3, "c-low", 0.4),
+    ]
     assert names(replay_candidates(earlier)) == [("a-first", 0), ("a-first", 1), ("b-half", 0), ("b-half", 1)]
 
 
@@ -52,8 +68,10 @@ def test_mix_holds_every_current_step_and_the_replay_shuffled():
 
 
 def test_scores_are_exp_mean_token_logprob_independent_of_batching(tokenizer, model):
-    steps = [*episode(1, "a", 1.0, 3, response='do(action="Click", element="5")'),
-             *episode(2, "b", 1.0, 2, response="# Note: long\n" * 3 + "exit()")]
+    steps = [
+        *episode(1, "a", 1.0, 3, response='do(action="Click", element="5")'),
+        *episode(2, "b", 1.0, 2, response="# Note: long\n" * 3 + "exit()"),
+    ]
     too_long = episode(3, "c", 1.0, 1, response="word " * 200)
     scores = confidence_scores(model, tokenizer, steps + too_long, max_tokens=64, batch_size=3)
     one_by_one = confidence_scores(model, tokenizer, steps, max_tokens=64, batch_size=1)

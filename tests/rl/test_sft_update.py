@@ -30,18 +30,36 @@ from webrl.rl.sft import run_sft
 
 pytestmark = pytest.mark.slow  # trains under DeepSpeed, some under its launcher
 
-INTENTS = ["Search for red shoes", "Open the newest order", "Find the cheapest laptop", "Post a comment on the forum",
-           "Show my account settings", "Add the blue mug to the cart"]
+INTENTS = [
+    "Search for red shoes",
+    "Open the newest order",
+    "Find the cheapest laptop",
+    "Post a comment on the forum",
+    "Show my account settings",
+    "Add the blue mug to the cart",
+]
 MAX_TOKENS = 384
 FAST = {"lr": 1e-3, "precision": "fp32"}
 # 2 epochs: long enough (~1-2 s of actor steps on an idle machine) for the kill test to land mid-training
-UPDATE_ARGS = ["--lr", "1e-3", "--critic-lr", "1e-5", "--precision", "fp32", "--max-tokens", str(MAX_TOKENS),
-               "--epochs", "2"]
+UPDATE_ARGS = [
+    "--lr",
+    "1e-3",
+    "--critic-lr",
+    "1e-5",
+    "--precision",
+    "fp32",
+    "--max-tokens",
+    str(MAX_TOKENS),
+    "--epochs",
+    "2",
+]
 
 
 def page(task: int, step: int) -> str:
-    return (f'<html> <body> <input id="{3 + step}" data-text="Search"/> <button id="{7 + task}" data-text="Go"> Go '
-            f'</button> <a id="{12 + step}" href="/item/{task}">Result {task}-{step}</a> </body> </html>')
+    return (
+        f'<html> <body> <input id="{3 + step}" data-text="Search"/> <button id="{7 + task}" data-text="Go"> Go '
+        f'</button> <a id="{12 + step}" href="/item/{task}">Result {task}-{step}</a> </body> </html>'
+    )
 
 
 def response(task: int, step: int, good: bool) -> str:
@@ -56,8 +74,15 @@ def episode(task: int, good: bool, **fields) -> list[dict]:
     history, rows = [], []
     for step in range(3):
         text = "# Note: " + "very long " * 400 + "\nexit()" if step == long_step else response(task, step, good)
-        rows.append({"task_id": task, "step": step, "prompt": webrl_prompt(INTENTS[task], history, page(task, step)),
-                     "response": text, **fields})
+        rows.append(
+            {
+                "task_id": task,
+                "step": step,
+                "prompt": webrl_prompt(INTENTS[task], history, page(task, step)),
+                "response": text,
+                **fields,
+            }
+        )
         history.append(text)
     return rows
 
@@ -74,8 +99,19 @@ def update_env(env: dict[str, str]) -> dict[str, str]:
 
 
 def update_command(phase: dict, out: Path, *extra: str) -> list[str]:
-    return ["rl-update", "--data", str(phase["rollouts"]), "--actor", str(phase["sft"] / "actor"),
-            "--replay-steps", str(phase["demos"]), "--out", str(out), *UPDATE_ARGS, *extra]
+    return [
+        "rl-update",
+        "--data",
+        str(phase["rollouts"]),
+        "--actor",
+        str(phase["sft"] / "actor"),
+        "--replay-steps",
+        str(phase["demos"]),
+        "--out",
+        str(out),
+        *UPDATE_ARGS,
+        *extra,
+    ]
 
 
 def events(out: Path, name: str) -> list[dict]:
@@ -88,15 +124,23 @@ def sequence_logprobs(model_dir: Path, steps, tokenizer) -> torch.Tensor:
     """Σ action-token log-prob of every step under the model in `model_dir` (one row at a time)."""
     model = load_causal_lm(model_dir)
     with torch.no_grad():
-        return torch.cat([action_logprobs(model, collate([encode(tokenizer, s.prompt, s.response, MAX_TOKENS)],
-                                                         pad_token_id(tokenizer)))[0] for s in steps])
+        return torch.cat(
+            [
+                action_logprobs(
+                    model, collate([encode(tokenizer, s.prompt, s.response, MAX_TOKENS)], pad_token_id(tokenizer))
+                )[0]
+                for s in steps
+            ]
+        )
 
 
 def success_labels(phase: dict, out: Path) -> list[bool]:
     """Whether each step the update trained on (prepare.json's order) comes from a successful episode."""
     current = [row["reward"] > 0 for row in map(json.loads, phase["rollouts"].read_text().splitlines())]
-    return [row["source"] != "current" or current[row["index"]]
-            for row in json.loads((out / "prepare.json").read_text())["mixed"]]
+    return [
+        row["source"] != "current" or current[row["index"]]
+        for row in json.loads((out / "prepare.json").read_text())["mixed"]
+    ]
 
 
 def assert_same_weights(a: Path, b: Path) -> None:
@@ -121,13 +165,38 @@ def phase(tiny, tmp_path_factory, one_thread):
     (2 processes x grad_accum 1 see the same global batches)."""
     root = tmp_path_factory.mktemp("phase")
     demos = write_jsonl(root / "demos.jsonl", [row for task in range(6) for row in episode(task, True)])
-    rollouts = write_jsonl(root / "rollouts.jsonl", [
-        row for task in range(6) for row in episode(task, task % 2 == 0, episode=f"{task}-a", reward=float(task % 2 == 0),
-                                                    long_step=1 if task == 5 else None)])
-    sft_summary = run_sft(SftJob(data=demos, model=str(tiny), out=root / "sft", max_tokens=MAX_TOKENS,
-                                 settings=SftSettings(epochs=4, zero_stage=2, **FAST)))
-    phase = {"root": root, "demos": demos, "rollouts": rollouts, "sft": root / "sft", "sft_summary": sft_summary,
-             "env": update_env(child_env()) | {"WEBRL_STATE_DIR": str(root / "state")}, "update": root / "update"}
+    rollouts = write_jsonl(
+        root / "rollouts.jsonl",
+        [
+            row
+            for task in range(6)
+            for row in episode(
+                task,
+                task % 2 == 0,
+                episode=f"{task}-a",
+                reward=float(task % 2 == 0),
+                long_step=1 if task == 5 else None,
+            )
+        ],
+    )
+    sft_summary = run_sft(
+        SftJob(
+            data=demos,
+            model=str(tiny),
+            out=root / "sft",
+            max_tokens=MAX_TOKENS,
+            settings=SftSettings(epochs=4, zero_stage=2, **FAST),
+        )
+    )
+    phase = {
+        "root": root,
+        "demos": demos,
+        "rollouts": rollouts,
+        "sft": root / "sft",
+        "sft_summary": sft_summary,
+        "env": update_env(child_env()) | {"WEBRL_STATE_DIR": str(root / "state")},
+        "update": root / "update",
+    }
     began = time.perf_counter()
     result = webrl(phase["env"], *update_command(phase, phase["update"], "--grad-accum", "2"), timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
@@ -143,8 +212,12 @@ def test_sft_lowers_the_response_nll_and_writes_a_loadable_folder(phase, tiny):
     after = -sequence_logprobs(phase["sft"] / "actor", steps, tokenizer).sum() / n_tokens.sum()
     assert after < before - 3.0, (before, after)
     summary = json.loads((phase["sft"] / "metrics.json").read_text())
-    assert summary == phase["sft_summary"] and summary["data"] == {"steps": 18, "kept": 18, "skipped_too_long": 0,
-                                                                   "max_tokens": MAX_TOKENS}
+    assert summary == phase["sft_summary"] and summary["data"] == {
+        "steps": 18,
+        "kept": 18,
+        "skipped_too_long": 0,
+        "max_tokens": MAX_TOKENS,
+    }
     assert summary["sft"]["optimizer_steps"] == 4 * 18 and summary["sft"]["loss_last"] < summary["sft"]["loss_first"]
     # the loss counts response tokens only: each step's action tokens, averaged over the optimizer steps
     assert summary["sft"]["action_tokens_mean"] == pytest.approx(float(n_tokens.float().mean()))
@@ -169,8 +242,15 @@ def test_sft_with_a_page_loss_also_learns_the_pages(phase, tiny):
     tokenizer = load_tokenizer(tiny)
     steps = load_steps(phase["demos"])
     out = phase["root"] / "sft-page"
-    summary = run_sft(SftJob(data=phase["demos"], model=str(tiny), out=out, max_tokens=MAX_TOKENS,
-                             settings=SftSettings(epochs=4, zero_stage=0, page_loss=1.0, **FAST)))
+    summary = run_sft(
+        SftJob(
+            data=phase["demos"],
+            model=str(tiny),
+            out=out,
+            max_tokens=MAX_TOKENS,
+            settings=SftSettings(epochs=4, zero_stage=0, page_loss=1.0, **FAST),
+        )
+    )
     answer_only = page_nll(phase["sft"] / "actor", steps, tokenizer)
     with_page = page_nll(out / "actor", steps, tokenizer)
     assert with_page < answer_only - 1.0, (answer_only, with_page)
@@ -184,10 +264,15 @@ def test_sft_with_a_page_loss_also_learns_the_pages(phase, tiny):
 def test_rl_update_writes_actor_critic_and_metrics(phase):
     out = phase["update"]
     metrics = json.loads((out / "metrics.json").read_text())
-    assert metrics["data"] == {"current_steps": 18, "current_kept": 17, "current_skipped_too_long": 1,
-                               "replay_candidates": 18, "replay_scored": 18,
-                               "replay_selected": metrics["data"]["replay_selected"],
-                               "trained_steps": 17 + metrics["data"]["replay_selected"]}
+    assert metrics["data"] == {
+        "current_steps": 18,
+        "current_kept": 17,
+        "current_skipped_too_long": 1,
+        "replay_candidates": 18,
+        "replay_scored": 18,
+        "replay_selected": metrics["data"]["replay_selected"],
+        "trained_steps": 17 + metrics["data"]["replay_selected"],
+    }
     assert 0 < metrics["data"]["replay_selected"] <= 18  # the SFT actor is confident on some demonstrations
     advantage = metrics["advantage"]
     assert advantage["positive_fraction_successful"] == 1.0  # official form: every successful step is positive
@@ -234,8 +319,23 @@ def test_paper_objective_lowers_its_loss_and_moves_log_probs_along_the_advantage
     squared loss on sequence log-ratios oscillates on this tiny data at the lr of the other tests (1e-3), so
     this runs one epoch at 1e-6: a small step down the loss (at 1e-5 one initialisation of `tiny` overshot)."""
     out, beta = tmp_path / "paper", 1.0
-    result = webrl(update_env(cli_env), *update_command(phase, out, "--objective", "paper", "--beta", str(beta),
-                                                        "--lr", "1e-6", "--epochs", "1", "--zero-stage", "0"))
+    result = webrl(
+        update_env(cli_env),
+        *update_command(
+            phase,
+            out,
+            "--objective",
+            "paper",
+            "--beta",
+            str(beta),
+            "--lr",
+            "1e-6",
+            "--epochs",
+            "1",
+            "--zero-stage",
+            "0",
+        ),
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     summary = json.loads((out / "metrics.json").read_text())
     assert summary["objective"] == {"form": "paper", "beta": beta, "lam": 0.5, "awr_temperature": 1.0}
@@ -246,19 +346,21 @@ def test_paper_objective_lowers_its_loss_and_moves_log_probs_along_the_advantage
     current, replay = load_steps(phase["rollouts"]), load_steps(phase["demos"])
     steps = [(current if row["source"] == "current" else replay)[row["index"]] for row in prepared["mixed"]]
     moved = sequence_logprobs(out / "actor", steps, load_tokenizer(out / "actor")) - torch.tensor(
-        [row["ref_logp"] for row in prepared["mixed"]])
+        [row["ref_logp"] for row in prepared["mixed"]]
+    )
     advantage = torch.tensor(values["advantage"])
     assert (advantage < 0).any() and (advantage > 0).any()  # Eq. 9: failed steps below zero
     assert (moved * advantage).sum() > 0, (moved, advantage)
-    assert ((beta * moved - advantage) ** 2).mean() < (advantage ** 2).mean()  # the loss at the start (moved = 0)
+    assert ((beta * moved - advantage) ** 2).mean() < (advantage**2).mean()  # the loss at the start (moved = 0)
 
 
 def test_a_critic_without_replay_trains_on_the_rollouts_and_scores_every_step(phase, tmp_path, cli_env):
     """--no-critic-replay: the critic learns from the phase's own steps only (their success rate is below the
     replayed demonstrations', all successes), the actor from the same mix as before."""
     out = tmp_path / "own"
-    result = webrl(update_env(cli_env), *update_command(phase, out, "--grad-accum", "2", "--no-critic-replay"),
-                   timeout=300)
+    result = webrl(
+        update_env(cli_env), *update_command(phase, out, "--grad-accum", "2", "--no-critic-replay"), timeout=300
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     own, mixed = (json.loads((d / "metrics.json").read_text()) for d in (out, phase["update"]))
     assert own["critic_replay"] is False and mixed["critic_replay"] is True
@@ -279,8 +381,10 @@ def test_two_processes_under_the_launcher_match_one_process(phase, tmp_path, cli
     out = tmp_path / "two"
     result = webrl(update_env(cli_env), *update_command(phase, out, "--procs", "2", "--zero-stage", "2"), timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert json.loads((out / "metrics.json").read_text())["data"] == json.loads(
-        (phase["update"] / "metrics.json").read_text())["data"]
+    assert (
+        json.loads((out / "metrics.json").read_text())["data"]
+        == json.loads((phase["update"] / "metrics.json").read_text())["data"]
+    )
     for name in ("critic", "actor"):
         two, one = events(out, name), events(phase["update"], name)
         assert len(two) == len(one)
@@ -310,7 +414,8 @@ def test_a_killed_rl_update_resumed_ends_with_the_uninterrupted_actor(phase, tmp
     assert {name: os.stat(out / name).st_mtime_ns for name in cached} == cached  # the passes were not redone
     assert_same_weights(out / "actor", phase["update"] / "actor")
     assert [row["loss"] for row in events(out, "actor")] == pytest.approx(
-        [row["loss"] for row in events(phase["update"], "actor")], rel=1e-6)
+        [row["loss"] for row in events(phase["update"], "actor")], rel=1e-6
+    )
 
     # the same folder with another critic rate: its cached critic values are refused, not reused
     result = webrl(env, *update_command(phase, out, "--grad-accum", "2", "--save-every", "1", "--critic-lr", "0.5"))
@@ -320,8 +425,16 @@ def test_a_killed_rl_update_resumed_ends_with_the_uninterrupted_actor(phase, tmp
 def test_bad_rollouts_name_the_file_and_line(phase, tmp_path, cli_env):
     bad = tmp_path / "bad.jsonl"
     bad.write_text(phase["rollouts"].read_text().splitlines()[0] + "\n" + '{"task_id": 1, "step": 0}\n')
-    result = webrl(update_env(cli_env), "rl-update", "--data", str(bad), "--actor", str(phase["sft"] / "actor"), "--out",
-                   str(tmp_path / "out"))
+    result = webrl(
+        update_env(cli_env),
+        "rl-update",
+        "--data",
+        str(bad),
+        "--actor",
+        str(phase["sft"] / "actor"),
+        "--out",
+        str(tmp_path / "out"),
+    )
     assert result.returncode == 2, result.stderr
     assert f"{bad}:2: task 1: missing field 'prompt'" in result.stderr
 
@@ -329,8 +442,16 @@ def test_bad_rollouts_name_the_file_and_line(phase, tmp_path, cli_env):
     record = json.loads(phase["rollouts"].read_text().splitlines()[0])
     del record["reward"]
     bad.write_text(json.dumps(record) + "\n")
-    result = webrl(update_env(cli_env), "rl-update", "--data", str(bad), "--actor", str(phase["sft"] / "actor"),
-                   "--out", str(tmp_path / "out"))
+    result = webrl(
+        update_env(cli_env),
+        "rl-update",
+        "--data",
+        str(bad),
+        "--actor",
+        str(phase["sft"] / "actor"),
+        "--out",
+        str(tmp_path / "out"),
+    )
     assert result.returncode == 2, result.stderr
     assert f"{bad}:1: task {record['task_id']!r}: missing field 'reward'" in result.stderr
 
@@ -340,8 +461,11 @@ def test_replay_confidence_bounds_choose_the_replayed_demonstrations(phase, tmp_
     (LOW, HIGH]. The SFT actor's confidences in these demonstrations are ~0.54 (6) and ~0.78 (12): the paper's
     (0.5, 0.95] keeps all 18, (0.6, 1] the 12."""
     out = tmp_path / "sure"
-    result = webrl(update_env(cli_env), *update_command(phase, out, "--replay-confidence", "0.6", "1.0",
-                                                        "--epochs", "1"), timeout=300)
+    result = webrl(
+        update_env(cli_env),
+        *update_command(phase, out, "--replay-confidence", "0.6", "1.0", "--epochs", "1"),
+        timeout=300,
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     demos = load_steps(phase["demos"])
     tokenizer = load_tokenizer(phase["sft"] / "actor")
@@ -349,8 +473,11 @@ def test_replay_confidence_bounds_choose_the_replayed_demonstrations(phase, tmp_
     confidence = (sequence_logprobs(phase["sft"] / "actor", demos, tokenizer) / n_tokens).exp().tolist()
 
     def replayed(folder: Path) -> set[int]:
-        return {row["index"] for row in json.loads((folder / "prepare.json").read_text())["mixed"]
-                if row["source"] == "replay"}
+        return {
+            row["index"]
+            for row in json.loads((folder / "prepare.json").read_text())["mixed"]
+            if row["source"] == "replay"
+        }
 
     assert replayed(phase["update"]) == {i for i, c in enumerate(confidence) if 0.5 < c <= 0.95}, confidence
     assert replayed(out) == {i for i, c in enumerate(confidence) if c > 0.6}, confidence

@@ -70,29 +70,56 @@ def test_resume_skips_finished_episodes(store, tmp_path):
     lines = (tmp_path / "episodes.jsonl").read_text().splitlines()
     (tmp_path / "episodes.jsonl").write_text("\n".join(lines[:2]) + "\n" + lines[2][:30])  # a crash mid-write
     evaluate(store, tmp_path, "oracle", resume=True)
-    rows = [json.loads(line) for line in (tmp_path / "episodes.jsonl").read_text().splitlines()
-            if line.startswith("{") and line.endswith("}")]
+    rows = [
+        json.loads(line)
+        for line in (tmp_path / "episodes.jsonl").read_text().splitlines()
+        if line.startswith("{") and line.endswith("}")
+    ]
     assert sorted(r["task_id"] for r in rows) == [0, 1, 2, 3, 4]
     with pytest.raises(UsageError, match="--resume"):
         evaluate(store, tmp_path, "oracle")  # an existing run is never overwritten
     # nor continued with another policy or other settings: its score would blend two runs
-    with pytest.raises(UsageError, match=r"other settings than the run's \(policy: 'oracle' -> 'random:1'; "
-                                         r"max_steps: 30 -> 8\)"):
+    with pytest.raises(
+        UsageError,
+        match=r"other settings than the run's \(policy: 'oracle' -> 'random:1'; "
+        r"max_steps: 30 -> 8\)",
+    ):
         evaluate(store, tmp_path, "random:1", max_steps=8, resume=True)
     assert len((tmp_path / "episodes.jsonl").read_text().splitlines()) == 5  # nothing was added
 
 
 def test_evaluator_errors_enter_the_rate_as_the_mode_says():
-    rows = [EpisodeRecord(task_id=0, sites=["shopping"], status="done", score=1.0),
-            EpisodeRecord(task_id=1, sites=["shopping"], status="error", eval=EpisodeEval(mode="vab", details=[
-                {"type": "warning", "text": "w"},
-                {"type": "error", "field": "eval.url_note", "error": "url_note 'X' is not supported"}]))]
-    for mode, rate, episodes, counts_as in (("webarena", 100.0, 1, "left out"), ("vab", 50.0, 2, "failure"),
-                                            ("browsergym", 100.0, 1, "left out")):
+    rows = [
+        EpisodeRecord(task_id=0, sites=["shopping"], status="done", score=1.0),
+        EpisodeRecord(
+            task_id=1,
+            sites=["shopping"],
+            status="error",
+            eval=EpisodeEval(
+                mode="vab",
+                details=[
+                    {"type": "warning", "text": "w"},
+                    {"type": "error", "field": "eval.url_note", "error": "url_note 'X' is not supported"},
+                ],
+            ),
+        ),
+    ]
+    for mode, rate, episodes, counts_as in (
+        ("webarena", 100.0, 1, "left out"),
+        ("vab", 50.0, 2, "failure"),
+        ("browsergym", 100.0, 1, "left out"),
+    ):
         summary = summarize(rows, EvalSettings(tasks="x", out=Path(), mode=mode), make_policy("oracle"), 2)
         assert summary["success_rate"]["OSS"] == {"mean": rate, "std": 0.0, "episodes": episodes}, mode
-        assert summary["evaluator_errors"] == [{"task_id": 1, "repeat": 0, "field": "eval.url_note",
-                                                "error": "url_note 'X' is not supported", "counts_as": counts_as}]
+        assert summary["evaluator_errors"] == [
+            {
+                "task_id": 1,
+                "repeat": 0,
+                "field": "eval.url_note",
+                "error": "url_note 'X' is not supported",
+                "counts_as": counts_as,
+            }
+        ]
 
 
 @pytest.mark.slow  # two eval runs (~11 s)
@@ -120,12 +147,20 @@ def test_parallel_needs_instances(store, tmp_path):
 
 def test_cli_rejects_bad_policy_and_mode(tmp_path):
     env = dict(os.environ, WEBRL_STATE_DIR=str(tmp_path))
-    bad_policy = subprocess.run([sys.executable, "-m", "webrl", "eval", "--tasks", str(SMOKE), "--policy", "gpt"],
-                                capture_output=True, text=True, env=env)
+    bad_policy = subprocess.run(
+        [sys.executable, "-m", "webrl", "eval", "--tasks", str(SMOKE), "--policy", "gpt"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert bad_policy.returncode == 2 and "valid forms" in bad_policy.stderr and "random[:SEED]" in bad_policy.stderr
     assert bad_policy.stderr.count("\n") == 1, bad_policy.stderr  # one line
-    bad_mode = subprocess.run([sys.executable, "-m", "webrl", "eval", "--tasks", str(SMOKE), "--mode", "x"],
-                              capture_output=True, text=True, env=env)
+    bad_mode = subprocess.run(
+        [sys.executable, "-m", "webrl", "eval", "--tasks", str(SMOKE), "--mode", "x"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert bad_mode.returncode == 2 and "--mode" in bad_mode.stderr
 
 
@@ -189,12 +224,30 @@ def test_ctrl_c_keeps_finished_episodes_and_resume_finishes(store, tmp_path):
     import time
 
     env = dict(os.environ, WEBRL_STATE_DIR=str(store.config.state_dir), COLUMNS="200")
-    command = [sys.executable, "-m", "webrl", "eval", "--tasks", str(SMOKE), "--policy", "oracle", "--repeats", "3",
-               "--out", str(tmp_path)]
+    command = [
+        sys.executable,
+        "-m",
+        "webrl",
+        "eval",
+        "--tasks",
+        str(SMOKE),
+        "--policy",
+        "oracle",
+        "--repeats",
+        "3",
+        "--out",
+        str(tmp_path),
+    ]
     # as from a terminal: a shell starts a background job (a CI script run with &) with SIGINT ignored, and the
     # eval would inherit that and, rightly, not stop
-    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        command,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     episodes = tmp_path / "episodes.jsonl"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not (episodes.exists() and episodes.read_text().count("\n") >= 1):
@@ -226,8 +279,20 @@ def test_a_run_whose_sites_die_is_reported_incomplete_and_resume_finishes_it(tmp
     backend.up()
     out = tmp_path / "run"
     env = dict(os.environ, WEBRL_STATE_DIR=str(backend.config.state_dir), COLUMNS="200")
-    command = [sys.executable, "-m", "webrl", "eval", "--tasks", str(SMOKE), "--policy", "oracle", "--repeats", "3",
-               "--out", str(out)]
+    command = [
+        sys.executable,
+        "-m",
+        "webrl",
+        "eval",
+        "--tasks",
+        str(SMOKE),
+        "--policy",
+        "oracle",
+        "--repeats",
+        "3",
+        "--out",
+        str(out),
+    ]
     try:
         proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         episodes = out / "episodes.jsonl"
@@ -265,11 +330,17 @@ def test_an_instance_in_use_refuses_a_second_run_and_a_reset(store, tmp_path):
             evaluate(store, tmp_path / "second", "oracle")
         assert not (tmp_path / "second").exists()  # refused before anything is written
         env = dict(os.environ, WEBRL_STATE_DIR=str(state))
-        reset = subprocess.run([sys.executable, "-m", "webrl", "reset", "shopping"], env=env, capture_output=True,
-                               text=True, timeout=60)
+        reset = subprocess.run(
+            [sys.executable, "-m", "webrl", "reset", "shopping"], env=env, capture_output=True, text=True, timeout=60
+        )
         assert reset.returncode == 2 and "site instance 0 is in use by pid" in reset.stderr, reset.stderr
-        forced = subprocess.run([sys.executable, "-m", "webrl", "reset", "shopping", "--force"], env=env,
-                                capture_output=True, text=True, timeout=60)
+        forced = subprocess.run(
+            [sys.executable, "-m", "webrl", "reset", "shopping", "--force"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert forced.returncode == 0, forced.stderr
     summary = evaluate(store, tmp_path / "after", "oracle")  # released when the holder is done
     assert summary["episodes"]["done"] == summary["episodes"]["planned"]

@@ -41,11 +41,14 @@ def test_what_is_written_reads_back_the_same(tmp_path):
     assert read_episodes(tmp_path / "nothing") == []
 
 
-@pytest.mark.parametrize(("change", "field"), [
-    ({"status": "finished"}, "status"),
-    ({"steps": [{"index": 0}]}, "steps.0.url"),
-    ({"score": "high"}, "score"),
-])
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"status": "finished"}, "status"),
+        ({"steps": [{"index": 0}]}, "steps.0.url"),
+        ({"score": "high"}, "score"),
+    ],
+)
 def test_a_bad_line_names_the_file_line_task_and_field(tmp_path, change, field):
     good = RECORDED.read_text().splitlines()[2]
     path = tmp_path / "episodes.jsonl"

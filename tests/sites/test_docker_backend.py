@@ -61,15 +61,17 @@ def engine():
 
 
 def docker_config(state_dir: Path, **sites):
-    return on_free_ports(load_config(flags={"state_dir": state_dir, **{f"sites.{k}": v for k, v in sites.items()}},
-                                     environ={}))
+    return on_free_ports(
+        load_config(flags={"state_dir": state_dir, **{f"sites.{k}": v for k, v in sites.items()}}, environ={})
+    )
 
 
 @pytest.fixture(scope="module")
 def shop(engine, tmp_path_factory):
     """The shop and its admin in two instance sets, from the embedded image (snapshots removed at the end)."""
-    backend = DockerBackend(docker_config(tmp_path_factory.mktemp("docker"), sites=["shopping", "shopping_admin"],
-                                          instances=2), "embedded")
+    backend = DockerBackend(
+        docker_config(tmp_path_factory.mktemp("docker"), sites=["shopping", "shopping_admin"], instances=2), "embedded"
+    )
     backend.up()
     yield backend
     backend.down()
@@ -131,8 +133,9 @@ def test_browser_write_then_reset_gives_back_the_snapshot(shop, engine):
     add_to_cart_over_http(url)  # the other way back: the in-container database restore (sites.reset = restore)
     assert shop.is_dirty("shopping_admin", 0)  # one store behind both sites
     recreated = container(engine, shop, 0).id
-    restoring = DockerBackend(shop.config.model_copy(update={"sites": shop.config.sites.model_copy(
-        update={"reset": "restore"})}))
+    restoring = DockerBackend(
+        shop.config.model_copy(update={"sites": shop.config.sites.model_copy(update={"reset": "restore"})})
+    )
     restored = restoring.reset(["shopping"], 0)
     assert {r.site for r in restored} == {"shopping", "shopping_admin"} and all(r.ms < 5_000 for r in restored)
     assert shop.checksums("shopping", 0) == (pristine, pristine)
@@ -159,8 +162,11 @@ def test_instance_sets_are_isolated(shop, engine):
 
 def test_a_taken_port_is_named(shop, tmp_path):
     clash = DockerBackend(shop.config.model_copy(update={"state_dir": tmp_path}), "embedded")
-    with pytest.raises(UsageError, match=rf"port {shop.config.sites.port('shopping', 0)} \(shopping instance 0\) "
-                                         rf"is already in use by container webrl-{shop.owner}-i0"):
+    with pytest.raises(
+        UsageError,
+        match=rf"port {shop.config.sites.port('shopping', 0)} \(shopping instance 0\) "
+        rf"is already in use by container webrl-{shop.owner}-i0",
+    ):
         clash.up()
     assert not clash.running()
 
@@ -225,8 +231,9 @@ def cli_env(tmp_path):
 
 
 def webrl(env, *args):
-    return subprocess.run([sys.executable, "-m", "webrl", *args], env=env, capture_output=True, text=True,
-                          timeout=180, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "webrl", *args], env=env, capture_output=True, text=True, timeout=180, check=False
+    )
 
 
 def test_cli_up_status_reset_down_purge(engine, cli_env):
@@ -234,8 +241,10 @@ def test_cli_up_status_reset_down_purge(engine, cli_env):
     assert up.returncode == 0, up.stderr
     assert "sites up" in up.stdout and f"127.0.0.1:{cli_env['WEBRL_SITES__PORTS__HOMEPAGE']}" in up.stdout
     try:
-        assert "already up" in webrl(cli_env, "up", "--backend", "docker", "--images", "embedded",
-                                     "--sites", "homepage").stdout
+        assert (
+            "already up"
+            in webrl(cli_env, "up", "--backend", "docker", "--images", "embedded", "--sites", "homepage").stdout
+        )
         status = webrl(cli_env, "status")  # no flag: the docker sites of this state dir are found
         assert status.returncode == 0 and "homepage" in status.stdout and "✓" in status.stdout
         reset = webrl(cli_env, "reset")
@@ -255,8 +264,7 @@ def test_images_load_and_list(engine, cli_env, tmp_path):
         info = tarfile.TarInfo("hello.txt")
         info.size = 5
         tar.addfile(info, io.BytesIO(b"hello"))
-    engine.api.import_image_from_data(rootfs.getvalue(), repository=name.split(":")[0],
-                                                    tag=name.split(":")[1])
+    engine.api.import_image_from_data(rootfs.getvalue(), repository=name.split(":")[0], tag=name.split(":")[1])
     saved = tmp_path / "tiny.tar"
     with saved.open("wb") as f:
         for chunk in engine.images.get(name).save(named=True):
@@ -303,8 +311,11 @@ def test_missing_webarena_images_name_the_commands(engine, cli_env):
 
 
 def test_too_little_memory_or_disk_is_refused_with_the_numbers(engine):
-    with pytest.raises(UsageError, match=r"need 4000000\.0 GB of memory \(gitlab ×2 4e\+06\) but the Docker engine "
-                                         r"has \d+\.\d GB"):
+    with pytest.raises(
+        UsageError,
+        match=r"need 4000000\.0 GB of memory \(gitlab ×2 4e\+06\) but the Docker engine "
+        r"has \d+\.\d GB",
+    ):
         check_resources(engine, [Need("gitlab ×2", 4e6, 1)])
     with pytest.raises(UsageError, match=r"need 9000000\.0 GB of disk .* GB free"):
         check_resources(engine, [Need("shopping", 1, 9e6)])
@@ -312,14 +323,19 @@ def test_too_little_memory_or_disk_is_refused_with_the_numbers(engine):
 
 def test_unreachable_engine_is_one_clear_line(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("WEBRL_")} | {
-        "WEBRL_STATE_DIR": str(tmp_path), "DOCKER_HOST": NO_ENGINE}
+        "WEBRL_STATE_DIR": str(tmp_path),
+        "DOCKER_HOST": NO_ENGINE,
+    }
     for args in (["images", "list"], ["down", "--purge"]):
         result = webrl(env, *args)
         assert result.returncode == 2, result.stderr
-        assert result.stderr.strip().splitlines() == [(
-            f"error: the Docker engine is not reachable at {NO_ENGINE}: start it (as root: `dockerd &`, or "
-            f"`systemctl start docker`; scripts/install-docker.sh installs and starts one), or point DOCKER_HOST "
-            f"at a running engine")]
+        assert result.stderr.strip().splitlines() == [
+            (
+                f"error: the Docker engine is not reachable at {NO_ENGINE}: start it (as root: `dockerd &`, or "
+                f"`systemctl start docker`; scripts/install-docker.sh installs and starts one), or point DOCKER_HOST "
+                f"at a running engine"
+            )
+        ]
 
 
 # -- the real WebArena images, as far as they can be checked without them -----------------------------------
@@ -331,8 +347,9 @@ def test_webarena_site_choices(tmp_path):
     config = load_config(flags={"state_dir": tmp_path, "sites.sites": ["homepage"]}, environ={})
     with pytest.raises(UsageError, match="no WebArena image for 'homepage'"):
         DockerBackend(config, "webarena").plan()
-    public = load_config(flags={"state_dir": tmp_path, "sites.host": "0.0.0.0", "sites.public_host": "wa.example"},
-                         environ={})
+    public = load_config(
+        flags={"state_dir": tmp_path, "sites.host": "0.0.0.0", "sites.public_host": "wa.example"}, environ={}
+    )
     plan = DockerBackend(public, "webarena").plan()
     assert plan.site_url("shopping", 0) == "http://wa.example:7770" and plan.host == "0.0.0.0"
     assert configure_commands("shopping", plan.origin("shopping", 0))[0].argv[-1] == "--base-url=http://wa.example:7770"
@@ -381,13 +398,16 @@ def test_configuration_commands_carry_the_base_url():
 def test_text_edits_of_the_configuration_work_in_a_container(engine, base_image):
     """The GitLab and Postmill edits are plain sed/sh: run them for real on stand-in files in a container."""
     url = "http://127.0.0.1:9023"
-    commands = [c for c in configure_commands("gitlab", url) + configure_commands("reddit", url)
-                if c.argv[0] in ("sed", "sh")]
-    setup = ("mkdir -p /etc/gitlab /var/www/html/src/DataObject && "
-             "printf \"external_url 'http://localhost:8023'\\n# puma['worker_processes'] = 2\\n"
-             "puma['worker_processes'] = 1\\nnginx['listen_port'] = 9023\\n\" > /etc/gitlab/gitlab.rb && "
-             "for f in CommentData SubmissionData UserData; do printf '/**\\n * @RateLimit(period=\"1 hour\", "
-             "max=3)\\n */\\nclass X {}\\n' > /var/www/html/src/DataObject/$f.php; done")
+    commands = [
+        c for c in configure_commands("gitlab", url) + configure_commands("reddit", url) if c.argv[0] in ("sed", "sh")
+    ]
+    setup = (
+        "mkdir -p /etc/gitlab /var/www/html/src/DataObject && "
+        "printf \"external_url 'http://localhost:8023'\\n# puma['worker_processes'] = 2\\n"
+        "puma['worker_processes'] = 1\\nnginx['listen_port'] = 9023\\n\" > /etc/gitlab/gitlab.rb && "
+        'for f in CommentData SubmissionData UserData; do printf \'/**\\n * @RateLimit(period="1 hour", '
+        "max=3)\\n */\\nclass X {}\\n' > /var/www/html/src/DataObject/$f.php; done"
+    )
     box = engine.containers.run(base_image, ["sleep", "120"], detach=True, remove=True)
     try:
         assert box.exec_run(["sh", "-c", setup]).exit_code == 0
@@ -395,8 +415,12 @@ def test_text_edits_of_the_configuration_work_in_a_container(engine, base_image)
             code, output = box.exec_run(list(command.argv), user=command.user)
             assert code == 0, (command, output)
         gitlab_rb = box.exec_run(["cat", "/etc/gitlab/gitlab.rb"]).output.decode()
-        assert gitlab_rb.splitlines() == [f"external_url '{url}'", "# puma['worker_processes'] = 2",
-                                          "nginx['listen_port'] = 8023", "puma['worker_processes'] = 4"]
+        assert gitlab_rb.splitlines() == [
+            f"external_url '{url}'",
+            "# puma['worker_processes'] = 2",
+            "nginx['listen_port'] = 8023",
+            "puma['worker_processes'] = 4",
+        ]
         comment = box.exec_run(["cat", "/var/www/html/src/DataObject/CommentData.php"]).output.decode()
         assert "RateLimit" not in comment and "class X" in comment
     finally:
@@ -492,10 +516,14 @@ def test_the_real_image_path_with_a_stand_in_image(stand_in, engine, tmp_path):
         edited = first.exec_run(["cat", "/var/www/html/src/DataObject/UserData.php"]).output.decode()
         assert "RateLimit" not in edited  # configured before the snapshot was committed
         assert first.exec_run(["cat", "/data/php-calls"]).output.decode().split() == [
-            "/var/www/html/bin/console", "cache:clear", "--env=prod"]
+            "/var/www/html/bin/console",
+            "cache:clear",
+            "--env=prod",
+        ]
         # The cache that the clearing (as root) rebuilt belongs to the web server's user again.
-        assert first.exec_run(["stat", "-c", "%U", "/var/www/html/var/cache/prod"]).output.decode().strip() == \
-            "www-data"
+        assert (
+            first.exec_run(["stat", "-c", "%U", "/var/www/html/var/cache/prod"]).output.decode().strip() == "www-data"
+        )
         assert not backend.is_dirty("reddit", 0) and backend.is_dirty("reddit", 0)  # asking hands it out
         backend.reset(["reddit"], 0)
         second = container(engine, backend, "0-reddit")
@@ -517,8 +545,17 @@ def forum_task(task_id: int, eval_types: list[str]) -> Task:
     spec = {"eval_types": eval_types, "reference_answers": None, "reference_url": "", "program_html": []}
     for kind in eval_types:
         spec |= checks[kind]
-    return Task.model_validate({"task_id": task_id, "sites": ["reddit"], "start_url": "__REDDIT__", "intent": "x",
-                                "require_login": False, "storage_state": None, "eval": spec})
+    return Task.model_validate(
+        {
+            "task_id": task_id,
+            "sites": ["reddit"],
+            "start_url": "__REDDIT__",
+            "intent": "x",
+            "require_login": False,
+            "storage_state": None,
+            "eval": spec,
+        }
+    )
 
 
 def test_tasks_that_only_read_share_a_real_site(stand_in, engine, tmp_path):
@@ -555,14 +592,16 @@ def test_an_unconfigured_shop_that_redirects_to_its_old_host_comes_up(stand_in, 
     URL (on the public host name) and VAB's eleven named indexers on schedule, from snapshots committed after the
     shop's database shut down cleanly (no pid file left in them)."""
     stand_in("shopping", "original")
-    backend = DockerBackend(docker_config(tmp_path, sites=["shopping"], instances=2, public_host="localhost"),
-                            "webarena")
+    backend = DockerBackend(
+        docker_config(tmp_path, sites=["shopping"], instances=2, public_host="localhost"), "webarena"
+    )
     try:
         assert [s.healthy for s in backend.up()] == [True, True]
         for k in (0, 1):
             box = container(engine, backend, f"{k}-shopping")
             assert box.exec_run(["cat", "/etc/standin/base_url"]).output.decode() == backend.plan().origin(
-                "shopping", k)
+                "shopping", k
+            )
             assert box.image.tags[0].startswith("webrl-snapshot/")
             assert run_in(engine, box.image.id, f"test -e {SHOP_DB_PID} && echo stale || echo clean") == "clean\n"
             # VAB's named indexers (not all of them) are on schedule in the snapshot, set once before it.
@@ -658,8 +697,12 @@ def test_up_on_sites_that_are_up_checks_containers_and_snapshots(stand_in, engin
 def test_a_killed_up_is_started_over_by_the_next(stand_in, engine, cli_env):
     """`webrl up` is SIGKILLed while it brings the shop up; the next `up` must not trust what it left."""
     stand_in("shopping", "original")
-    up = subprocess.Popen([sys.executable, "-m", "webrl", "up", "--backend", "docker", "--sites", "shopping"],
-                          env=cli_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    up = subprocess.Popen(
+        [sys.executable, "-m", "webrl", "up", "--backend", "docker", "--sites", "shopping"],
+        env=cli_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     config = load_config(flags={"sites.sites": ["shopping"]}, environ=cli_env)
     backend = DockerBackend(config)
     try:
@@ -684,8 +727,11 @@ def test_slow_engine_operations_do_not_time_out(stand_in, engine, tmp_path, monk
     """Committing a forum whose writable layer holds 600 MB takes seconds here, and a real site's minutes. Every
     client timeout is cut twentyfold (a minute becomes 3 s), which the commit outlasts: only the queries may give
     up that soon."""
-    stand_in("reddit", "verified", 'CMD ["sh", "-c", "head -c 600000000 /dev/urandom > /ballast && '
-                                   'exec python3 /usr/local/bin/standin.py forum"]')
+    stand_in(
+        "reddit",
+        "verified",
+        'CMD ["sh", "-c", "head -c 600000000 /dev/urandom > /ballast && exec python3 /usr/local/bin/standin.py forum"]',
+    )
     from_env = docker.from_env
     monkeypatch.setattr(docker, "from_env", lambda timeout, **kw: from_env(timeout=timeout / 20, **kw))
     backend = DockerBackend(docker_config(tmp_path, sites=["reddit"]), "webarena")
@@ -714,19 +760,27 @@ def test_compose_file_matches_the_backend():
     assert "/users/sign_in" in " ".join(services["gitlab"]["healthcheck"]["test"])
     homepage = services["homepage"]["environment"]
     assert {k: v for k, v in homepage.items() if k.startswith("WEBRL_SITES__PORTS__")} == {
-        f"WEBRL_SITES__PORTS__{s.upper()}": f"${{WA_{s.upper()}_PORT:-{p}}}" for s, p in DEFAULT_PORTS.items()
-        if s in WEBARENA_SITES and s != "homepage"}
+        f"WEBRL_SITES__PORTS__{s.upper()}": f"${{WA_{s.upper()}_PORT:-{p}}}"
+        for s, p in DEFAULT_PORTS.items()
+        if s in WEBARENA_SITES and s != "homepage"
+    }
     tool = compose_tool()
     if tool:  # a real Compose implementation accepts it, profiles included
         for profile in ([], ["--profile", "map", "--profile", "wikipedia"]):
-            check = subprocess.run([*tool, "-f", str(ROOT / "compose.yaml"), *profile, "config", "-q"],
-                                   capture_output=True, text=True, check=False)
+            check = subprocess.run(
+                [*tool, "-f", str(ROOT / "compose.yaml"), *profile, "config", "-q"],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
             assert check.returncode == 0, check.stderr
 
 
 def compose_tool() -> list[str] | None:
     """Compose v2 (`docker compose`) or v1 (`docker-compose`, Debian's package), whichever is here."""
-    if shutil.which("docker") and subprocess.run(["docker", "compose", "version"], capture_output=True,
-                                                  check=False).returncode == 0:
+    if (
+        shutil.which("docker")
+        and subprocess.run(["docker", "compose", "version"], capture_output=True, check=False).returncode == 0
+    ):
         return ["docker", "compose"]
     return ["docker-compose"] if shutil.which("docker-compose") else None

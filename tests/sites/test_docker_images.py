@@ -73,26 +73,36 @@ def test_pull_asks_the_registry_for_the_pinned_tag():
     pull(client, WEBARENA["gitlab"].verified)
     pull(client, "local/untagged")
     pull(client, "registry.example:5000/team/site:1.2.3")
-    assert client.pulled == [("am1n3e/webarena-verified-gitlab", VERIFIED_TAG), ("local/untagged", "latest"),
-                             ("registry.example:5000/team/site", "1.2.3")]
+    assert client.pulled == [
+        ("am1n3e/webarena-verified-gitlab", VERIFIED_TAG),
+        ("local/untagged", "latest"),
+        ("registry.example:5000/team/site", "1.2.3"),
+    ]
 
 
 def test_images_pull_and_list_use_the_pinned_tag(monkeypatch, tmp_path):
     shop = WEBARENA["shopping"].verified
-    client = FakeClient({shop: {"Size": 13.3e9, "RepoDigests": [f"am1n3e/webarena-verified-shopping@{DIGEST}"]},
-                         WEBARENA["reddit"].verified: {"Size": 8.4e9, "RepoDigests": []}})
+    client = FakeClient(
+        {
+            shop: {"Size": 13.3e9, "RepoDigests": [f"am1n3e/webarena-verified-shopping@{DIGEST}"]},
+            WEBARENA["reddit"].verified: {"Size": 8.4e9, "RepoDigests": []},
+        }
+    )
     out = io.StringIO()
     monkeypatch.setattr(cli_images, "connect", lambda *args: client)
     monkeypatch.setattr(cli_images, "console", Console(file=out, width=200, color_system=None))
     monkeypatch.setattr(GLOBALS, "state_dir", tmp_path)
 
     cli_images.pull_images(["shopping", "reddit"])
-    assert client.pulled == [("am1n3e/webarena-verified-shopping", VERIFIED_TAG),
-                             ("am1n3e/webarena-verified-reddit", VERIFIED_TAG)]
+    assert client.pulled == [
+        ("am1n3e/webarena-verified-shopping", VERIFIED_TAG),
+        ("am1n3e/webarena-verified-reddit", VERIFIED_TAG),
+    ]
     client.pulled.clear()
     cli_images.pull_images(None)  # every site `up` runs by default: the map (data volumes) only when named
-    assert client.pulled == [(image.verified.rsplit(":", 1)[0], VERIFIED_TAG) for image in WEBARENA.values()
-                             if not image.volumes]
+    assert client.pulled == [
+        (image.verified.rsplit(":", 1)[0], VERIFIED_TAG) for image in WEBARENA.values() if not image.volumes
+    ]
 
     cli_images.list_images()
     listed = out.getvalue()

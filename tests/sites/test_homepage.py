@@ -33,9 +33,15 @@ def test_scratchpad_keeps_notes_in_the_browser(homepage, page):
     expect(page.locator("#notes li")).to_have_count(0)
 
 
-@pytest.mark.parametrize(("expression", "shown"), [("(12.5 + 7) * 2", "39"), ("10 / 4 - -1", "3.5"),
-                                                   ("2 +", "Error: unexpected end"),
-                                                   ("alert(1)", "Error: invalid character")])
+@pytest.mark.parametrize(
+    ("expression", "shown"),
+    [
+        ("(12.5 + 7) * 2", "39"),
+        ("10 / 4 - -1", "3.5"),
+        ("2 +", "Error: unexpected end"),
+        ("alert(1)", "Error: invalid character"),
+    ],
+)
 def test_calculator(homepage, page, expression, shown):
     page.goto(f"{homepage.urls(0)['homepage']}/calculator.html")
     page.get_by_label("Expression").fill(expression)

@@ -17,8 +17,11 @@ PATHS = {
     "reddit": ["/f/AskReddit/{id}", "/f/AskReddit/{id}/slug", "/f/AskReddit/{id}/slug/comment/{id}"],
     "gitlab": ["/a11yproject/a11yproject.com/-/issues/{id}", "/a11yproject/a11yproject.com/-/merge_requests/{id}"],
     "map": ["/node/{id}"],
-    "shopping_admin": ["/sales/order/view/order_id/{id}/", "/catalog/product/edit/id/{id}/",
-                       "/customer/index/edit/id/{id}/"],
+    "shopping_admin": [
+        "/sales/order/view/order_id/{id}/",
+        "/catalog/product/edit/id/{id}/",
+        "/customer/index/edit/id/{id}/",
+    ],
 }
 
 

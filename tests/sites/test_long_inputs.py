@@ -28,8 +28,10 @@ CRITERIA = "searchCriteria[filterGroups][0][filters][0]"
 
 def admin_grid(path: str, text_filter: str, **query: str) -> list[tuple]:
     """An admin grid's keyword search and a text filter (one long term a request), its paging numbers."""
-    return [("shopping_admin", "GET", f"/admin/{path}", {**query, "search": LONG, "limit": HUGE, "page": HUGE}),
-            ("shopping_admin", "GET", f"/admin/{path}", {**query, text_filter: LONG})]
+    return [
+        ("shopping_admin", "GET", f"/admin/{path}", {**query, "search": LONG, "limit": HUGE, "page": HUGE}),
+        ("shopping_admin", "GET", f"/admin/{path}", {**query, text_filter: LONG}),
+    ]
 
 
 # (client, method, path, query or form): one long term a request, so that every request stays under 64 KiB
@@ -44,10 +46,18 @@ ROUTES = [
     ("shopping", "POST", "/checkout/onepage/placeOrder/", {"address_id": HUGE}),
     ("shopping", "POST", "/review/product/post/id/1/", {"rating": HUGE, "nickname": "n", "title": "t", "detail": "d"}),
     ("rest", "GET", "/rest/V1/orders", {"searchCriteria[pageSize]": HUGE, "searchCriteria[currentPage]": HUGE}),
-    ("rest", "GET", "/rest/V1/orders", {f"{CRITERIA}[field]": "customer_email", f"{CRITERIA}[value]": LONG,
-                                        f"{CRITERIA}[condition_type]": "like"}),
-    ("rest", "GET", "/rest/V1/orders", {f"{CRITERIA}[field]": "increment_id", f"{CRITERIA}[value]": LONG,
-                                        f"{CRITERIA}[condition_type]": "in"}),
+    (
+        "rest",
+        "GET",
+        "/rest/V1/orders",
+        {f"{CRITERIA}[field]": "customer_email", f"{CRITERIA}[value]": LONG, f"{CRITERIA}[condition_type]": "like"},
+    ),
+    (
+        "rest",
+        "GET",
+        "/rest/V1/orders",
+        {f"{CRITERIA}[field]": "increment_id", f"{CRITERIA}[value]": LONG, f"{CRITERIA}[condition_type]": "in"},
+    ),
     *admin_grid("sales/order/", "billing_name"),
     *admin_grid("sales/invoice/", "billing_name"),
     *admin_grid("sales/shipment/", "shipping_name"),
@@ -63,14 +73,36 @@ ROUTES = [
     *admin_grid("reports/report_review/customer/", "name"),
     *admin_grid("reports/report_product/lowstock/", "sku"),
     ("shopping_admin", "GET", "/admin/reports/report_sales/sales/", {"from": LONG, "period_type": "day"}),
-    ("shopping_admin", "POST", "/admin/catalog/product/save/id/1/", {
-        "product[name]": "n", "product[sku]": "long-inputs", "product[price]": "1", "product[category_id]": "3",
-        "product[qty]": HUGE}),
-    ("shopping_admin", "POST", "/admin/catalog/product/save/id/1/", {
-        "product[name]": "n", "product[sku]": "long-inputs", "product[price]": "1e400", "product[category_id]": HUGE,
-        "product[qty]": "1e400"}),
-    ("shopping_admin", "POST", "/admin/sales_rule/promo_quote/save/", {
-        "rule[name]": "n", "rule[coupon_type]": "1", "rule[discount_amount]": "10", "rule[uses_per_coupon]": HUGE}),
+    (
+        "shopping_admin",
+        "POST",
+        "/admin/catalog/product/save/id/1/",
+        {
+            "product[name]": "n",
+            "product[sku]": "long-inputs",
+            "product[price]": "1",
+            "product[category_id]": "3",
+            "product[qty]": HUGE,
+        },
+    ),
+    (
+        "shopping_admin",
+        "POST",
+        "/admin/catalog/product/save/id/1/",
+        {
+            "product[name]": "n",
+            "product[sku]": "long-inputs",
+            "product[price]": "1e400",
+            "product[category_id]": HUGE,
+            "product[qty]": "1e400",
+        },
+    ),
+    (
+        "shopping_admin",
+        "POST",
+        "/admin/sales_rule/promo_quote/save/",
+        {"rule[name]": "n", "rule[coupon_type]": "1", "rule[discount_amount]": "10", "rule[uses_per_coupon]": HUGE},
+    ),
     ("reddit", "GET", "/search", {"q": LONG}),
     ("reddit", "GET", "/", {"page": HUGE}),
     ("reddit", "GET", "/f/AskReddit", {"page": HUGE}),
@@ -111,18 +143,23 @@ def clients(site_servers):
             user, password = ACCOUNTS[site]
             assert client.post(path, data={user_field: user, password_field: password}).status_code < 400
     made["shopping"].post("/checkout/cart/add/product/1/", data={"qty": "1"})
-    token = made["shopping"].post("/rest/V1/integration/admin/token",
-                                  json={"username": "admin", "password": "admin1234"}).json()
-    made["rest"] = httpx.Client(base_url=made["shopping"].base_url, timeout=60,
-                                headers={"authorization": f"Bearer {token}"})
+    token = (
+        made["shopping"]
+        .post("/rest/V1/integration/admin/token", json={"username": "admin", "password": "admin1234"})
+        .json()
+    )
+    made["rest"] = httpx.Client(
+        base_url=made["shopping"].base_url, timeout=60, headers={"authorization": f"Bearer {token}"}
+    )
     yield made
     for client in made.values():
         client.close()
     backend.reset()
 
 
-@pytest.mark.parametrize(("client", "method", "path", "data"), ROUTES,
-                         ids=[f"{c}-{m}-{p}-{'+'.join(d)}" for c, m, p, d in ROUTES])
+@pytest.mark.parametrize(
+    ("client", "method", "path", "data"), ROUTES, ids=[f"{c}-{m}-{p}-{'+'.join(d)}" for c, m, p, d in ROUTES]
+)
 def test_long_terms_and_huge_numbers_are_no_server_error(clients, client, method, path, data):
     if method == "GET":
         response = clients[client].get(path, params=data)
@@ -138,8 +175,9 @@ def test_each_site_answers_a_long_term_as_its_real_counterpart(clients):
     assert "Search query is too long (maximum is 4096 characters)." in gitlab.text
     terms = clients["gitlab"].get(f"{PROJECT}/-/issues", params={"search": " ".join(["a"] * 65)})
     assert "Search query is too long (maximum is 64 terms)." in terms.text
-    rest = clients["rest"].get("/rest/V1/orders", params={f"{CRITERIA}[field]": "customer_email",
-                                                          f"{CRITERIA}[value]": LONG})
+    rest = clients["rest"].get(
+        "/rest/V1/orders", params={f"{CRITERIA}[field]": "customer_email", f"{CRITERIA}[value]": LONG}
+    )
     assert rest.status_code == 400 and "at most 4096 characters" in rest.json()["message"]
     paged = clients["rest"].get("/rest/V1/orders", params={"searchCriteria[pageSize]": HUGE}).json()
     assert paged["search_criteria"]["page_size"] == 10**9 and paged["items"]

@@ -64,8 +64,10 @@ def haversine(lat1, lon1, lat2, lon2) -> float:
 
 def graph(conn: sqlite3.Connection, mode: str) -> tuple[nx.DiGraph, dict[int, tuple[float, float]]]:
     g, coords = nx.DiGraph(), {}
-    for r in conn.execute("SELECT e.*, a.lat AS alat, a.lon AS alon, b.lat AS blat, b.lon AS blon FROM road_edges e"
-                          " JOIN nodes a ON a.id = e.from_node JOIN nodes b ON b.id = e.to_node"):
+    for r in conn.execute(
+        "SELECT e.*, a.lat AS alat, a.lon AS alon, b.lat AS blat, b.lon AS blon FROM road_edges e"
+        " JOIN nodes a ON a.id = e.from_node JOIN nodes b ON b.id = e.to_node"
+    ):
         hw, length, oneway = r["highway"], r["length_m"], bool(r["oneway"])
         coords[r["from_node"]], coords[r["to_node"]] = (r["alat"], r["alon"]), (r["blat"], r["blon"])
         if mode == "car":
@@ -133,8 +135,11 @@ def test_search_a_place_and_open_it(page, base, osm):
     expected = place(osm, "Kessler Institute of Technology")
     assert urlparse(page.url).path == f"/node/{expected['osm_id']}"
     assert "Node: Kessler Institute of Technology" in page.locator("h2").first.inner_text()
-    tags = dict(zip(page.locator(".browse-tag-list th").all_inner_texts(),
-                    page.locator(".browse-tag-list td").all_inner_texts()))
+    tags = dict(
+        zip(
+            page.locator(".browse-tag-list th").all_inner_texts(), page.locator(".browse-tag-list td").all_inner_texts()
+        )
+    )
     assert tags["name"] == "Kessler Institute of Technology" and tags["amenity"] == "university"
     assert tags["addr:city"] == expected["city"] and tags["addr:street"] == expected["street"]
     assert f"{expected['lat']:.7f}" in page.locator(".browse-location").inner_text()
@@ -202,7 +207,9 @@ def test_coordinates_and_user_facing_errors(client):
     assert r.status_code == 200 and "Could not find a route between these points" in r.text
     r = client.get("/directions", params={"route_from": "40.44, -79.99", "route_to": "40.45, -79.95"})
     assert r.status_code == 302
-    assert unquote(r.headers["location"]) == "/directions?engine=fossgis_osrm_car&route=40.4400,-79.9900;40.4500,-79.9500"
+    assert (
+        unquote(r.headers["location"]) == "/directions?engine=fossgis_osrm_car&route=40.4400,-79.9900;40.4500,-79.9500"
+    )
     for path in ("/no/such/page", "/node/1", "/way/1"):
         r = client.get(path)
         assert r.status_code == 404 and "OpenStreetMap" in r.text and "Not Found" in r.text
@@ -292,8 +299,11 @@ def test_snapping_and_matching_equal_their_plain_definitions(osm):
             assert network.snap(mode, lat, lon) == expected == network.snap(mode, lat, lon), (mode, lat, lon)
     tokens = {w[:k] for p in gazetteer.places[:60] for w in words(p.display_name) for k in (3, 4, 5, len(w))}
     for p in gazetteer.places[:60]:
-        for pool, prefixes in ((p.name_words, p.name_prefixes), (p.cat_words, p.cat_prefixes),
-                               (p.addr_words, p.addr_prefixes)):
+        for pool, prefixes in (
+            (p.name_words, p.name_prefixes),
+            (p.cat_words, p.cat_prefixes),
+            (p.addr_words, p.addr_prefixes),
+        ):
             for token in tokens:
                 plain = len(token) >= MIN_PREFIX and any(w.startswith(token) for w in pool)
                 assert (len(token) >= MIN_PREFIX and token in prefixes) == plain, (token, pool)

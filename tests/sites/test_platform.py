@@ -46,8 +46,10 @@ def test_reset_restores_the_exact_pristine_content(pristine_store):
 def test_reset_drops_sessions(pristine_store):
     shop = pristine_store.urls(0)["shopping"]
     with httpx.Client(base_url=shop) as client:
-        client.post("/customer/account/loginPost/",
-                    data={"login[username]": "emma.lopez@gmail.com", "login[password]": "Password.123"})
+        client.post(
+            "/customer/account/loginPost/",
+            data={"login[username]": "emma.lopez@gmail.com", "login[password]": "Password.123"},
+        )
         assert client.get("/customer/account/", follow_redirects=False).status_code == 200
         pristine_store.reset(["shopping"])
         assert client.get("/customer/account/", follow_redirects=False).status_code in (302, 303)
@@ -66,8 +68,9 @@ def test_status_reports_writes_and_last_reset(pristine_store):
 def control(backend: EmbeddedBackend, path: str, token: str | None, method: str = "GET") -> int:
     headers = {"x-webrl-token": token} if token is not None else {}
     port = backend.running().control_ports[0]
-    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method, headers=headers,
-                                     data=b"{}" if method == "POST" else None)
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}{path}", method=method, headers=headers, data=b"{}" if method == "POST" else None
+    )
     try:
         with urllib.request.urlopen(request) as response:
             return response.status

@@ -52,12 +52,27 @@ def test_seed_is_deterministic_and_consistent(seeded):  # its speed is bench/res
     assert 500 <= count("submissions") <= 1000 and 3000 <= count("comments") <= 10000
     assert count("submission_votes") > 5000 and count("comment_votes") > 5000
     # scores and comment counts agree with the rows they summarise
-    assert a.execute("SELECT COUNT(*) FROM submissions s WHERE net_score != (SELECT COALESCE(SUM(choice), 0)"
-                     " FROM submission_votes v WHERE v.submission_id = s.id)").fetchone()[0] == 0
-    assert a.execute("SELECT COUNT(*) FROM comments c WHERE net_score != (SELECT COALESCE(SUM(choice), 0)"
-                     " FROM comment_votes v WHERE v.comment_id = c.id)").fetchone()[0] == 0
-    assert a.execute("SELECT COUNT(*) FROM submissions s WHERE comment_count !="
-                     " (SELECT COUNT(*) FROM comments c WHERE c.submission_id = s.id)").fetchone()[0] == 0
+    assert (
+        a.execute(
+            "SELECT COUNT(*) FROM submissions s WHERE net_score != (SELECT COALESCE(SUM(choice), 0)"
+            " FROM submission_votes v WHERE v.submission_id = s.id)"
+        ).fetchone()[0]
+        == 0
+    )
+    assert (
+        a.execute(
+            "SELECT COUNT(*) FROM comments c WHERE net_score != (SELECT COALESCE(SUM(choice), 0)"
+            " FROM comment_votes v WHERE v.comment_id = c.id)"
+        ).fetchone()[0]
+        == 0
+    )
+    assert (
+        a.execute(
+            "SELECT COUNT(*) FROM submissions s WHERE comment_count !="
+            " (SELECT COUNT(*) FROM comments c WHERE c.submission_id = s.id)"
+        ).fetchone()[0]
+        == 0
+    )
     marvels = a.execute("SELECT * FROM users WHERE username = ?", (USER[0],)).fetchone()
     assert marvels[4]  # biography
     for table in ("submissions", "comments", "subscriptions"):
@@ -90,7 +105,9 @@ def test_listings_and_forum_pages(client, query):
     ids = [int(i) for i in re.findall(r'id="submission_(\d+)"', client.get("/f/books/new").text)]
     assert ids[:2] == [row["id"] for row in newest]
     # top: by net score; pagination by ?page=
-    scores = [int(s) for s in re.findall(r'class="vote__net-score"[^>]*>(-?\d+)<', client.get("/f/books/top?t=all").text)]
+    scores = [
+        int(s) for s in re.findall(r'class="vote__net-score"[^>]*>(-?\d+)<', client.get("/f/books/top?t=all").text)
+    ]
     assert scores == sorted(scores, reverse=True)
     page2 = client.get("/f/books/new?page=2")
     assert page2.status_code == 200 and 'rel="prev"' in page2.text
@@ -110,8 +127,10 @@ def test_listings_and_forum_pages(client, query):
 
 
 def test_get_post_url_contract(client, query):
-    row = query("SELECT s.id, s.title, f.name FROM submissions s JOIN forums f ON f.id = s.forum_id"
-                        " WHERE s.comment_count > 3 LIMIT 1")[0]
+    row = query(
+        "SELECT s.id, s.title, f.name FROM submissions s JOIN forums f ON f.id = s.forum_id"
+        " WHERE s.comment_count > 3 LIMIT 1"
+    )[0]
     listing = client.get(f"/f/{row['name']}/new?page=1").text + client.get(f"/f/{row['name']}/top?t=all").text
     link = re.search(rf'href="(/f/{row["name"]}/{row["id"]}/[^"]+)"', listing) or pytest.fail("no link")
     full = str(client.base_url).rstrip("/") + link.group(1)
@@ -120,7 +139,9 @@ def test_get_post_url_contract(client, query):
     for url in (full, reduced):
         r = client.get(url)
         assert r.status_code == 200
-        assert f'id="submission_{row["id"]}"' in r.text and f"<title>{row['title']}</title>" in r.text.replace("&#39;", "'")
+        assert f'id="submission_{row["id"]}"' in r.text and f"<title>{row['title']}</title>" in r.text.replace(
+            "&#39;", "'"
+        )
 
 
 def test_bad_input_gets_user_facing_errors(client, query):
@@ -134,8 +155,12 @@ def test_bad_input_gets_user_facing_errors(client, query):
     assert r.status_code == 400 and "This value should not be blank." in r.text
     r = client.post("/submit", data={"forum": "", "title": "Hello", "url": "not a url", "body": ""})
     assert r.status_code == 400 and "This value is not a valid URL." in r.text
-    for name, message in (("books", "already exists"), ("a b!", "letters, numbers, and underscores"),
-                          ("ab", "too short"), ("x" * 26, "too long")):
+    for name, message in (
+        ("books", "already exists"),
+        ("a b!", "letters, numbers, and underscores"),
+        ("ab", "too short"),
+        ("x" * 26, "too long"),
+    ):
         r = client.post("/create_forum", data={"name": name, "title": "T", "description": "D", "sidebar": ""})
         assert r.status_code == 400 and message in r.text, name
     assert client.post("/sv/1", data={"choice": "7", "next": "/"}).status_code == 400
@@ -190,7 +215,9 @@ def test_submit_comment_reply_edit_delete(page, base, query):
     top.get_by_role("button", name="Post").first.click()
     reply = query("SELECT * FROM comments WHERE parent_id = ?", (comment["id"],))[0]
     page.goto(f"{base}/f/books/{sid}/-")
-    expect(page.locator(f"#comment_{comment['id']} .comment__replies #comment_{reply['id']}")).to_contain_text("Wise Man")
+    expect(page.locator(f"#comment_{comment['id']} .comment__replies #comment_{reply['id']}")).to_contain_text(
+        "Wise Man"
+    )
     assert query("SELECT comment_count FROM submissions WHERE id = ?", (sid,))[0][0] == 2
 
     # edit the reply, then delete the parent: it stays as [deleted] because it has a reply
@@ -214,9 +241,11 @@ def test_submit_comment_reply_edit_delete(page, base, query):
 
 
 def test_votes_change_the_score(page, base, query):
-    row = query("SELECT s.id, s.net_score, f.name FROM submissions s JOIN forums f ON f.id = s.forum_id"
-                        " WHERE s.user_id != 1 AND NOT EXISTS (SELECT 1 FROM submission_votes v"
-                        " WHERE v.submission_id = s.id AND v.user_id = 1) ORDER BY s.id LIMIT 1")[0]
+    row = query(
+        "SELECT s.id, s.net_score, f.name FROM submissions s JOIN forums f ON f.id = s.forum_id"
+        " WHERE s.user_id != 1 AND NOT EXISTS (SELECT 1 FROM submission_votes v"
+        " WHERE v.submission_id = s.id AND v.user_id = 1) ORDER BY s.id LIMIT 1"
+    )[0]
     login(page, base)
     page.goto(f"{base}/f/{row['name']}/{row['id']}/")
     item = page.locator(f"#submission_{row['id']}")
@@ -224,8 +253,10 @@ def test_votes_change_the_score(page, base, query):
     expect(score).to_have_text(str(row["net_score"]))
     item.get_by_role("button", name="Upvote").click()
     expect(score).to_have_text(str(row["net_score"] + 1))
-    vote = lambda: query("SELECT choice FROM submission_votes WHERE submission_id = ? AND user_id = 1",  # noqa: E731
-                         (row["id"],))
+    vote = lambda: query(
+        "SELECT choice FROM submission_votes WHERE submission_id = ? AND user_id = 1",  # noqa: E731
+        (row["id"],),
+    )
     assert vote()[0][0] == 1
     item.get_by_role("button", name="Downvote").click()
     expect(score).to_have_text(str(row["net_score"] - 1))
@@ -234,9 +265,11 @@ def test_votes_change_the_score(page, base, query):
     expect(score).to_have_text(str(row["net_score"]))
     assert vote() == []
     # a comment vote
-    c = query("SELECT id, net_score FROM comments WHERE submission_id = ? AND soft_deleted = 0 AND NOT EXISTS"
-                      " (SELECT 1 FROM comment_votes v WHERE v.comment_id = comments.id AND v.user_id = 1) LIMIT 1",
-              (row["id"],))
+    c = query(
+        "SELECT id, net_score FROM comments WHERE submission_id = ? AND soft_deleted = 0 AND NOT EXISTS"
+        " (SELECT 1 FROM comment_votes v WHERE v.comment_id = comments.id AND v.user_id = 1) LIMIT 1",
+        (row["id"],),
+    )
     if c:
         comment = page.locator(f"#comment_{c[0]['id']}")
         comment.get_by_role("button", name="Upvote").first.click()
@@ -250,8 +283,9 @@ def test_subscribe_and_create_forum(page, base, query):
     (before,) = query("SELECT COUNT(*) FROM subscriptions s JOIN forums f ON f.id = s.forum_id WHERE f.name = 'DIY'")[0]
     page.get_by_role("button", name=re.compile("^Subscribe")).click()
     expect(page.get_by_role("button", name=re.compile("^Unsubscribe"))).to_contain_text(str(before + 1))
-    assert query("SELECT 1 FROM subscriptions s JOIN forums f ON f.id = s.forum_id"
-                         " WHERE f.name = 'DIY' AND s.user_id = 1")
+    assert query(
+        "SELECT 1 FROM subscriptions s JOIN forums f ON f.id = s.forum_id WHERE f.name = 'DIY' AND s.user_id = 1"
+    )
     page.goto(base + "/create_forum")
     page.get_by_label("Name").fill("books")
     page.get_by_label("Title").fill("Another books forum")
@@ -273,16 +307,31 @@ def test_subscribe_and_create_forum(page, base, query):
 
 
 def test_sign_up_log_out_and_log_in(client, query):
-    r = client.post("/registration", data={"username": "MarvelsGrantMan136", "password": "longenough1",
-                                           "password_repeat": "longenough1", "email": ""})
+    r = client.post(
+        "/registration",
+        data={
+            "username": "MarvelsGrantMan136",
+            "password": "longenough1",
+            "password_repeat": "longenough1",
+            "email": "",
+        },
+    )
     assert r.status_code == 400 and "This username is already taken." in r.text
     r = client.post("/registration", data={"username": "new_reader", "password": "short", "password_repeat": "short"})
     assert r.status_code == 400 and "It should have 8 characters or more." in r.text
-    r = client.post("/registration", data={"username": "new_reader", "password": "longenough1",
-                                           "password_repeat": "different1"})
+    r = client.post(
+        "/registration", data={"username": "new_reader", "password": "longenough1", "password_repeat": "different1"}
+    )
     assert r.status_code == 400 and "The password fields must match." in r.text
-    r = client.post("/registration", data={"username": "new_reader", "password": "longenough1",
-                                           "password_repeat": "longenough1", "email": "reader@example.com"})
+    r = client.post(
+        "/registration",
+        data={
+            "username": "new_reader",
+            "password": "longenough1",
+            "password_repeat": "longenough1",
+            "email": "reader@example.com",
+        },
+    )
     assert r.status_code == 303
     assert 'class="site-nav__link site-nav__username">new_reader</a>' in client.get("/").text
     assert query("SELECT email FROM users WHERE username = 'new_reader'")[0][0] == "reader@example.com"

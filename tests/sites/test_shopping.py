@@ -64,21 +64,27 @@ def test_home_page_has_header_menu_and_products(client):
 
 
 def test_category_sort_and_pagination(client, pristine_store):
-    (total,) = query(pristine_store, "SELECT COUNT(*) FROM products p JOIN categories c ON c.id = p.category_id"
-                     " WHERE p.status = 1 AND c.url_path LIKE 'home-kitchen%'")[0]
+    (total,) = query(
+        pristine_store,
+        "SELECT COUNT(*) FROM products p JOIN categories c ON c.id = p.category_id"
+        " WHERE p.status = 1 AND c.url_path LIKE 'home-kitchen%'",
+    )[0]
     assert total > 24
     r = client.get("/home-kitchen.html")
     assert r.status_code == 200
     assert "<title>Home & Kitchen</title>" in r.text.replace("&amp;", "&")
-    assert f"Items <span class=\"toolbar-number\">1</span>-<span class=\"toolbar-number\">12</span> of " \
-           f"<span class=\"toolbar-number\">{total}</span>" in r.text
+    assert (
+        f'Items <span class="toolbar-number">1</span>-<span class="toolbar-number">12</span> of '
+        f'<span class="toolbar-number">{total}</span>' in r.text
+    )
     assert "Bedding" in r.text and "Sort By" in r.text
     assert len(names(r.text)) == 12
 
     asc = prices(client.get("/home-kitchen.html", params={"product_list_order": "price"}).text)
     assert asc == sorted(asc) and len(asc) == 12
-    desc = prices(client.get("/home-kitchen.html", params={"product_list_order": "price",
-                                                            "product_list_dir": "desc"}).text)
+    desc = prices(
+        client.get("/home-kitchen.html", params={"product_list_order": "price", "product_list_dir": "desc"}).text
+    )
     assert desc == sorted(desc, reverse=True) and desc[0] >= asc[-1]
     by_name = names(client.get("/home-kitchen.html", params={"product_list_order": "name"}).text)
     assert by_name == sorted(by_name, key=str.lower)
@@ -99,12 +105,16 @@ def test_search_matches_all_words_and_records_the_term(client, pristine_store):
     assert "Search results for: &#39;Yoga Mat&#39;" in r.text or "Search results for: 'Yoga Mat'" in r.text
     found = names(r.text)
     assert found
-    expected = query(pristine_store, "SELECT COUNT(*) FROM products WHERE status = 1"
-                     " AND (name LIKE '%yoga%' OR description LIKE '%yoga%')"
-                     " AND (name LIKE '%mat%' OR description LIKE '%mat%')")[0][0]
+    expected = query(
+        pristine_store,
+        "SELECT COUNT(*) FROM products WHERE status = 1"
+        " AND (name LIKE '%yoga%' OR description LIKE '%yoga%')"
+        " AND (name LIKE '%mat%' OR description LIKE '%mat%')",
+    )[0][0]
     assert re.search(rf'<span class="toolbar-number">{expected}</span>', r.text)
-    after = query(pristine_store, "SELECT popularity, num_results FROM search_terms"
-                  " WHERE lower(query_text) = 'yoga mat'")
+    after = query(
+        pristine_store, "SELECT popularity, num_results FROM search_terms WHERE lower(query_text) = 'yoga mat'"
+    )
     assert after and after[0]["popularity"] == (before[0]["popularity"] + 1 if before else 1)
     assert after[0]["num_results"] == expected
 
@@ -139,8 +149,15 @@ def test_unknown_pages_are_404(client):
 
 
 def test_account_pages_require_login_and_return_afterwards(client):
-    for path in ("/customer/account/", "/sales/order/history/", "/wishlist/", "/customer/address/",
-                 "/newsletter/manage/", "/review/customer/", "/sales/order/view/order_id/1/"):
+    for path in (
+        "/customer/account/",
+        "/sales/order/history/",
+        "/wishlist/",
+        "/customer/address/",
+        "/newsletter/manage/",
+        "/review/customer/",
+        "/sales/order/view/order_id/1/",
+    ):
         r = client.get(path)
         assert r.status_code == 302 and r.headers["location"] == "/customer/account/login/", path
     client.get("/sales/order/history/")
@@ -151,8 +168,11 @@ def test_account_pages_require_login_and_return_afterwards(client):
 
 
 def test_wrong_password_is_refused(client):
-    r = client.post("/customer/account/loginPost/", data={"login[username]": EMMA[0], "login[password]": "nope"},
-                    follow_redirects=True)
+    r = client.post(
+        "/customer/account/loginPost/",
+        data={"login[username]": EMMA[0], "login[password]": "nope"},
+        follow_redirects=True,
+    )
     assert "The account sign-in was incorrect" in r.text
     assert client.get("/customer/account/").status_code == 302
 
@@ -170,15 +190,15 @@ def test_order_view_only_for_the_owner(client, pristine_store):
 
 
 def test_cart_coupon_and_stock(client, pristine_store):
-    p = query(pristine_store, "SELECT * FROM products WHERE status = 1 AND options = '{}' AND qty BETWEEN 3 AND 50"
-              " LIMIT 1")[0]
+    p = query(
+        pristine_store, "SELECT * FROM products WHERE status = 1 AND options = '{}' AND qty BETWEEN 3 AND 50 LIMIT 1"
+    )[0]
     r = client.post(f"/checkout/cart/add/product/{p['id']}/", data={"qty": "2"})
     assert r.status_code == 303
     cart = client.get("/checkout/cart/").text
     assert f"You added {p['name']} to your shopping cart.".replace("&", "&amp;") in cart
     assert 'class="counter qty">2<' in cart
-    too_many = client.post(f"/checkout/cart/add/product/{p['id']}/", data={"qty": str(p["qty"])},
-                           follow_redirects=True)
+    too_many = client.post(f"/checkout/cart/add/product/{p['id']}/", data={"qty": str(p["qty"])}, follow_redirects=True)
     assert "The requested qty is not available" in too_many.text
     bad = client.post("/checkout/cart/couponPost/", data={"coupon_code": "NOPE"}, follow_redirects=True)
     assert 'The coupon code "NOPE" is not valid.' in bad.text.replace("&#34;", '"').replace("&quot;", '"')
@@ -203,33 +223,56 @@ def test_rest_token_and_auth(client):
 def test_rest_orders_search_criteria(client, pristine_store):
     auth = {"Authorization": f"Bearer {admin_token(client)}"}
     latest = query(pristine_store, "SELECT * FROM orders ORDER BY created_at DESC, id DESC LIMIT 1")[0]
-    r = client.get("/rest/V1/orders", headers=auth, params={
-        "searchCriteria[sortOrders][0][field]": "created_at",
-        "searchCriteria[sortOrders][0][direction]": "DESC",
-        "searchCriteria[pageSize]": "1",
-    })
+    r = client.get(
+        "/rest/V1/orders",
+        headers=auth,
+        params={
+            "searchCriteria[sortOrders][0][field]": "created_at",
+            "searchCriteria[sortOrders][0][direction]": "DESC",
+            "searchCriteria[pageSize]": "1",
+        },
+    )
     assert r.status_code == 200
     body = r.json()
     (total,) = query(pristine_store, "SELECT COUNT(*) FROM orders")[0]
     assert body["total_count"] == total and len(body["items"]) == 1
     order = body["items"][0]
     assert order["increment_id"] == latest["increment_id"] and order["entity_id"] == int(latest["increment_id"])
-    for key in ("status", "state", "created_at", "updated_at", "customer_id", "customer_email", "customer_firstname",
-                "customer_lastname", "subtotal", "shipping_amount", "discount_amount", "grand_total"):
+    for key in (
+        "status",
+        "state",
+        "created_at",
+        "updated_at",
+        "customer_id",
+        "customer_email",
+        "customer_firstname",
+        "customer_lastname",
+        "subtotal",
+        "shipping_amount",
+        "discount_amount",
+        "grand_total",
+    ):
         assert key in order
     assert order["items"] and set(order["items"][0]) >= {"item_id", "sku", "name", "price", "qty_ordered", "row_total"}
     assert body["search_criteria"]["page_size"] == 1
 
-    filtered = client.get("/rest/default/V1/orders", headers=auth, params={
-        "searchCriteria[filterGroups][0][filters][0][field]": "customer_email",
-        "searchCriteria[filterGroups][0][filters][0][value]": EMMA[0],
-        "searchCriteria[filterGroups][0][filters][0][condition_type]": "eq",
-        "searchCriteria[filterGroups][1][filters][0][field]": "status",
-        "searchCriteria[filterGroups][1][filters][0][value]": "complete,canceled",
-        "searchCriteria[filterGroups][1][filters][0][condition_type]": "in",
-    }).json()
-    expected = query(pristine_store, "SELECT COUNT(*) FROM orders WHERE customer_email = ?"
-                     " AND status IN ('complete', 'canceled')", (EMMA[0],))[0][0]
+    filtered = client.get(
+        "/rest/default/V1/orders",
+        headers=auth,
+        params={
+            "searchCriteria[filterGroups][0][filters][0][field]": "customer_email",
+            "searchCriteria[filterGroups][0][filters][0][value]": EMMA[0],
+            "searchCriteria[filterGroups][0][filters][0][condition_type]": "eq",
+            "searchCriteria[filterGroups][1][filters][0][field]": "status",
+            "searchCriteria[filterGroups][1][filters][0][value]": "complete,canceled",
+            "searchCriteria[filterGroups][1][filters][0][condition_type]": "in",
+        },
+    ).json()
+    expected = query(
+        pristine_store,
+        "SELECT COUNT(*) FROM orders WHERE customer_email = ? AND status IN ('complete', 'canceled')",
+        (EMMA[0],),
+    )[0][0]
     assert filtered["total_count"] == expected > 0
     assert {o["status"] for o in filtered["items"]} <= {"complete", "canceled"}
     assert {o["customer_email"] for o in filtered["items"]} == {EMMA[0]}
@@ -237,15 +280,27 @@ def test_rest_orders_search_criteria(client, pristine_store):
 
 def test_rest_reviews(client, pristine_store):
     auth = {"Authorization": f"Bearer {admin_token(client)}"}
-    p = query(pristine_store, "SELECT p.sku, COUNT(*) AS n FROM reviews r JOIN products p ON p.id = r.product_id"
-              " GROUP BY p.id HAVING n >= 2 LIMIT 1")[0]
+    p = query(
+        pristine_store,
+        "SELECT p.sku, COUNT(*) AS n FROM reviews r JOIN products p ON p.id = r.product_id"
+        " GROUP BY p.id HAVING n >= 2 LIMIT 1",
+    )[0]
     assert client.get(f"/rest/V1/products/{p['sku']}/reviews").status_code == 401
     reviews = client.get(f"/rest/V1/products/{p['sku']}/reviews", headers=auth).json()
     assert isinstance(reviews, list) and len(reviews) == p["n"]
     assert [r["created_at"] for r in reviews] == sorted(r["created_at"] for r in reviews)
     last = reviews[-1]
-    assert set(last) >= {"id", "title", "detail", "nickname", "ratings", "review_entity", "review_type",
-                         "review_status", "created_at"}
+    assert set(last) >= {
+        "id",
+        "title",
+        "detail",
+        "nickname",
+        "ratings",
+        "review_entity",
+        "review_type",
+        "review_status",
+        "created_at",
+    }
     assert last["ratings"][0]["percent"] == last["ratings"][0]["value"] * 20
     assert client.get("/rest/V1/products/NOSUCHSKU/reviews", headers=auth).status_code == 404
 
@@ -255,8 +310,11 @@ def test_rest_reviews(client, pristine_store):
 
 
 def test_purchase_flow_in_browser(page, shop, pristine_store):
-    p = query(pristine_store, "SELECT * FROM products WHERE status = 1 AND options = '{}' AND qty > 5"
-              " AND name NOT LIKE '%&%' ORDER BY price LIMIT 1")[0]
+    p = query(
+        pristine_store,
+        "SELECT * FROM products WHERE status = 1 AND options = '{}' AND qty > 5"
+        " AND name NOT LIKE '%&%' ORDER BY price LIMIT 1",
+    )[0]
     page.goto(f"{shop}/customer/account/login/")
     page.get_by_label("Email", exact=True).fill(EMMA[0])
     page.get_by_label("Password", exact=True).fill(EMMA[1])
@@ -297,11 +355,15 @@ def test_purchase_flow_in_browser(page, shop, pristine_store):
 
     with httpx.Client(base_url=shop) as client:
         auth = {"Authorization": f"Bearer {admin_token(client)}"}
-        latest = client.get("/rest/V1/orders", headers=auth, params={
-            "searchCriteria[sortOrders][0][field]": "created_at",
-            "searchCriteria[sortOrders][0][direction]": "DESC",
-            "searchCriteria[pageSize]": "1",
-        }).json()["items"][0]
+        latest = client.get(
+            "/rest/V1/orders",
+            headers=auth,
+            params={
+                "searchCriteria[sortOrders][0][field]": "created_at",
+                "searchCriteria[sortOrders][0][direction]": "DESC",
+                "searchCriteria[pageSize]": "1",
+            },
+        ).json()["items"][0]
     assert latest["increment_id"] == increment_id and latest["entity_id"] == int(increment_id)
     assert latest["status"] == "pending" and latest["grand_total"] == grand
     assert latest["items"][0]["sku"] == p["sku"] and latest["items"][0]["qty_ordered"] == 2
@@ -310,8 +372,11 @@ def test_purchase_flow_in_browser(page, shop, pristine_store):
 
 
 def test_review_in_browser_is_latest_in_rest(page, shop, pristine_store):
-    p = query(pristine_store, "SELECT p.* FROM products p WHERE status = 1 AND EXISTS"
-              " (SELECT 1 FROM reviews r WHERE r.product_id = p.id) LIMIT 1")[0]
+    p = query(
+        pristine_store,
+        "SELECT p.* FROM products p WHERE status = 1 AND EXISTS"
+        " (SELECT 1 FROM reviews r WHERE r.product_id = p.id) LIMIT 1",
+    )[0]
     page.goto(f"{shop}/{p['url_key']}.html")
     page.get_by_text("4 stars", exact=True).click()
     page.get_by_label("Nickname").fill("Tester")

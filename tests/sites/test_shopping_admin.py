@@ -67,9 +67,13 @@ def test_pages_need_login_and_bad_login_is_refused(admin_url):
         login = c.get("/admin")
         assert 'placeholder="user name"' in login.text and 'placeholder="password"' in login.text
         assert "Sign in" in login.text
-        r = c.post("/admin/admin/", data={"login[username]": "admin", "login[password]": "wrong"}, follow_redirects=True)
-        assert ("The account sign-in was incorrect or your account is disabled temporarily. "
-                "Please wait and try again later.") in messages(r.text)
+        r = c.post(
+            "/admin/admin/", data={"login[username]": "admin", "login[password]": "wrong"}, follow_redirects=True
+        )
+        assert (
+            "The account sign-in was incorrect or your account is disabled temporarily. "
+            "Please wait and try again later."
+        ) in messages(r.text)
         # after signing in, the page first asked for is shown
         r = c.post("/admin/admin/", data=LOGIN, follow_redirects=True)
         assert r.url.path == "/admin/sales/order/" and "records found" in r.text
@@ -95,8 +99,16 @@ def test_dashboard_and_unknown_pages(client, sql):
 def test_orders_grid_search_filter_sort_paging(client, sql):
     html = client.get("/admin/sales/order/").text
     assert records(html) == sql("SELECT COUNT(*) FROM orders")[0][0]
-    for label in ("Purchase Point", "Purchase Date", "Bill-to Name", "Ship-to Name", "Grand Total (Base)",
-                  "Grand Total (Purchased)", "Status", "Action"):
+    for label in (
+        "Purchase Point",
+        "Purchase Date",
+        "Bill-to Name",
+        "Ship-to Name",
+        "Grand Total (Base)",
+        "Grand Total (Purchased)",
+        "Status",
+        "Action",
+    ):
         assert label in html
     newest = sql("SELECT increment_id FROM orders ORDER BY created_at DESC, id DESC LIMIT 20")
     assert first_column(html) == [r[0] for r in newest]
@@ -107,15 +119,21 @@ def test_orders_grid_search_filter_sort_paging(client, sql):
 
     params = {"status": "pending", "sort": "grand_total", "dir": "desc", "limit": "5", "page": "2"}
     html = client.get("/admin/sales/order/", params=params).text
-    expected = sql("SELECT increment_id FROM orders WHERE status = 'pending' ORDER BY grand_total DESC, id DESC"
-                   " LIMIT 5 OFFSET 5")
+    expected = sql(
+        "SELECT increment_id FROM orders WHERE status = 'pending' ORDER BY grand_total DESC, id DESC LIMIT 5 OFFSET 5"
+    )
     assert records(html) == sql("SELECT COUNT(*) FROM orders WHERE status = 'pending'")[0][0]
     assert first_column(html) == [r[0] for r in expected]
 
     params = {"created_at_from": "01/01/2023", "created_at_to": "2023-03-31", "grand_total_from": "100"}
     html = client.get("/admin/sales/order/", params=params).text
-    assert records(html) == sql("SELECT COUNT(*) FROM orders WHERE substr(created_at, 1, 10) BETWEEN '2023-01-01'"
-                                " AND '2023-03-31' AND grand_total >= 100")[0][0]
+    assert (
+        records(html)
+        == sql(
+            "SELECT COUNT(*) FROM orders WHERE substr(created_at, 1, 10) BETWEEN '2023-01-01'"
+            " AND '2023-03-31' AND grand_total >= 100"
+        )[0][0]
+    )
 
 
 def test_products_customers_reviews_grids(client, sql):
@@ -127,8 +145,13 @@ def test_products_customers_reviews_grids(client, sql):
     assert records(html) == sql("SELECT COUNT(*) FROM products WHERE status = 2")[0][0] > 0
 
     html = client.get("/admin/customer/index/", params={"search": "Lopez"}).text
-    assert records(html) == sql("SELECT COUNT(*) FROM customers WHERE firstname LIKE '%lopez%' OR lastname LIKE"
-                                " '%lopez%' OR email LIKE '%lopez%'")[0][0]
+    assert (
+        records(html)
+        == sql(
+            "SELECT COUNT(*) FROM customers WHERE firstname LIKE '%lopez%' OR lastname LIKE"
+            " '%lopez%' OR email LIKE '%lopez%'"
+        )[0][0]
+    )
     assert "emma.lopez@gmail.com" in html
 
     html = client.get("/admin/review/product/pending/").text
@@ -141,8 +164,10 @@ def test_products_customers_reviews_grids(client, sql):
 
 def open_order(sql) -> int:
     """A pending order with nothing invoiced or shipped."""
-    return sql("SELECT id FROM orders o WHERE status = 'pending' AND NOT EXISTS (SELECT 1 FROM invoices WHERE"
-               " order_id = o.id) AND NOT EXISTS (SELECT 1 FROM shipments WHERE order_id = o.id) ORDER BY id")[0][0]
+    return sql(
+        "SELECT id FROM orders o WHERE status = 'pending' AND NOT EXISTS (SELECT 1 FROM invoices WHERE"
+        " order_id = o.id) AND NOT EXISTS (SELECT 1 FROM shipments WHERE order_id = o.id) ORDER BY id"
+    )[0][0]
 
 
 def test_hold_unhold_comment_and_cancel(client, sql):
@@ -161,8 +186,10 @@ def test_hold_unhold_comment_and_cancel(client, sql):
     assert "You released the order from holding status." in messages(r.text)
     assert sql("SELECT status FROM orders WHERE id = ?", (oid,))[0][0] == "pending"
 
-    r = client.post(base.format("addComment"), data={"history[status]": "pending", "history[comment]": "Call the buyer",
-                                                     "history[is_customer_notified]": "1"})
+    r = client.post(
+        base.format("addComment"),
+        data={"history[status]": "pending", "history[comment]": "Call the buyer", "history[is_customer_notified]": "1"},
+    )
     last = sql("SELECT * FROM order_history WHERE order_id = ? ORDER BY id DESC LIMIT 1", (oid,))[0]
     assert (last["comment"], last["is_customer_notified"], last["status"]) == ("Call the buyer", 1, "pending")
     assert "Call the buyer" in r.text
@@ -172,7 +199,9 @@ def test_hold_unhold_comment_and_cancel(client, sql):
     r = client.post(base.format("cancel"))
     assert "You canceled the order." in messages(r.text)
     assert sql("SELECT status FROM orders WHERE id = ?", (oid,))[0][0] == "canceled"
-    assert all(r[0] == r[1] for r in sql("SELECT qty_canceled, qty_ordered FROM order_items WHERE order_id = ?", (oid,)))
+    assert all(
+        r[0] == r[1] for r in sql("SELECT qty_canceled, qty_ordered FROM order_items WHERE order_id = ?", (oid,))
+    )
     for pid, qty in items:
         assert sql("SELECT qty FROM products WHERE id = ?", (pid,))[0][0] == stock[pid] + qty
     assert sql("SELECT COUNT(*) FROM order_history WHERE order_id = ?", (oid,))[0][0] == history + 4
@@ -187,7 +216,9 @@ def test_invoice_then_ship_completes_the_order(client, sql):
     assert "The invoice has been created." in messages(r.text)
     assert sql("SELECT status FROM orders WHERE id = ?", (oid,))[0][0] == "processing"
     assert sql("SELECT grand_total FROM invoices WHERE order_id = ?", (oid,))[0][0] == pytest.approx(grand_total)
-    assert all(r[0] == r[1] for r in sql("SELECT qty_invoiced, qty_ordered FROM order_items WHERE order_id = ?", (oid,)))
+    assert all(
+        r[0] == r[1] for r in sql("SELECT qty_invoiced, qty_ordered FROM order_items WHERE order_id = ?", (oid,))
+    )
 
     assert "Submit Shipment" in client.get(f"/admin/admin/order_shipment/new/order_id/{oid}/").text
     r = client.post(f"/admin/admin/order_shipment/save/order_id/{oid}/", data={"tracking[number]": "1Z999"})
@@ -211,16 +242,27 @@ def test_review_approve_and_mass_update(client, sql):
     pending = [r[0] for r in sql("SELECT id FROM reviews WHERE status = 'Pending' ORDER BY id LIMIT 3")]
     review = sql("SELECT * FROM reviews WHERE id = ?", (pending[0],))[0]
     assert "Save Review" in client.get(f"/admin/review/product/edit/id/{review['id']}/").text
-    r = client.post(f"/admin/review/product/save/id/{review['id']}/", data={
-        "status": "Approved", "nickname": review["nickname"], "title": review["title"],
-        "detail": review["detail"], "rating": str(review["rating"])})
+    r = client.post(
+        f"/admin/review/product/save/id/{review['id']}/",
+        data={
+            "status": "Approved",
+            "nickname": review["nickname"],
+            "title": review["title"],
+            "detail": review["detail"],
+            "rating": str(review["rating"]),
+        },
+    )
     assert "You saved the review." in messages(r.text)
     assert sql("SELECT status FROM reviews WHERE id = ?", (review["id"],))[0][0] == "Approved"
 
-    r = client.post("/admin/review/product/massUpdateStatus/", data={
-        "massaction": "update_status", "status": "Not Approved", "selected": pending[1:]})
+    r = client.post(
+        "/admin/review/product/massUpdateStatus/",
+        data={"massaction": "update_status", "status": "Not Approved", "selected": pending[1:]},
+    )
     assert "A total of 2 record(s) have been updated." in messages(r.text)
-    assert {r[0] for r in sql(f"SELECT status FROM reviews WHERE id IN ({pending[1]}, {pending[2]})")} == {"Not Approved"}
+    assert {r[0] for r in sql(f"SELECT status FROM reviews WHERE id IN ({pending[1]}, {pending[2]})")} == {
+        "Not Approved"
+    }
 
     r = client.post(f"/admin/review/product/delete/id/{pending[1]}/")
     assert "The review has been deleted." in messages(r.text)
@@ -228,22 +270,43 @@ def test_review_approve_and_mass_update(client, sql):
 
 
 def test_cart_price_rule_creation(client, sql, pristine_store):
-    r = client.post("/admin/sales_rule/promo_quote/save/", data={
-        "rule[name]": "Spring Sale", "rule[description]": "15% off", "rule[is_active]": ["0", "1"],
-        "rule[coupon_type]": "2", "rule[coupon_code]": "SPRINGTEST15", "rule[uses_per_coupon]": "",
-        "rule[from_date]": "01/01/2024", "rule[to_date]": "", "rule[simple_action]": "by_percent",
-        "rule[discount_amount]": "15"})
+    r = client.post(
+        "/admin/sales_rule/promo_quote/save/",
+        data={
+            "rule[name]": "Spring Sale",
+            "rule[description]": "15% off",
+            "rule[is_active]": ["0", "1"],
+            "rule[coupon_type]": "2",
+            "rule[coupon_code]": "SPRINGTEST15",
+            "rule[uses_per_coupon]": "",
+            "rule[from_date]": "01/01/2024",
+            "rule[to_date]": "",
+            "rule[simple_action]": "by_percent",
+            "rule[discount_amount]": "15",
+        },
+    )
     assert "You saved the rule." in messages(r.text) and "SPRINGTEST15" in r.text
     rule = sql("SELECT * FROM cart_price_rules WHERE coupon_code = 'SPRINGTEST15'")[0]
     assert (rule["discount_type"], rule["discount_amount"], rule["is_active"], rule["from_date"]) == (
-        "by_percent", 15, 1, "2024-01-01")
+        "by_percent",
+        15,
+        1,
+        "2024-01-01",
+    )
     with closing(sqlite3.connect(f"file:{pristine_store.paths.live_db(0, 'store')}?mode=ro", uri=True)) as conn:
         conn.row_factory = sqlite3.Row
         assert find_coupon_rule(conn, "springtest15")["name"] == "Spring Sale"
     # a duplicate code is refused
-    r = client.post("/admin/sales_rule/promo_quote/save/", data={
-        "rule[name]": "Again", "rule[coupon_type]": "2", "rule[coupon_code]": "SPRINGTEST15",
-        "rule[simple_action]": "by_fixed", "rule[discount_amount]": "5"})
+    r = client.post(
+        "/admin/sales_rule/promo_quote/save/",
+        data={
+            "rule[name]": "Again",
+            "rule[coupon_type]": "2",
+            "rule[coupon_code]": "SPRINGTEST15",
+            "rule[simple_action]": "by_fixed",
+            "rule[discount_amount]": "5",
+        },
+    )
     assert any("coupon code" in m for m in messages(r.text))
     assert sql("SELECT COUNT(*) FROM cart_price_rules WHERE coupon_code = 'SPRINGTEST15'")[0][0] == 1
 
@@ -252,14 +315,28 @@ def test_customer_save_and_new(client, sql):
     emma = sql("SELECT * FROM customers WHERE email = 'emma.lopez@gmail.com'")[0]
     view = client.get(f"/admin/customer/index/edit/id/{emma['id']}/").text
     assert "Customer View" in view and "Lifetime Sales" in view
-    r = client.post(f"/admin/customer/index/save/id/{emma['id']}/", data={
-        "customer[group_name]": "Wholesale", "customer[firstname]": "Emma", "customer[lastname]": "Lopez",
-        "customer[email]": "emma.lopez@gmail.com", "customer[dob]": "", "customer[gender]": "Female"})
+    r = client.post(
+        f"/admin/customer/index/save/id/{emma['id']}/",
+        data={
+            "customer[group_name]": "Wholesale",
+            "customer[firstname]": "Emma",
+            "customer[lastname]": "Lopez",
+            "customer[email]": "emma.lopez@gmail.com",
+            "customer[dob]": "",
+            "customer[gender]": "Female",
+        },
+    )
     assert "You saved the customer." in messages(r.text)
     assert sql("SELECT group_name FROM customers WHERE id = ?", (emma["id"],))[0][0] == "Wholesale"
-    r = client.post("/admin/customer/index/save/", data={
-        "customer[firstname]": "Ann", "customer[lastname]": "Lee", "customer[email]": "ann.lee@example.com",
-        "customer[group_name]": "General"})
+    r = client.post(
+        "/admin/customer/index/save/",
+        data={
+            "customer[firstname]": "Ann",
+            "customer[lastname]": "Lee",
+            "customer[email]": "ann.lee@example.com",
+            "customer[group_name]": "General",
+        },
+    )
     assert "You saved the customer." in messages(r.text)
     assert sql("SELECT COUNT(*) FROM customers WHERE email = 'ann.lee@example.com'")[0][0] == 1
 
@@ -269,18 +346,25 @@ def test_customer_save_and_new(client, sql):
 
 
 def test_reports_match_sql(client, sql):
-    html = client.get("/admin/reports/report_sales/sales/",
-                      params={"period_type": "year", "from": "01/01/2022", "to": "12/31/2022"}).text
-    count, total = sql("SELECT COUNT(*), SUM(CASE WHEN status != 'canceled' THEN grand_total END) FROM orders"
-                       " WHERE created_at LIKE '2022%'")[0]
+    html = client.get(
+        "/admin/reports/report_sales/sales/", params={"period_type": "year", "from": "01/01/2022", "to": "12/31/2022"}
+    ).text
+    count, total = sql(
+        "SELECT COUNT(*), SUM(CASE WHEN status != 'canceled' THEN grand_total END) FROM orders"
+        " WHERE created_at LIKE '2022%'"
+    )[0]
     row = re.search(r"<tr><td[^>]*>2022</td><td[^>]*>(\d+)</td><td[^>]*>\d+</td><td[^>]*>([$\d,.]+)</td>", html)
     assert int(row.group(1)) == count and row.group(2) == f"${total:,.2f}"
 
-    html = client.get("/admin/reports/report_sales/bestsellers/",
-                      params={"period_type": "year", "from": "1/1/2023", "to": "12/31/2023"}).text
-    top = sql("SELECT i.name, SUM(i.qty_ordered) AS q FROM order_items i JOIN orders o ON o.id = i.order_id"
-              " WHERE o.status != 'canceled' AND o.created_at LIKE '2023%' GROUP BY i.product_id, i.name"
-              " ORDER BY q DESC, i.name LIMIT 1")[0]
+    html = client.get(
+        "/admin/reports/report_sales/bestsellers/",
+        params={"period_type": "year", "from": "1/1/2023", "to": "12/31/2023"},
+    ).text
+    top = sql(
+        "SELECT i.name, SUM(i.qty_ordered) AS q FROM order_items i JOIN orders o ON o.id = i.order_id"
+        " WHERE o.status != 'canceled' AND o.created_at LIKE '2023%' GROUP BY i.product_id, i.name"
+        " ORDER BY q DESC, i.name LIMIT 1"
+    )[0]
     first = re.search(r"<tbody>\s*<tr><td[^>]*>2023</td><td[^>]*>(.*?)</td><td[^>]*>.*?</td><td[^>]*>(\d+)</td>", html)
     assert (first.group(1).replace("&amp;", "&"), int(first.group(2))) == (top["name"], top["q"])
 

@@ -44,8 +44,9 @@ def injected(html: str) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("render", [lambda text: gitlab_markdown(text, "/g/p/-/issues"), postmill_markdown],
-                         ids=["gitlab", "postmill"])
+@pytest.mark.parametrize(
+    "render", [lambda text: gitlab_markdown(text, "/g/p/-/issues"), postmill_markdown], ids=["gitlab", "postmill"]
+)
 @pytest.mark.parametrize("text", HOSTILE)
 def test_markdown_renders_hostile_text_as_text(render, text):
     html = render(text)
@@ -54,8 +55,10 @@ def test_markdown_renders_hostile_text_as_text(render, text):
 
 
 def test_gitlab_flavour_keeps_its_features():
-    html = gitlab_markdown("## Steps\n\n- [x] done :tada:\n- [ ] see #12\n\n~~old~~ [docs](https://x.org/a)\n\n"
-                           "```py\nprint(1)\n```", "/g/p/-/issues")
+    html = gitlab_markdown(
+        "## Steps\n\n- [x] done :tada:\n- [ ] see #12\n\n~~old~~ [docs](https://x.org/a)\n\n```py\nprint(1)\n```",
+        "/g/p/-/issues",
+    )
     assert '<h2 id="steps">Steps</h2>' in html
     assert '<li class="task-list-item"><input type="checkbox" disabled checked> done \U0001f389</li>' in html
     assert '<a href="/g/p/-/issues/12" class="gfm gfm-issue">#12</a>' in html
@@ -80,8 +83,9 @@ def _post_comment_on_gitlab(client: httpx.Client, text: str, backend) -> list[st
 
 def _post_comment_on_postmill(client: httpx.Client, text: str, backend) -> list[str]:
     client.post("/login", data={"_username": "MarvelsGrantMan136", "_password": "test1234"})
-    forum, sid = backend.query("reddit", "SELECT f.name, s.id FROM submissions s JOIN forums f ON f.id = s.forum_id "
-                                         "ORDER BY s.id LIMIT 1")[0]
+    forum, sid = backend.query(
+        "reddit", "SELECT f.name, s.id FROM submissions s JOIN forums f ON f.id = s.forum_id ORDER BY s.id LIMIT 1"
+    )[0]
     assert client.post(f"/f/{forum}/{sid}/-/comment", data={"comment": text}).status_code == 303
     return _html_of(client.get(f"/f/{forum}/{sid}").text, "//*[contains(concat(' ', @class, ' '), ' comment__body ')]")
 

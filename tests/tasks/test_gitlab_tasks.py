@@ -18,7 +18,6 @@ def tasks(suite):
     return [t for t in suite if t.template in KEYS]
 
 
-
 def test_templates_and_tasks(tasks):
     assert len(TEMPLATES) >= 15 and all(t.sites == ("gitlab",) for t in TEMPLATES)
     made = Counter(t.template for t in tasks)
@@ -29,8 +28,9 @@ def test_templates_and_tasks(tasks):
     locators = {p.locator.split("(")[0] for t in tasks for p in t.eval.program_html}
     assert "func:gitlab_get_project_memeber_role" in locators
     assert 1 <= len({t.template for t in tasks if eval_kind(t) == "N/A"}) <= 2
-    fuzzy = {t.template for t in tasks if t.eval.reference_answers
-             and isinstance(t.eval.reference_answers.fuzzy_match, list)}
+    fuzzy = {
+        t.template for t in tasks if t.eval.reference_answers and isinstance(t.eval.reference_answers.fuzzy_match, list)
+    }
     assert len(fuzzy) <= 1
     for task in tasks:
         assert task.cheat and task.cheat[-1].splitlines()[-1].startswith("exit(message="), task.task_id
@@ -41,4 +41,3 @@ def test_templates_and_tasks(tasks):
     assert {t.tier for t in tasks} == {"easy", "medium", "hard"}
     # a realistic start (a list page, the dashboard or a project's overview) for most templates
     assert all("/-/issues/" not in t.start_url and "/-/merge_requests/" not in t.start_url for t in tasks)
-

@@ -26,8 +26,9 @@ def test_templates_and_tasks(tasks):
     eval_types = {kind for t in tasks for kind in t.eval.eval_types}
     assert {"string_match", "url_match", "program_html"} <= eval_types
     assert 1 <= len({t.template for t in tasks if eval_kind(t) == "N/A"}) <= 2
-    fuzzy = {t.template for t in tasks if t.eval.reference_answers
-             and isinstance(t.eval.reference_answers.fuzzy_match, list)}
+    fuzzy = {
+        t.template for t in tasks if t.eval.reference_answers and isinstance(t.eval.reference_answers.fuzzy_match, list)
+    }
     assert len(fuzzy) <= 1  # few LLM-judged answers
     for task in tasks:
         assert not task.require_login and task.storage_state is None, task.task_id  # as WebArena's map tasks
@@ -38,4 +39,3 @@ def test_templates_and_tasks(tasks):
     assert len(intents) == len(set(intents))  # no instance asked twice
     assert {t.tier for t in tasks} == {"easy", "medium", "hard"}
     assert sum(1 for t in tasks if t.start_url.rstrip("/") == "__MAP__") >= len(tasks) / 2
-

@@ -84,10 +84,12 @@ def test_named_sets_split_seeds_and_list_environments(state):
     assert task.intent == 'Click on the "okay" button.' and task.task_id == "click-button.0"
     # a task round-trips through a task file
     assert [t.to_config() for t in load_tasks_from(state, test)] == [t.to_config() for t in test]
-    for bad, needle in [("miniwob:nope", "unknown MiniWoB environment 'nope'"),
-                        ("miniwob:drag-box:test", "not supported: needs dragging"),
-                        ("miniwob:click-button:test:9", "expected miniwob[:ENV"),
-                        ("miniwob:click-button:valid", "'valid' is not a split (train or test)")]:
+    for bad, needle in [
+        ("miniwob:nope", "unknown MiniWoB environment 'nope'"),
+        ("miniwob:drag-box:test", "not supported: needs dragging"),
+        ("miniwob:click-button:test:9", "expected miniwob[:ENV"),
+        ("miniwob:click-button:valid", "'valid' is not a split (train or test)"),
+    ]:
         with pytest.raises(UsageError, match=re.escape(needle)):
             resolve_task_set(bad, state)
 
@@ -125,10 +127,12 @@ def test_oracle_solves_every_scripted_environment_and_hides_the_score_panel(orac
     scripted = miniwob.scripted_names()
     tasks, rows, summary = oracle_run
     assert {t.miniwob.env for t in tasks} == set(scripted) and set(rows) == {t.task_id for t in tasks}
-    failures = [f"{row['task_id']}: {row['intent']}\n  {row['status']} {row.get('error')} "
-                f"{json.dumps(row.get('eval'))[:400]}\n" + "\n".join(f"  {s['response']!r} {s['error']}"
-                                                                    for s in row["steps"])
-                for row in rows.values() if row["score"] != 1.0]
+    failures = [
+        f"{row['task_id']}: {row['intent']}\n  {row['status']} {row.get('error')} "
+        f"{json.dumps(row.get('eval'))[:400]}\n" + "\n".join(f"  {s['response']!r} {s['error']}" for s in row["steps"])
+        for row in rows.values()
+        if row["score"] != 1.0
+    ]
     assert not failures, "\n\n".join(failures)
     table = summary["miniwob"]
     assert set(table["environments"]) == set(scripted) and table["mean_success"] == 100.0
@@ -175,9 +179,20 @@ def test_bad_input_is_one_line(cli_env, tmp_path):
         result = webrl(cli_env, "eval", *args, "--out", str(tmp_path / "out"))
         assert result.returncode == 2 and needle in result.stderr and "Traceback" not in result.stderr, result
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps([{"task_id": "x.1", "sites": ["miniwob"], "start_url": "__MINIWOB__/miniwob/x.html",
-                                "intent": "x", "eval": {"eval_types": ["miniwob_reward"]},
-                                "miniwob": {"env": "click-button", "seed": "one"}}]))
+    bad.write_text(
+        json.dumps(
+            [
+                {
+                    "task_id": "x.1",
+                    "sites": ["miniwob"],
+                    "start_url": "__MINIWOB__/miniwob/x.html",
+                    "intent": "x",
+                    "eval": {"eval_types": ["miniwob_reward"]},
+                    "miniwob": {"env": "click-button", "seed": "one"},
+                }
+            ]
+        )
+    )
     result = webrl(cli_env, "eval", "--tasks", str(bad), "--out", str(tmp_path / "out2"))
     assert result.returncode == 2 and "task x.1: field 'miniwob.seed'" in result.stderr, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1

@@ -29,8 +29,9 @@ def test_templates_and_tasks(tasks):
     eval_types = {kind for t in tasks for kind in t.eval.eval_types}
     assert {"string_match", "url_match", "program_html"} <= eval_types
     assert any(eval_kind(t) == "N/A" for t in tasks)
-    fuzzy = {t.template for t in tasks if t.eval.reference_answers
-             and isinstance(t.eval.reference_answers.fuzzy_match, list)}
+    fuzzy = {
+        t.template for t in tasks if t.eval.reference_answers and isinstance(t.eval.reference_answers.fuzzy_match, list)
+    }
     assert len(fuzzy) <= 1
     for task in tasks:
         assert task.cheat and task.cheat[-1].splitlines()[-1].startswith("exit(message="), task.task_id
@@ -39,8 +40,3 @@ def test_templates_and_tasks(tasks):
     intents = [t.intent for t in tasks]
     assert len(intents) == len(set(intents))  # no instance asked twice
     assert {t.tier for t in tasks} == {"easy", "medium", "hard"}
-
-
-
-
-

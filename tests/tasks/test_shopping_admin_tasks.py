@@ -18,7 +18,6 @@ def tasks(suite):
     return [t for t in suite if t.template in KEYS]
 
 
-
 def test_templates_and_tasks(tasks):
     assert len(TEMPLATES) >= 15
     assert all(t.sites == ("shopping_admin",) for t in TEMPLATES)
@@ -28,8 +27,9 @@ def test_templates_and_tasks(tasks):
     eval_types = {kind for t in tasks for kind in t.eval.eval_types}
     assert {"string_match", "url_match", "program_html"} <= eval_types
     assert 1 <= len({t.template for t in tasks if eval_kind(t) == "N/A"}) <= 2
-    fuzzy = {t.template for t in tasks if t.eval.reference_answers
-             and isinstance(t.eval.reference_answers.fuzzy_match, list)}
+    fuzzy = {
+        t.template for t in tasks if t.eval.reference_answers and isinstance(t.eval.reference_answers.fuzzy_match, list)
+    }
     assert len(fuzzy) <= 1
     for task in tasks:
         assert task.cheat and task.cheat[-1].splitlines()[-1].startswith("exit(message="), task.task_id
@@ -40,4 +40,3 @@ def test_templates_and_tasks(tasks):
     assert {t.tier for t in tasks} == {"easy", "medium", "hard"}
     # navigation is part of most tasks: they start on the dashboard or on a list page, not on the answer
     assert sum(t.start_url.rstrip("/") == "__SHOPPING_ADMIN__" for t in tasks) >= len(tasks) / 2
-

@@ -18,8 +18,6 @@ def tasks(suite):
     return [t for t in suite if t.template in KEYS]
 
 
-
-
 def test_templates_and_tasks(tasks):
     assert len(TEMPLATES) >= 15
     assert all(t.sites == ("shopping",) and t.key.startswith("shopping.") for t in TEMPLATES)
@@ -29,8 +27,9 @@ def test_templates_and_tasks(tasks):
     eval_types = {kind for t in tasks for kind in t.eval.eval_types}
     assert {"string_match", "url_match", "program_html"} <= eval_types
     assert 1 <= len({t.template for t in tasks if eval_kind(t) == "N/A"}) <= 2
-    fuzzy = {t.template for t in tasks if t.eval.reference_answers
-             and isinstance(t.eval.reference_answers.fuzzy_match, list)}
+    fuzzy = {
+        t.template for t in tasks if t.eval.reference_answers and isinstance(t.eval.reference_answers.fuzzy_match, list)
+    }
     assert len(fuzzy) <= 1
     for task in tasks:
         assert task.cheat and task.cheat[-1].splitlines()[-1].startswith("exit(message="), task.task_id
@@ -46,8 +45,6 @@ def test_templates_and_tasks(tasks):
     locators = {p.locator.split("(")[0] for t in tasks for p in t.eval.program_html}
     assert {"func:shopping_get_sku_latest_review_author", "func:shopping_get_sku_latest_review_rating"} <= locators
     assert any(p.url == "func:shopping_get_latest_order_url()" for t in tasks for p in t.eval.program_html)
-
-
 
 
 def test_templates_are_deterministic(tmp_path):

@@ -69,11 +69,13 @@ def test_oracle_solves_the_test_split_and_every_template(suite, site_servers, ru
     # The default harness (VAB's click point), as `webrl eval` runs a model.
     backend = site_servers("shopping", "shopping_admin", "reddit", "gitlab", "map", instances=2)
     rows = run_oracle(backend, list(chosen.values()), parallel=2)
-    failures = [f"{task.template} (task {task_id}, {task.split}): {task.intent}\nstatus {row['status']}, eval "
-                f"{json.dumps(row.get('eval'), default=str)[:1500]}\nsteps:\n"
-                + "\n".join(f"  {s['url']}  {s['response']!r}  error={s['error']}" for s in row["steps"])
-                for task_id, task in chosen.items()
-                if (row := rows[task_id])["score"] != 1.0 and not judged_later(task, row)]
+    failures = [
+        f"{task.template} (task {task_id}, {task.split}): {task.intent}\nstatus {row['status']}, eval "
+        f"{json.dumps(row.get('eval'), default=str)[:1500]}\nsteps:\n"
+        + "\n".join(f"  {s['url']}  {s['response']!r}  error={s['error']}" for s in row["steps"])
+        for task_id, task in chosen.items()
+        if (row := rows[task_id])["score"] != 1.0 and not judged_later(task, row)
+    ]
     assert not failures, "\n\n".join(failures)
     assert covered == {t.template for t in suite}
 
@@ -97,7 +99,9 @@ def test_demos_are_the_webrl_prompt_byte_for_byte(suite, site_servers, tmp_path)
     assert kept == 1 and written == len(records) == len(task.cheat)
     assert [r["step"] for r in records] == list(range(len(records)))
     for k, record in enumerate(records):
-        assert f"Round {k}" in record["prompt"] and record["prompt"].endswith("<|start_header_id|>assistant<|end_header_id|>\n")
+        assert f"Round {k}" in record["prompt"] and record["prompt"].endswith(
+            "<|start_header_id|>assistant<|end_header_id|>\n"
+        )
         for earlier in records[:k]:
             assert earlier["response"] in record["prompt"]
 
@@ -137,11 +141,17 @@ def test_tasks_commands(cli_env, tmp_path, suite):
 
     stats = webrl(cli_env, "tasks", "stats")
     total = next(line for line in stats.stdout.splitlines() if line.split()[:1] == ["total"])
-    assert total.split()[1:4] == [str(len(suite)), str(sum(t.split == "train" for t in suite)),
-                                  str(sum(t.split == "test" for t in suite))]
+    assert total.split()[1:4] == [
+        str(len(suite)),
+        str(sum(t.split == "train" for t in suite)),
+        str(sum(t.split == "test" for t in suite)),
+    ]
 
-    for bad, message in [(("show", "999999"), "no task 999999"), (("list", "--split", "dev"), "--split dev"),
-                         (("demos", "--out", str(tmp_path / "d.jsonl")), "not running"),
-                         (("list", "--site", "shoping"), "--site shoping: the suite has no such site")]:
+    for bad, message in [
+        (("show", "999999"), "no task 999999"),
+        (("list", "--split", "dev"), "--split dev"),
+        (("demos", "--out", str(tmp_path / "d.jsonl")), "not running"),
+        (("list", "--site", "shoping"), "--site shoping: the suite has no such site"),
+    ]:
         result = webrl(cli_env, "tasks", *bad)
         assert result.returncode == 2 and message in result.stderr, (bad, result.stderr)

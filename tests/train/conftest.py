@@ -19,8 +19,13 @@ def sites(tmp_path_factory):
     with socket.socket() as group:
         group.bind(("127.0.0.1", 0))
         group.listen()
-        env |= {"RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1",
-                "MASTER_PORT": str(group.getsockname()[1])}
+        env |= {
+            "RANK": "0",
+            "WORLD_SIZE": "1",
+            "LOCAL_RANK": "0",
+            "MASTER_ADDR": "127.0.0.1",
+            "MASTER_PORT": str(group.getsockname()[1]),
+        }
         started = webrl(env, "up")
         assert started.returncode == 0, started.stderr
         yield env

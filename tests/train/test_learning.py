@@ -45,19 +45,48 @@ def per_token_logprobs(model_dir: Path, steps: list[dict], max_tokens: int) -> l
 
 def test_a_webrl_phase_reinforces_successful_actions_and_not_failed_ones(sites, tmp_path):
     out = tmp_path / "learn"
-    result = webrl(sites, "train", "--preset", "ci", "--train-tasks", f"miniwob:{ENVIRONMENTS}:train",
-                   "--eval-tasks", f"miniwob:{ENVIRONMENTS}:test", "--sft-tasks", "150", "--sft-lr", "3e-3",
-                   "--phases", "1", "--tasks-per-phase", "24", "--lr", "1e-3", "--max-tokens", "2048",
-                   "--config", str(_sft_epochs(tmp_path, 8)), "--out", str(out), timeout=1200)
+    result = webrl(
+        sites,
+        "train",
+        "--preset",
+        "ci",
+        "--train-tasks",
+        f"miniwob:{ENVIRONMENTS}:train",
+        "--eval-tasks",
+        f"miniwob:{ENVIRONMENTS}:test",
+        "--sft-tasks",
+        "150",
+        "--sft-lr",
+        "3e-3",
+        "--phases",
+        "1",
+        "--tasks-per-phase",
+        "24",
+        "--lr",
+        "1e-3",
+        "--max-tokens",
+        "2048",
+        "--config",
+        str(_sft_epochs(tmp_path, 8)),
+        "--out",
+        str(out),
+        timeout=1200,
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     steps = lines(out / "phases/1/steps.jsonl")
     succeeded = [s for s in steps if s["reward"] == 1.0]
     failed = [s for s in steps if s["reward"] == 0.0]
     assert succeeded and failed, f"{len(succeeded)} successful and {len(failed)} failed steps: nothing to contrast"
     before, after = out / "phases/0/sft/actor", out / "phases/1/update/actor"
-    rise = {name: statistics.mean(b - a for a, b in zip(per_token_logprobs(before, group, 2048),
-                                                        per_token_logprobs(after, group, 2048), strict=True))
-            for name, group in (("succeeded", succeeded), ("failed", failed))}
+    rise = {
+        name: statistics.mean(
+            b - a
+            for a, b in zip(
+                per_token_logprobs(before, group, 2048), per_token_logprobs(after, group, 2048), strict=True
+            )
+        )
+        for name, group in (("succeeded", succeeded), ("failed", failed))
+    }
     evals = [json.loads((out / f"phases/{k}/metrics.json").read_text())["eval"] for k in (0, 1)]
     report = f"log-prob rise per token {rise}; held-out success {[e.get('success_rate') for e in evals]}"
     print(report)

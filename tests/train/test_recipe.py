@@ -82,7 +82,7 @@ def test_ci_preset_runs_sft_and_two_phases_unattended(ci_run):
         for record in steps:
             episode = by_episode[record["episode"]]
             assert record["reward"] == float(episode["score"] == 1.0)
-            history = [step["response"] for step in episode["steps"][:record["step"]]]
+            history = [step["response"] for step in episode["steps"][: record["step"]]]
             observation = episode["steps"][record["step"]]["observation"]
             assert record["prompt"] == webrl_prompt(episode["intent"], history, observation)
             assert record["response"] == episode["steps"][record["step"]]["response"]
@@ -100,7 +100,11 @@ def test_ci_preset_runs_sft_and_two_phases_unattended(ci_run):
     # the critic of phase 1 is where phase 2 starts; the actor chain is phase 0 → 1 → 2; the replay buffer is the
     # demonstrations and phase 1's steps; the child ran the job file the recipe wrote, with the run's settings
     job = read_job(out / "phases/2/update/job.yaml")
-    assert isinstance(job, UpdateJob) and job.critic == out / "phases/1/update/critic" and job.model == str(out / "phases/1/update/actor")
+    assert (
+        isinstance(job, UpdateJob)
+        and job.critic == out / "phases/1/update/critic"
+        and job.model == str(out / "phases/1/update/actor")
+    )
     assert job.replay == [out / "phases/0/demos.jsonl", out / "phases/1/steps.jsonl"]
     assert job.settings == settings.update and job.max_tokens == settings.max_tokens
     assert "-m webrl.rl.job " + str(out / "phases/2/update/job.yaml") in (out / "phases/2/update.log").read_text()
@@ -122,10 +126,22 @@ def test_a_killed_run_resumes_to_the_same_result(sites, ci_run, tmp_path):
     checkpoints: they change nothing)."""
     reference, _ = ci_run
     out = tmp_path / "killed"
-    command = [sys.executable, "-m", "webrl", "train", "--preset", "ci", "--phases", "1", "--keep-checkpoints",
-               "--out", str(out)]
-    child = subprocess.Popen(command, env=sites, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             start_new_session=True)
+    command = [
+        sys.executable,
+        "-m",
+        "webrl",
+        "train",
+        "--preset",
+        "ci",
+        "--phases",
+        "1",
+        "--keep-checkpoints",
+        "--out",
+        str(out),
+    ]
+    child = subprocess.Popen(
+        command, env=sites, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     episodes = out / "phases/1/rollouts/episodes.jsonl"
     deadline = time.monotonic() + TRAIN_TIMEOUT
     while not (episodes.exists() and episodes.read_text().strip()) and child.poll() is None:
@@ -156,13 +172,29 @@ def test_filtered_bc_baseline_from_an_initial_model(sites, ci_run, tmp_path):
     reference, _ = ci_run
     init = reference / "phases/0/sft/actor"
     out = tmp_path / "bc"
-    result = webrl(sites, "train", "--preset", "ci", "--phases", "1", "--algorithm", "filtered-bc", "--init", str(init),
-                   "--out", str(out), timeout=TRAIN_TIMEOUT)
+    result = webrl(
+        sites,
+        "train",
+        "--preset",
+        "ci",
+        "--phases",
+        "1",
+        "--algorithm",
+        "filtered-bc",
+        "--init",
+        str(init),
+        "--out",
+        str(out),
+        timeout=TRAIN_TIMEOUT,
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert list(read_json(out / "progress.json")["done"]) == ["0:eval", *(f"1:{s}" for s in STAGES)]
     assert read_json(out / "phases/0/metrics.json")["eval"] == read_json(reference / "phases/0/metrics.json")["eval"]
-    successes = {f"{r['row']['task_id']}-{r['row']['repeat']}" for r in read_json(out / "phases/1/rewarded.json")
-                 if r["reward"] == 1.0}
+    successes = {
+        f"{r['row']['task_id']}-{r['row']['repeat']}"
+        for r in read_json(out / "phases/1/rewarded.json")
+        if r["reward"] == 1.0
+    }
     imitated = lines(out / "phases/1/filtered-bc.jsonl")
     assert {record["episode"] for record in imitated} == successes
     assert all(record["reward"] == 1.0 for record in imitated)
@@ -184,11 +216,30 @@ def test_the_same_recipe_runs_on_miniwob(sites, tmp_path):
     them to here). focus-text is not demonstrated: the success rates are also given apart for it (a
     "new" environment)."""
     out = tmp_path / "miniwob"
-    result = webrl(sites, "train", "--preset", "ci", "--train-tasks", f"miniwob:{MINIWOB_ENVS}:train",
-                   "--demo-tasks", f"miniwob:{DEMONSTRATED}:train", "--eval-tasks", f"miniwob:{MINIWOB_ENVS}:test",
-                   "--no-critic-filter", "--no-replay", "--seed", "3", "--sft-page-loss", "0.5",
-                   "--replay-confidence", "0.4", "1.0", "--out", str(out),
-                   timeout=TRAIN_TIMEOUT)
+    result = webrl(
+        sites,
+        "train",
+        "--preset",
+        "ci",
+        "--train-tasks",
+        f"miniwob:{MINIWOB_ENVS}:train",
+        "--demo-tasks",
+        f"miniwob:{DEMONSTRATED}:train",
+        "--eval-tasks",
+        f"miniwob:{MINIWOB_ENVS}:test",
+        "--no-critic-filter",
+        "--no-replay",
+        "--seed",
+        "3",
+        "--sft-page-loss",
+        "0.5",
+        "--replay-confidence",
+        "0.4",
+        "1.0",
+        "--out",
+        str(out),
+        timeout=TRAIN_TIMEOUT,
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     demos = lines(out / "phases/0/demos.jsonl")
     assert demos and {d["task_id"].rpartition(".")[0] for d in demos} <= set(DEMONSTRATED.split(","))
@@ -214,8 +265,10 @@ def test_the_same_recipe_runs_on_miniwob(sites, tmp_path):
             shown = row["miniwob"]["env"] in DEMONSTRATED.split(",")
             groups["demonstrated envs" if shown else "new envs"].append(row["score"] == 1.0)
         assert read_json(out / f"phases/{k}/metrics.json")["eval"]["environments"] == {
-            name: {"mean": round(100 * sum(won) / len(won), 1), "episodes": len(won)} for name, won in groups.items()
-            if won}
+            name: {"mean": round(100 * sum(won) / len(won), 1), "episodes": len(won)}
+            for name, won in groups.items()
+            if won
+        }
     assert [m["phase"] for m in read_json(out / "metrics.json")] == [0, 1, 2]
 
 
@@ -233,12 +286,19 @@ def test_bad_input_is_refused_with_the_reason(sites, ci_run, tmp_path):
     typo = tmp_path / "typo.yaml"
     typo.write_text("phasess: 3\n")
     cases.append((("--config", str(typo), "--out", str(tmp_path / "y")), "field 'phasess': Extra inputs"))
-    cases.append((("--replay-confidence", "0.9", "0.5", "--out", str(tmp_path / "v")),
-                  "options: field 'update.replay_confidence' (--replay-confidence): expected 0 <= LOW < HIGH <= 1, "
-                  "got 0.9 0.5"))
-    cases.append((("--train-tasks", "miniwob", "--out", str(tmp_path / "w")),
-                  "options: the train tasks are a train split of a task family (embedded:train, "
-                  "miniwob[:ENV,...]:train)"))
+    cases.append(
+        (
+            ("--replay-confidence", "0.9", "0.5", "--out", str(tmp_path / "v")),
+            "options: field 'update.replay_confidence' (--replay-confidence): expected 0 <= LOW < HIGH <= 1, "
+            "got 0.9 0.5",
+        )
+    )
+    cases.append(
+        (
+            ("--train-tasks", "miniwob", "--out", str(tmp_path / "w")),
+            "options: the train tasks are a train split of a task family (embedded:train, miniwob[:ENV,...]:train)",
+        )
+    )
     result = webrl(sites | {"WEBRL_TRAIN__PHASES": "-1"}, "train", "--out", str(tmp_path / "z"))
     assert result.returncode == 2 and "the configuration's train section: field 'phases'" in result.stderr
     for args, message in cases:
@@ -256,11 +316,26 @@ def test_filtered_bc_threshold_is_the_70th_percentile_of_the_rewards():
 
 def test_a_training_job_file_holds_the_resolved_settings(tmp_path):
     """The recipe's children read one file; what they read is what the recipe resolved, nothing lost."""
-    update = UpdateJob(data=tmp_path / "steps.jsonl", model="tiny", out=tmp_path / "update", max_tokens=512,
-                       settings=UpdateSettings(zero_stage=0, lr=3e-4, betas=(0.8, 0.95), gradient_checkpointing=True,
-                                               objective="paper", beta=0.5, replay_confidence=(0.5, 1.0)),
-                       models_dir=tmp_path / "models", critic=tmp_path / "critic", replay=[tmp_path / "demos.jsonl"])
-    sft = SftJob(data=tmp_path / "demos.jsonl", model="tiny", out=tmp_path / "sft",
-                 settings=SftSettings(lr=1e-3, page_loss=0.5))
+    update = UpdateJob(
+        data=tmp_path / "steps.jsonl",
+        model="tiny",
+        out=tmp_path / "update",
+        max_tokens=512,
+        settings=UpdateSettings(
+            zero_stage=0,
+            lr=3e-4,
+            betas=(0.8, 0.95),
+            gradient_checkpointing=True,
+            objective="paper",
+            beta=0.5,
+            replay_confidence=(0.5, 1.0),
+        ),
+        models_dir=tmp_path / "models",
+        critic=tmp_path / "critic",
+        replay=[tmp_path / "demos.jsonl"],
+    )
+    sft = SftJob(
+        data=tmp_path / "demos.jsonl", model="tiny", out=tmp_path / "sft", settings=SftSettings(lr=1e-3, page_loss=0.5)
+    )
     for job in (update, sft):
         assert read_job(write_job(job)) == job

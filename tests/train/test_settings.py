@@ -31,8 +31,23 @@ def test_an_update_setting_is_an_option_of_its_own_name_on_the_nested_training()
 
 def test_print_config_writes_what_config_reads_back(tmp_path):
     env = private_env(tmp_path / "state")
-    printed = webrl(env, "train", "--preset", "cpu-demo", "--lr", "0.02", "--no-critic-replay", "--sft-page-loss",
-                    "0.5", "--replay-confidence", "0.4", "0.9", "--seed", "7", "--print-config")
+    printed = webrl(
+        env,
+        "train",
+        "--preset",
+        "cpu-demo",
+        "--lr",
+        "0.02",
+        "--no-critic-replay",
+        "--sft-page-loss",
+        "0.5",
+        "--replay-confidence",
+        "0.4",
+        "0.9",
+        "--seed",
+        "7",
+        "--print-config",
+    )
     assert printed.returncode == 0, printed.stderr
     settings = RunSettings.model_validate(yaml.safe_load(printed.stdout))
     assert (settings.update.lr, settings.update.critic_replay, settings.sft.page_loss) == (0.02, False, 0.5)
@@ -48,7 +63,8 @@ def test_a_bad_nested_value_names_its_source_field_and_option(tmp_path):
     result = webrl(env, "train", "--preset", "ci", "--critic-lr", "-1", "--print-config")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "options: field 'update.critic_lr' (--critic-lr): Input should be greater than 0" in " ".join(
-        result.stderr.split())
+        result.stderr.split()
+    )
     file = tmp_path / "bad.yaml"
     file.write_text("update:\n  objective: awr\n")
     result = webrl(env, "train", "--config", str(file), "--print-config")

@@ -72,8 +72,9 @@ class Evolver:
         """Pool tasks not seen yet, by site group: how much the evolver still has to give."""
         return Counter(site_group(t) for tasks in self.by_template.values() for t in tasks if t.intent not in seen)
 
-    def evolve(self, failed: Sequence[Task], seen: Seen, *, first_id: int, keep: int = KEEP_PER_PHASE,
-               phase: int = 0) -> tuple[list[Task], EvolveReport]:
+    def evolve(
+        self, failed: Sequence[Task], seen: Seen, *, first_id: int, keep: int = KEEP_PER_PHASE, phase: int = 0
+    ) -> tuple[list[Task], EvolveReport]:
         """Up to `keep` new tasks from the failed ones, ids from `first_id` on; adds them to `seen`."""
         rng = random.Random(f"evolve:{self.seed}:{phase}")
         report, seeds = EvolveReport(), self._seeds(failed, seen)
@@ -131,8 +132,18 @@ class Evolver:
     def _new(self, pick: Task, failed: Task, relation: str, task_id: int, phase: int) -> Task:
         config = pick.to_config()
         config.pop("suite_version", None)
-        return Task.model_validate(config | {
-            "task_id": task_id, "split": "train", "scored_by": RULES_SCORED,
-            "origin": {"kind": "evolved", "relation": relation, "phase": phase, "from": failed.task_id,
-                       "from_template": failed.template},
-        })
+        return Task.model_validate(
+            config
+            | {
+                "task_id": task_id,
+                "split": "train",
+                "scored_by": RULES_SCORED,
+                "origin": {
+                    "kind": "evolved",
+                    "relation": relation,
+                    "phase": phase,
+                    "from": failed.task_id,
+                    "from_template": failed.template,
+                },
+            }
+        )

@@ -54,8 +54,9 @@ def page_key(task: Task) -> PageKey:
     return task.start_url, tuple(task.sites), task.storage_state is not None, family_of(task).start_key(task)
 
 
-async def observe_start_pages(tasks: Sequence[Task], backend: SiteBackend, instance: int = 0,
-                              cache: dict[PageKey, str] | None = None) -> dict[PageKey, str]:
+async def observe_start_pages(
+    tasks: Sequence[Task], backend: SiteBackend, instance: int = 0, cache: dict[PageKey, str] | None = None
+) -> dict[PageKey, str]:
     """The start page's observation text for every distinct `page_key` of `tasks`, from a real browser on the
     running backend's `instance`; keys already in `cache` are not observed again (the cache is filled in)."""
     pages = {} if cache is None else cache
@@ -69,24 +70,32 @@ async def observe_start_pages(tasks: Sequence[Task], backend: SiteBackend, insta
     return pages
 
 
-def start_pages(tasks: Sequence[Task], backend: SiteBackend, instance: int = 0,
-                cache: dict[PageKey, str] | None = None) -> dict[PageKey, str]:
+def start_pages(
+    tasks: Sequence[Task], backend: SiteBackend, instance: int = 0, cache: dict[PageKey, str] | None = None
+) -> dict[PageKey, str]:
     """`observe_start_pages` for callers outside an event loop."""
     return asyncio.run(observe_start_pages(tasks, backend, instance, cache))
 
 
-def stored_start_pages(tasks: Sequence[Task], backend: SiteBackend, path: Path, instance: int = 0
-                       ) -> dict[PageKey, str]:
+def stored_start_pages(
+    tasks: Sequence[Task], backend: SiteBackend, path: Path, instance: int = 0
+) -> dict[PageKey, str]:
     """`start_pages` with a JSON file as the cache, so that a page is observed once per run (and a resumed run
     scores its tasks on the very pages it saw before)."""
     try:
-        cache = {(url, tuple(sites), signed_in, episode): text
-                 for url, sites, signed_in, episode, text in json.loads(path.read_text())}
+        cache = {
+            (url, tuple(sites), signed_in, episode): text
+            for url, sites, signed_in, episode, text in json.loads(path.read_text())
+        }
     except (OSError, ValueError, TypeError):  # none yet, or unreadable: it is only a cache, observe again
         cache = {}
     pages = start_pages(tasks, backend, instance, cache)
-    write_atomically(path, json.dumps([[url, list(sites), signed_in, episode, text]
-                                       for (url, sites, signed_in, episode), text in pages.items()]))
+    write_atomically(
+        path,
+        json.dumps(
+            [[url, list(sites), signed_in, episode, text] for (url, sites, signed_in, episode), text in pages.items()]
+        ),
+    )
     return pages
 
 
@@ -99,8 +108,9 @@ class CriticScore:
     heads: tuple[float, float]  # each head's softmax(logits)[1]
 
 
-def critic_scores(critic: Critic, tokenizer, prompts: Sequence[str], *, batch_size: int = 8,
-                  max_tokens: int | None = None) -> list[CriticScore]:
+def critic_scores(
+    critic: Critic, tokenizer, prompts: Sequence[str], *, batch_size: int = 8, max_tokens: int | None = None
+) -> list[CriticScore]:
     """The critic's scores of `prompts`, in batches (right-padded: the critic reads each row's last real token)."""
     limit = max_tokens or min(MAX_PROMPT_TOKENS, critic.trunk.config.max_position_embeddings)
     device = next(critic.parameters()).device
@@ -108,7 +118,7 @@ def critic_scores(critic: Critic, tokenizer, prompts: Sequence[str], *, batch_si
     scores = []
     with torch.inference_mode():
         for start in range(0, len(prompts), batch_size):
-            rows = [Encoded(encode_prompt(tokenizer, p, limit), 0) for p in prompts[start:start + batch_size]]
+            rows = [Encoded(encode_prompt(tokenizer, p, limit), 0) for p in prompts[start : start + batch_size]]
             batch = collate(rows, pad).to(device)
             logits = critic(batch.input_ids, batch.attention_mask).float()
             heads = logits.softmax(dim=-1)[..., 1].tolist()
@@ -123,9 +133,17 @@ def in_band(score: CriticScore, band: tuple[float, float] = DEFAULT_BAND, rule: 
     return any(low <= p <= high for p in checked)
 
 
-def critic_filter(tasks: Sequence[Task], pages: Mapping[PageKey, str], critic: Critic, tokenizer, *,
-                  band: tuple[float, float] = DEFAULT_BAND, rule: BandRule = "value", batch_size: int = 8,
-                  max_tokens: int | None = None) -> tuple[list[Task], list[CriticScore]]:
+def critic_filter(
+    tasks: Sequence[Task],
+    pages: Mapping[PageKey, str],
+    critic: Critic,
+    tokenizer,
+    *,
+    band: tuple[float, float] = DEFAULT_BAND,
+    rule: BandRule = "value",
+    batch_size: int = 8,
+    max_tokens: int | None = None,
+) -> tuple[list[Task], list[CriticScore]]:
     """The tasks whose phase-0 observation the critic scores inside `band`, and every task's score (in order).
     `pages` holds each task's start page (`start_pages`)."""
     prompts = [webrl_prompt(t.intent, [], pages[page_key(t)]) for t in tasks]
@@ -137,22 +155,24 @@ def critic_filter(tasks: Sequence[Task], pages: Mapping[PageKey, str], critic: C
 
 FEASIBILITY_RULES = {
     "map": "These are not possible there: traffic or accidents, the weather, saving favourite places, the "
-           "user's live location, bookings or reservations, flights or trains, and events.",
+    "user's live location, bookings or reservations, flights or trains, and events.",
     "reddit": "Anything the site itself offers is possible.",
     "gitlab": "Anything the site itself offers is possible.",
     "shopping_admin": "These are not possible there: emailing order information, electronic invoices, returns "
-                      "and refunds, updating the admin's own profile, and recommendations.",
+    "and refunds, updating the admin's own profile, and recommendations.",
     "shopping": "These are not possible there: filtering products by discount, changing the delivery address of "
-                "an order, adding payment methods, showing an order's status or tracking it live, customer "
-                "service, and after-sales service.",
+    "an order, adding payment methods, showing an order's status or tracking it live, customer "
+    "service, and after-sales service.",
 }
 FEASIBILITY_SYSTEM = "You review tasks for a web assistant and decide whether each can be done on its website."
 
 
 def feasibility_messages(task: Task) -> list[dict]:
     """Site, per-site rules, task; answer format: a reason, then [YES] (feasible) or [NO]."""
-    rules = "\n".join(f"- {site}: {FEASIBILITY_RULES.get(site, 'Anything the site itself offers is possible.')}"
-                      for site in task.sites)
+    rules = "\n".join(
+        f"- {site}: {FEASIBILITY_RULES.get(site, 'Anything the site itself offers is possible.')}"
+        for site in task.sites
+    )
     user = (
         f"Website: {describe_sites(task.sites)}.\n"
         "A task is feasible when the website offers what it asks for, it is clear what to do, and it is realistic. "

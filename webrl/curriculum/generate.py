@@ -42,14 +42,13 @@ ORM_SCORED = "orm"
 ORM_NOTE = "Generated task without a rule evaluator: the outcome reward model scores it."
 SITE_DESCRIPTIONS = {
     "shopping": "an online shop, where customers search and compare products and manage their cart, wish list, "
-                "orders, reviews and account",
+    "orders, reviews and account",
     "shopping_admin": "the admin panel of an online shop, with its orders, customers, products, reviews, "
-                      "promotions and sales reports",
+    "promotions and sales reports",
     "reddit": "a Reddit-like discussion site, with forums, posts, comments, votes, subscriptions and profiles",
-    "gitlab": "a GitLab code forge, with projects, repositories, branches, commits, issues, merge requests and "
-              "members",
+    "gitlab": "a GitLab code forge, with projects, repositories, branches, commits, issues, merge requests and members",
     "map": "an OpenStreetMap map, with place search, place details, nearby places and directions by car, "
-           "bicycle or on foot",
+    "bicycle or on foot",
 }
 MARKERS = ("#given task#", "#created task#", "given task", "created task")
 BACKTICKED = re.compile(r"`([^`]+)`")
@@ -160,15 +159,20 @@ def group_by_sites(tasks: Iterable[Task]) -> dict[tuple[str, ...], list[Task]]:
     return dict(sorted(groups.items()))
 
 
-def plan_rounds(failed: Iterable[Task], rounds_per_site: int = ROUNDS_PER_SITE,
-                seeds_per_round: int = SEEDS_PER_ROUND, seed: int = 0) -> list[Round]:
+def plan_rounds(
+    failed: Iterable[Task],
+    rounds_per_site: int = ROUNDS_PER_SITE,
+    seeds_per_round: int = SEEDS_PER_ROUND,
+    seed: int = 0,
+) -> list[Round]:
     """`rounds_per_site` rounds per site group, each of min(seeds_per_round, group size) seeds drawn with a
     generator seeded by (seed, sites), interleaved across sites: round 0 of every site, then round 1, ..."""
     plans = []
     for sites, tasks in group_by_sites(failed).items():
         rng = random.Random(f"curriculum:{seed}:{'+'.join(sites)}")
-        plans.append([Round(sites, tuple(rng.sample(tasks, min(seeds_per_round, len(tasks)))))
-                      for _ in range(rounds_per_site)])
+        plans.append(
+            [Round(sites, tuple(rng.sample(tasks, min(seeds_per_round, len(tasks))))) for _ in range(rounds_per_site)]
+        )
     return [plan[k] for k in range(rounds_per_site) for plan in plans]
 
 
@@ -177,8 +181,13 @@ def plan_rounds(failed: Iterable[Task], rounds_per_site: int = ROUNDS_PER_SITE,
 
 def orm_eval() -> dict:
     """A placeholder eval object: valid for the Task model, never passed by the rule evaluators without a judge."""
-    return {"eval_types": ["string_match"], "reference_answers": {"fuzzy_match": [ORM_NOTE]}, "reference_url": "",
-            "program_html": [], "string_note": ORM_NOTE}
+    return {
+        "eval_types": ["string_match"],
+        "reference_answers": {"fuzzy_match": [ORM_NOTE]},
+        "reference_url": "",
+        "program_html": [],
+        "string_note": ORM_NOTE,
+    }
 
 
 def needs_orm(task: Task) -> bool:
@@ -195,13 +204,28 @@ def closest_seed(intent: str, seeds: Sequence[Task]) -> Task:
 def generated_task(intent: str, seeds: Sequence[Task], task_id: int, generator: str, phase: int) -> Task:
     """A train task for `intent` on its closest seed's sites and start page, scored by the ORM."""
     base = closest_seed(intent, seeds)
-    return Task.model_validate({
-        "task_id": task_id, "sites": list(base.sites), "start_url": base.start_url,
-        "require_login": base.require_login, "storage_state": base.storage_state, "geolocation": base.geolocation,
-        "intent": intent, "require_reset": False, "eval": orm_eval(), "split": "train", "scored_by": ORM_SCORED,
-        "origin": {"kind": "generated", "generator": generator, "phase": phase, "start_from": base.task_id,
-                   "seeds": [s.task_id for s in seeds]},
-    })
+    return Task.model_validate(
+        {
+            "task_id": task_id,
+            "sites": list(base.sites),
+            "start_url": base.start_url,
+            "require_login": base.require_login,
+            "storage_state": base.storage_state,
+            "geolocation": base.geolocation,
+            "intent": intent,
+            "require_reset": False,
+            "eval": orm_eval(),
+            "split": "train",
+            "scored_by": ORM_SCORED,
+            "origin": {
+                "kind": "generated",
+                "generator": generator,
+                "phase": phase,
+                "start_from": base.task_id,
+                "seeds": [s.task_id for s in seeds],
+            },
+        }
+    )
 
 
 # -- generators ----------------------------------------------------------------------------------------------
@@ -218,10 +242,11 @@ def chat_prompt(tokenizer, prompt: str) -> str:
     BOS: the tokenizer adds its own when the text is encoded."""
     if not getattr(tokenizer, "chat_template", None):
         return prompt
-    text = tokenizer.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False,
-                                         add_generation_prompt=True)
+    text = tokenizer.apply_chat_template(
+        [{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True
+    )
     bos = tokenizer.bos_token
-    return text[len(bos):] if bos and text.startswith(bos) else text
+    return text[len(bos) :] if bos and text.startswith(bos) else text
 
 
 class OpenAIGenerator:
@@ -299,10 +324,19 @@ class GenerationReport:
     unparseable_replies: int = 0  # replies without a single usable task
 
 
-def generate_tasks(failed: Sequence[Task], generator: TextGenerator, seen: Seen, *, first_id: int,
-                   keep: int = KEEP_PER_PHASE, rounds_per_site: int = ROUNDS_PER_SITE,
-                   seeds_per_round: int = SEEDS_PER_ROUND, seed: int = 0, phase: int = 0,
-                   sampling: Sampling = GENERATION_SAMPLING) -> tuple[list[Task], GenerationReport]:
+def generate_tasks(
+    failed: Sequence[Task],
+    generator: TextGenerator,
+    seen: Seen,
+    *,
+    first_id: int,
+    keep: int = KEEP_PER_PHASE,
+    rounds_per_site: int = ROUNDS_PER_SITE,
+    seeds_per_round: int = SEEDS_PER_ROUND,
+    seed: int = 0,
+    phase: int = 0,
+    sampling: Sampling = GENERATION_SAMPLING,
+) -> tuple[list[Task], GenerationReport]:
     """New ORM-scored train tasks from the failed tasks, ids from `first_id` on; adds them (and the seeds) to
     `seen`. A failed call is recorded and skipped: one error does not lose the phase's other rounds."""
     for task in failed:

@@ -24,8 +24,9 @@ from webrl.tasks.model import Task
 EVOLVED_SEED_START = 2000
 
 
-def evolve_miniwob(failed: list[Task], known: list[Task], keep: int, *, trained: set[str], seed: int, phase: int,
-                   cache_dir: Path) -> tuple[list[Task], dict]:
+def evolve_miniwob(
+    failed: list[Task], known: list[Task], keep: int, *, trained: set[str], seed: int, phase: int, cache_dir: Path
+) -> tuple[list[Task], dict]:
     """Up to `keep` new tasks from the `failed` ones, none with an (environment, seed) of `known` (the family's
     tasks and every phase's); new environments are the family's not in `trained`. A report."""
     rng = random.Random(f"miniwob:{seed}:{phase}")
@@ -55,5 +56,8 @@ def evolve_miniwob(failed: list[Task], known: list[Task], keep: int, *, trained:
                 pairs.append((env, fresh_seed(env), "train"))
                 made["new environment"] += 1
     tasks = build_tasks(pairs, cache_dir)
-    return tasks, {"made": dict(made), "unsolvable_seeds": len(pairs) - len(tasks),
-                   "environments": len({t.miniwob.env for t in tasks})}
+    return tasks, {
+        "made": dict(made),
+        "unsolvable_seeds": len(pairs) - len(tasks),
+        "environments": len({t.miniwob.env for t in tasks}),
+    }

@@ -40,12 +40,32 @@ from dataclasses import dataclass
 from playwright.async_api import Error as PlaywrightError
 
 WEBRL_KINDS = (
-    "click", "type", "search", "hover", "select", "scroll_up", "scroll_down", "press_enter",
-    "go_forward", "go_backward", "exit",
+    "click",
+    "type",
+    "search",
+    "hover",
+    "select",
+    "scroll_up",
+    "scroll_down",
+    "press_enter",
+    "go_forward",
+    "go_backward",
+    "exit",
 )
 WEBARENA_KINDS = (
-    "click", "type", "hover", "press", "scroll_up", "scroll_down", "new_tab", "tab_focus", "close_tab",
-    "goto", "go_backward", "go_forward", "stop",
+    "click",
+    "type",
+    "hover",
+    "press",
+    "scroll_up",
+    "scroll_down",
+    "new_tab",
+    "tab_focus",
+    "close_tab",
+    "goto",
+    "go_backward",
+    "go_forward",
+    "stop",
 )
 # do(action=...) names, lower-cased, to kinds.
 WEBRL_ACTIONS = {
@@ -109,7 +129,7 @@ def _none(text: str, error: str, space: str = "webrl") -> Action:
 def _parse_webrl(text: str) -> Action:
     for key in ("exit(", "do(", "go_backward("):
         if key in text:
-            code = text[text.rindex(key):]
+            code = text[text.rindex(key) :]
             break
     else:
         lines = text.splitlines()
@@ -133,8 +153,11 @@ def _parse_webrl(text: str) -> Action:
     for keyword in call.keywords:
         if keyword.arg is None:
             return _none(code, f"{name}() does not accept **kwargs")
-        if isinstance(keyword.value, ast.Call) and isinstance(keyword.value.func, ast.Name) \
-                and keyword.value.func.id == "find_element_by_instruction":
+        if (
+            isinstance(keyword.value, ast.Call)
+            and isinstance(keyword.value.func, ast.Name)
+            and keyword.value.func.id == "find_element_by_instruction"
+        ):
             return _none(code, "element=find_element_by_instruction(...) is not supported; give an element id")
         if not isinstance(keyword.value, ast.Constant):
             return _none(code, f"argument {keyword.arg}= must be a literal string or number")
@@ -248,11 +271,33 @@ def _parse_webarena(text: str) -> Action:
 # -- execution --------------------------------------------------------------------------------------
 
 _KEY_NAMES = {
-    "ctrl": "Control", "control": "Control", "cmd": "Meta", "meta": "Meta", "command": "Meta", "alt": "Alt",
-    "option": "Alt", "shift": "Shift", "enter": "Enter", "return": "Enter", "tab": "Tab", "esc": "Escape",
-    "escape": "Escape", "backspace": "Backspace", "delete": "Delete", "space": "Space", "up": "ArrowUp",
-    "down": "ArrowDown", "left": "ArrowLeft", "right": "ArrowRight", "pageup": "PageUp", "pagedown": "PageDown",
-    "home": "Home", "end": "End", "arrowup": "ArrowUp", "arrowdown": "ArrowDown", "arrowleft": "ArrowLeft",
+    "ctrl": "Control",
+    "control": "Control",
+    "cmd": "Meta",
+    "meta": "Meta",
+    "command": "Meta",
+    "alt": "Alt",
+    "option": "Alt",
+    "shift": "Shift",
+    "enter": "Enter",
+    "return": "Enter",
+    "tab": "Tab",
+    "esc": "Escape",
+    "escape": "Escape",
+    "backspace": "Backspace",
+    "delete": "Delete",
+    "space": "Space",
+    "up": "ArrowUp",
+    "down": "ArrowDown",
+    "left": "ArrowLeft",
+    "right": "ArrowRight",
+    "pageup": "PageUp",
+    "pagedown": "PageDown",
+    "home": "Home",
+    "end": "End",
+    "arrowup": "ArrowUp",
+    "arrowdown": "ArrowDown",
+    "arrowleft": "ArrowLeft",
     "arrowright": "ArrowRight",
 }
 
@@ -330,8 +375,9 @@ async def execute(action: Action, page, obs, click_at: str = "box", cdp=None, ma
         x, y = await _click_point(action, page, obs, click_at, arm=True)
         await leaving((x, y))
         try:
-            result = await _navigating(page, lambda: page.evaluate(_SELECT_JS, [action.element, x, y, action.argument]),
-                                       armed=True)
+            result = await _navigating(
+                page, lambda: page.evaluate(_SELECT_JS, [action.element, x, y, action.argument]), armed=True
+            )
         except PlaywrightError as err:  # the change handler navigated away while the call returned: done
             if "context was destroyed" not in str(err) and "navigat" not in str(err):
                 raise
@@ -437,8 +483,19 @@ _BOX_JS = """(id) => {
 
 
 # What typing key by key fires that one inserted text does not, or fires once instead of per character.
-_TYPING_EVENTS = frozenset({"keydown", "keypress", "keyup", "beforeinput", "input", "textInput", "compositionstart",
-                            "compositionupdate", "compositionend"})
+_TYPING_EVENTS = frozenset(
+    {
+        "keydown",
+        "keypress",
+        "keyup",
+        "beforeinput",
+        "input",
+        "textInput",
+        "compositionstart",
+        "compositionupdate",
+        "compositionend",
+    }
+)
 # The focused element when it is a plain text field (a text-like <input> or a <textarea>), then its ancestors (across
 # shadow roots), the document and the window: every target a typing event reaches. Else null.
 _FIELD_PATH_JS = """(() => {
@@ -482,7 +539,7 @@ async def _listens_to_typing(cdp) -> bool:
         path = (await cdp.send("Runtime.evaluate", {"expression": _FIELD_PATH_JS, "objectGroup": group}))["result"]
         if path.get("subtype") != "array":
             return True  # no plain text field has the focus
-        nodes = (await cdp.send("Runtime.getProperties", {"objectId": path["objectId"], "ownProperties": True}))
+        nodes = await cdp.send("Runtime.getProperties", {"objectId": path["objectId"], "ownProperties": True})
         ids = [p["value"]["objectId"] for p in nodes["result"] if p["name"].isdigit() and "objectId" in p["value"]]
         found = await asyncio.gather(*(cdp.send("DOMDebugger.getEventListeners", {"objectId": i}) for i in ids))
         return any(listener["type"] in _TYPING_EVENTS for each in found for listener in each["listeners"])

@@ -52,8 +52,9 @@ class AuthCache:
             fields = {**form.fields, **dict(zip(names, ACCOUNTS[site], strict=True))}
             answer = await context.request.post(urljoin(page.url, form.action or page.url), form=fields)
             if LoginForm.find(await answer.text(), names[1]) is not None:
-                raise WebrlError(f"signing in to {site} as {ACCOUNTS[site][0]} failed: {answer.url} shows the "
-                                 "login form again")
+                raise WebrlError(
+                    f"signing in to {site} as {ACCOUNTS[site][0]} failed: {answer.url} shows the login form again"
+                )
             return await context.cookies()
         finally:
             await context.close()

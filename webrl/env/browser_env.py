@@ -117,6 +117,7 @@ AT_REST_JS = """([quiet, domCap, movingCap, ago]) => new Promise((resolve) => {
   check();
 })"""
 
+
 @dataclass(frozen=True)
 class EnvOptions:
     """Where the env departs from VAB's WebRL observation and clicks, on request; the defaults are VAB's."""
@@ -167,10 +168,20 @@ class StepResult(NamedTuple):
 
 
 class BrowserEnv:
-    def __init__(self, browser: Browser, backend: SiteBackend, instance: int = 0, *, observation: str = "webrl",
-                 action_space: str = "webrl", limits: Limits = Limits(), mode: str = "webarena",
-                 judge: Judge | None = None,
-                 page_time_limit_s: float = DEFAULT_TIME_LIMIT_S, options: EnvOptions = EnvOptions()):
+    def __init__(
+        self,
+        browser: Browser,
+        backend: SiteBackend,
+        instance: int = 0,
+        *,
+        observation: str = "webrl",
+        action_space: str = "webrl",
+        limits: Limits = Limits(),
+        mode: str = "webarena",
+        judge: Judge | None = None,
+        page_time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+        options: EnvOptions = EnvOptions(),
+    ):
         self.browser, self.backend, self.instance = browser, backend, instance
         self.observation_kind, self.action_space, self.limits = observation, action_space, limits
         self.options = options
@@ -249,15 +260,16 @@ class BrowserEnv:
                         try:
                             # Tab actions (webarena space) return the page that is now current.
                             cdp = self._cdp if self.page is self.tab else None  # the tab's session (typing asks it)
-                            self.page = await execute(action, self.page, self.obs, self.options.click_at, cdp,
-                                                      self._may_visit) or self.page
+                            self.page = (
+                                await execute(action, self.page, self.obs, self.options.click_at, cdp, self._may_visit)
+                                or self.page
+                            )
                         except ActionError as err:
                             error, untouched = str(err), err.untouched
             with timed(timings, "settle"):
                 if not untouched:  # an answer, an unparseable response or a failed action before any input
                     capped = await self._settle(self.page, start, timings)
-            self.steps.append(Step(len(self.steps), self.page.url, text, _action_dict(action), error, timings,
-                                   capped))
+            self.steps.append(Step(len(self.steps), self.page.url, text, _action_dict(action), error, timings, capped))
             self.history.append(text)
 
             # A page may end its episode itself (MiniWoB++: a right or wrong submit): the agent's last step.
@@ -275,12 +287,15 @@ class BrowserEnv:
         return StepResult(obs, reward, terminated, truncated, info)
 
     async def _observe(self) -> Observation:
-        return await observe(self.page, self.observation_kind, escape=self.options.escape_text,
-                             click_at=self.options.click_at)
+        return await observe(
+            self.page, self.observation_kind, escape=self.options.escape_text, click_at=self.options.click_at
+        )
 
     async def evaluate(self) -> EvalResult:
         if await asyncio.to_thread(self._last_resets, self.task) != self._resets_at_start:
-            raise SitesChanged(f"a site of task {self.task.task_id} was reset during its episode (webrl reset --force?)")
+            raise SitesChanged(
+                f"a site of task {self.task.task_id} was reset during its episode (webrl reset --force?)"
+            )
         urls = self.backend.urls(self.instance)
         self.guard.allow(urls.values())  # the evaluator may open any site of the instance (never anything else)
         answer = self.answer if self.answer is not None else ""
@@ -298,12 +313,15 @@ class BrowserEnv:
         previous episode's page of the same start URL, with a new tab's history (about:blank, then the page). The
         family's start then gives the same problem as a fresh load (checked by the utterance, and in tests/env by
         the observation) without the load."""
-        if not self.family.reuses_page(self.task) or not self._tab_alive() \
-                or self.tab.url != self.task.start_urls[0] or len(self.context.pages) != 1:
+        if (
+            not self.family.reuses_page(self.task)
+            or not self._tab_alive()
+            or self.tab.url != self.task.start_urls[0]
+            or len(self.context.pages) != 1
+        ):
             return False
         history = await self._cdp.send("Page.getNavigationHistory")
-        return [e["url"] for e in history["entries"]] == ["about:blank", self.tab.url] \
-            and history["currentIndex"] == 1
+        return [e["url"] for e in history["entries"]] == ["about:blank", self.tab.url] and history["currentIndex"] == 1
 
     def _reset_sites(self, task: Task) -> tuple[dict[str, str], list[str], float]:
         """The site URLs of this instance, and the sites reset: the task's dirty ones (clean ones are not) and any
@@ -332,8 +350,12 @@ class BrowserEnv:
         await self.guard.close()
 
     def _tab_alive(self) -> bool:
-        return self.tab is not None and not self.tab.is_closed() and self.context.browser is self.browser \
+        return (
+            self.tab is not None
+            and not self.tab.is_closed()
+            and self.context.browser is self.browser
             and self.browser.is_connected()
+        )
 
     async def _clean_tab(self, cookies: list[dict], keep_page: bool = False) -> None:
         """Give the episode a tab with nothing of any earlier episode: no other tabs, no cookies but the sign-in's,
@@ -353,9 +375,13 @@ class BrowserEnv:
                 # an earlier episode); leaving the last page also stops its scripts before its storage is cleared.
                 await self.tab.goto("about:blank")
                 await self._cdp.send("Page.resetNavigationHistory")
-            await asyncio.gather(self.context.clear_cookies(), *(
-                self._cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": CLEARED_STORAGE})
-                for origin in self._visited))
+            await asyncio.gather(
+                self.context.clear_cookies(),
+                *(
+                    self._cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": CLEARED_STORAGE})
+                    for origin in self._visited
+                ),
+            )
         self._visited = set()
         if cookies:
             await self.context.add_cookies(cookies)
@@ -384,7 +410,7 @@ class BrowserEnv:
             return f"max steps ({self.limits.max_steps})"
         if self._parse_failures >= self.limits.max_parse_failures:
             return f"{self.limits.max_parse_failures} consecutive unparseable responses"
-        last = [s.action.get("text") for s in self.steps[-self.limits.max_repeats:]]
+        last = [s.action.get("text") for s in self.steps[-self.limits.max_repeats :]]
         if len(last) == self.limits.max_repeats and last[0] and len(set(last)) == 1:
             return f"{self.limits.max_repeats} identical actions"
         return None
@@ -411,7 +437,8 @@ class BrowserEnv:
         ago = (time.perf_counter() - since) * 1000
         quiet, rest = await asyncio.gather(
             wait_for("network", self._network_quiet()),
-            wait_for("rest", page.evaluate(AT_REST_JS, [DOM_QUIET_MS, DOM_QUIET_CAP_MS, MOVING_CAP_MS, ago])))
+            wait_for("rest", page.evaluate(AT_REST_JS, [DOM_QUIET_MS, DOM_QUIET_CAP_MS, MOVING_CAP_MS, ago])),
+        )
         return capped + ([] if quiet is not False else ["network"]) + (rest or [])
 
     def _count_request(self, change: int) -> None:

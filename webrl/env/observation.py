@@ -49,8 +49,17 @@ from playwright.async_api import Error as PlaywrightError
 
 TEXT_LIMIT = 500
 KEPT_ATTRIBUTES = (
-    "title", "value", "type", "placeholder", "selected", "data-value", "data-text",
-    "data-testid", "data-label", "data-bbox", "data-status",
+    "title",
+    "value",
+    "type",
+    "placeholder",
+    "selected",
+    "data-value",
+    "data-text",
+    "data-testid",
+    "data-label",
+    "data-bbox",
+    "data-status",
 )
 LABEL_ATTRIBUTE = "data-label-id"
 
@@ -120,15 +129,23 @@ async def _observe_webrl(page, escape: bool, click_at: str) -> Observation:
     boxes = {int(i): (float(x), float(y), float(w), float(h)) for i, x, y, w, h in marked["boxes"]}
     ids = sorted({int(m) for m in _PRINTED_ID.findall(text)})
     return Observation(
-        text=text, url=marked["url"], title=marked["title"], ids=ids, boxes=boxes, kind="webrl",
+        text=text,
+        url=marked["url"],
+        title=marked["title"],
+        ids=ids,
+        boxes=boxes,
+        kind="webrl",
         timings_ms={"mark": round((t1 - t0) * 1000, 1), "serialise": round((t2 - t1) * 1000, 1)},
     )
 
 
 _PRINTED_ID = re.compile(r'<[^\s<>]+ id="(\d+)"')
 # Cut from the serialised page before parsing, in this order, as VAB does (a pattern, not the parser, finds them).
-_CUT = (re.compile(r"<!--.*?-->", re.S), re.compile(r"<style.*?>.*?</style>", re.S),
-        re.compile(r"<script.*?>.*?</script>", re.S))
+_CUT = (
+    re.compile(r"<!--.*?-->", re.S),
+    re.compile(r"<style.*?>.*?</style>", re.S),
+    re.compile(r"<script.*?>.*?</script>", re.S),
+)
 
 
 def _clean(value: str | None) -> str:
@@ -236,7 +253,16 @@ def _render(tag: str, label: str, text: str, inner: str, attrs: list[tuple[str, 
 IN_VIEWPORT_RATIO_THRESHOLD = 0.6
 IGNORED_PROPERTIES = {"focusable", "editable", "readonly", "level", "settable", "multiline", "invalid"}
 EMPTY_ROLES_DROPPED = {
-    "generic", "img", "list", "strong", "paragraph", "banner", "navigation", "Section", "LabelText", "Legend",
+    "generic",
+    "img",
+    "list",
+    "strong",
+    "paragraph",
+    "banner",
+    "navigation",
+    "Section",
+    "LabelText",
+    "Legend",
     "listitem",
 }
 
@@ -342,7 +368,12 @@ async def _observe_axtree(page) -> Observation:
     t2 = time.perf_counter()
     text = await _tab_header(page, title) + "\n\n" + "\n".join(kept)
     return Observation(
-        text=text, url=page.url, title=title, ids=ids, boxes={i: boxes[i] for i in ids}, kind="axtree",
+        text=text,
+        url=page.url,
+        title=title,
+        ids=ids,
+        boxes={i: boxes[i] for i in ids},
+        kind="axtree",
         timings_ms={"cdp": round((t1 - t0) * 1000, 1), "serialise": round((t2 - t1) * 1000, 1)},
     )
 

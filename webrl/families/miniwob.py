@@ -39,8 +39,10 @@ class MiniwobFamily(TaskFamily):
     async def start(self, page: Page, task: Task, restart: bool, time_limit_s: float) -> bool:
         utterance = await start_episode(page, task.miniwob.seed, time_limit_s, restart)
         if utterance != task.intent:  # the task set was built by another package version or browser
-            raise WebrlError(f"MiniWoB task {task.task_id}: the page's utterance {utterance!r} is not the task's "
-                             f"intent {task.intent!r}")
+            raise WebrlError(
+                f"MiniWoB task {task.task_id}: the page's utterance {utterance!r} is not the task's "
+                f"intent {task.intent!r}"
+            )
         return True
 
     async def ended(self, page: Page) -> bool:
@@ -74,12 +76,25 @@ class MiniwobFamily(TaskFamily):
         if "miniwob" not in summary:
             return []
         miniwob = summary["miniwob"]
-        rows = [(env, str(row["episodes"]), f"{row['success']:.1f}",
-                 "–" if row["raw_reward"] is None else f"{row['raw_reward']:.2f}", f"{row['steps']:.1f}")
-                for env, row in miniwob["environments"].items()]
+        rows = [
+            (
+                env,
+                str(row["episodes"]),
+                f"{row['success']:.1f}",
+                "–" if row["raw_reward"] is None else f"{row['raw_reward']:.2f}",
+                f"{row['steps']:.1f}",
+            )
+            for env, row in miniwob["environments"].items()
+        ]
         mean = "–" if miniwob["mean_success"] is None else f"{miniwob['mean_success']:.1f}"
-        return [SummaryTable("MiniWoB++", ("environment", "episodes", "success %", "raw reward", "steps"), rows,
-                             total=("mean over environments", "", mean, "", ""))]
+        return [
+            SummaryTable(
+                "MiniWoB++",
+                ("environment", "episodes", "success %", "raw reward", "steps"),
+                rows,
+                total=("mean over environments", "", mean, "", ""),
+            )
+        ]
 
     def groups(self, records: Sequence[EpisodeRecord], demonstrated: Sequence[Task]) -> dict[str, dict]:
         """Success (%) on the judged episodes of the environments the SFT was shown and of the others, which only
@@ -90,11 +105,22 @@ class MiniwobFamily(TaskFamily):
             if record.miniwob is not None and record.judged:
                 shown = record.miniwob.env in shown_envs
                 groups[ENVIRONMENT_COLUMNS[0 if shown else 1]].append(record.success)
-        return {name: {"mean": round(100 * sum(won) / len(won), 1), "episodes": len(won)}
-                for name, won in groups.items() if won}
+        return {
+            name: {"mean": round(100 * sum(won) / len(won), 1), "episodes": len(won)}
+            for name, won in groups.items()
+            if won
+        }
 
-    def new_tasks(self, failed: list[Task], known: list[Task], trained: list[Task], want: int,
-                  context: CurriculumContext) -> tuple[list[Task], dict[str, Any]]:
+    def new_tasks(
+        self, failed: list[Task], known: list[Task], trained: list[Task], want: int, context: CurriculumContext
+    ) -> tuple[list[Task], dict[str, Any]]:
         environments = {t.miniwob.env for t in trained if t.miniwob is not None}
-        return evolve_miniwob(failed, known, want, trained=environments, seed=context.seed, phase=context.phase,
-                              cache_dir=context.state_dir)
+        return evolve_miniwob(
+            failed,
+            known,
+            want,
+            trained=environments,
+            seed=context.seed,
+            phase=context.phase,
+            cache_dir=context.state_dir,
+        )

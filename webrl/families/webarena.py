@@ -24,24 +24,34 @@ class WebArenaFamily(TaskFamily):
     def is_train_set(self, name: str) -> bool:
         return name == "embedded:train"  # the WebArena files have no train split
 
-    def new_tasks(self, failed: list[Task], known: list[Task], trained: list[Task], want: int,
-                  context: CurriculumContext) -> tuple[list[Task], dict[str, Any]]:
+    def new_tasks(
+        self, failed: list[Task], known: list[Task], trained: list[Task], want: int, context: CurriculumContext
+    ) -> tuple[list[Task], dict[str, Any]]:
         seen, first_id = Seen(known), next_task_id(known)
         if context.generator == "evolver":
             from webrl.curriculum.evolve import Evolver
 
             evolver = Evolver.from_snapshots(context.state_dir / "snapshots", context.sites_seed, context.seed)
             tasks, evolved = evolver.evolve(failed, seen, first_id=first_id, keep=want, phase=context.phase)
-            return tasks, {"made": dict(evolved.made), "made_by_site": dict(evolved.made_by_site),
-                           "skipped_seeds": dict(evolved.skipped)}
+            return tasks, {
+                "made": dict(evolved.made),
+                "made_by_site": dict(evolved.made_by_site),
+                "skipped_seeds": dict(evolved.skipped),
+            }
         from webrl.curriculum.generate import generate_tasks, make_generator
 
         generator = make_generator(context.generator, context.models_dir)
         try:
-            tasks, generated = generate_tasks(failed, generator, seen, first_id=first_id, keep=want,
-                                              seed=context.seed, phase=context.phase)
+            tasks, generated = generate_tasks(
+                failed, generator, seen, first_id=first_id, keep=want, seed=context.seed, phase=context.phase
+            )
         finally:
             if hasattr(generator, "close"):
                 generator.close()
-        return tasks, {"calls": generated.calls, "found": generated.found, "errors": generated.errors,
-                       "rejected": dict(generated.rejected), "kept_by_site": dict(generated.kept_by_site)}
+        return tasks, {
+            "calls": generated.calls,
+            "found": generated.found,
+            "errors": generated.errors,
+            "rejected": dict(generated.rejected),
+            "kept_by_site": dict(generated.kept_by_site),
+        }

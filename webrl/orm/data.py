@@ -80,10 +80,15 @@ def example_from_record(record: dict, where: str, source: str) -> Example:
     task_id = record.get("task_id")
     if task_id is not None and (isinstance(task_id, bool) or not isinstance(task_id, int | str)):
         raise UsageError(f"{where}: field 'task_id' must be int or str, got {type(task_id).__name__}")
-    return Example(intent=_require(record, "intent", (str,), where), responses=_strings(record, "responses", where),
-                   html=_require(record, "html", (str,), where), label=_label(record, where),
-                   task_id=task_id, sites=_strings(record, "sites", where, required=False),
-                   source=str(record.get("source") or source))
+    return Example(
+        intent=_require(record, "intent", (str,), where),
+        responses=_strings(record, "responses", where),
+        html=_require(record, "html", (str,), where),
+        label=_label(record, where),
+        task_id=task_id,
+        sites=_strings(record, "sites", where, required=False),
+        source=str(record.get("source") or source),
+    )
 
 
 def episode_example(record: EpisodeRecord, where: str = "episode", source: str = "") -> Example:
@@ -92,11 +97,19 @@ def episode_example(record: EpisodeRecord, where: str = "episode", source: str =
     if not record.steps:
         raise UsageError(f"{where}: field 'steps' is empty (the episode never acted)")
     if record.last_observation is None:
-        raise UsageError(f"{where}: missing field 'last_observation' (the final page; episodes recorded before "
-                         "webrl eval stored it cannot be judged: run the evaluation again)")
-    return Example(intent=record.intent, responses=tuple(step.response for step in record.steps),
-                   html=record.last_observation, label=None if record.success is None else int(record.success),
-                   task_id=record.task_id, sites=tuple(record.sites), source=source)
+        raise UsageError(
+            f"{where}: missing field 'last_observation' (the final page; episodes recorded before "
+            "webrl eval stored it cannot be judged: run the evaluation again)"
+        )
+    return Example(
+        intent=record.intent,
+        responses=tuple(step.response for step in record.steps),
+        html=record.last_observation,
+        label=None if record.success is None else int(record.success),
+        task_id=record.task_id,
+        sites=tuple(record.sites),
+        source=source,
+    )
 
 
 def _jsonl_path(path: Path) -> Path:
@@ -147,8 +160,9 @@ def load_examples(paths: list[Path]) -> Loaded:
     for path in paths:
         read_examples(Path(path), loaded)
     if not loaded.examples:
-        raise UsageError(f"no labelled examples in {', '.join(map(str, paths))} "
-                         f"(episodes skipped: {dict(loaded.skipped) or 'none'})")
+        raise UsageError(
+            f"no labelled examples in {', '.join(map(str, paths))} (episodes skipped: {dict(loaded.skipped) or 'none'})"
+        )
     return loaded
 
 

@@ -34,9 +34,18 @@ def binary_scores(labels: Sequence[int], predictions: Sequence[int]) -> dict[str
     fn, tn = pairs.count((1, 0)), pairs.count((0, 0))
     n = len(pairs)
     precision, recall = _ratio(tp, tp + fp), _ratio(tp, tp + fn)
-    return {"n": n, "accuracy": _ratio(tp + tn, n), "precision": precision, "recall": recall,
-            "f1": _ratio(2 * precision * recall, precision + recall), "majority": _ratio(max(tp + fn, fp + tn), n),
-            "tp": tp, "fp": fp, "fn": fn, "tn": tn}
+    return {
+        "n": n,
+        "accuracy": _ratio(tp + tn, n),
+        "precision": precision,
+        "recall": recall,
+        "f1": _ratio(2 * precision * recall, precision + recall),
+        "majority": _ratio(max(tp + fn, fp + tn), n),
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+        "tn": tn,
+    }
 
 
 def score_table(rows: list[dict[str, Any]]) -> dict[str, dict[str, float | int]]:
@@ -54,22 +63,42 @@ def predict(orm: OutcomeRewardModel, examples: Sequence[Example]) -> tuple[list[
     encoded = encode_examples(orm.tokenizer, examples, orm.max_tokens)
     kept = [(example, ids) for example, ids in zip(examples, encoded, strict=True) if ids is not None]
     p_yes = orm.p_yes_ids([ids for _, ids in kept])
-    rows = [{"task_id": example.task_id, "source": example.source, "site": site_column(list(example.sites)),
-             "label": example.label, "p_yes": p, "reward": reward(p)}
-            for (example, _), p in zip(kept, p_yes, strict=True)]
+    rows = [
+        {
+            "task_id": example.task_id,
+            "source": example.source,
+            "site": site_column(list(example.sites)),
+            "label": example.label,
+            "p_yes": p,
+            "reward": reward(p),
+        }
+        for (example, _), p in zip(kept, p_yes, strict=True)
+    ]
     return rows, len(examples) - len(kept)
 
 
-def run_orm_eval(orm_spec: str, data: list[Path], out: Path, max_tokens: int | None = None, batch_size: int = 4,
-                 cache_dir: Path | None = None) -> dict[str, Any]:
+def run_orm_eval(
+    orm_spec: str,
+    data: list[Path],
+    out: Path,
+    max_tokens: int | None = None,
+    batch_size: int = 4,
+    cache_dir: Path | None = None,
+) -> dict[str, Any]:
     """Score every labelled example of `data` with the ORM; write and return the report (scores per site,
     counts of skipped episodes, and every prediction)."""
     loaded = load_examples(data)
     orm = OutcomeRewardModel.load(orm_spec, cache_dir, max_tokens, batch_size)
     rows, too_long = predict(orm, loaded.examples)
-    report = {"orm": orm_spec, "data": [str(path) for path in data], "max_tokens": orm.max_tokens,
-              "skipped_episodes": dict(loaded.skipped), "skipped_too_long": too_long,
-              "scores": score_table(rows) if rows else {}, "predictions": rows}
+    report = {
+        "orm": orm_spec,
+        "data": [str(path) for path in data],
+        "max_tokens": orm.max_tokens,
+        "skipped_episodes": dict(loaded.skipped),
+        "skipped_too_long": too_long,
+        "scores": score_table(rows) if rows else {},
+        "predictions": rows,
+    }
     out.parent.mkdir(parents=True, exist_ok=True)
     write_atomically(out, json.dumps(report, indent=2) + "\n")
     return report

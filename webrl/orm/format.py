@@ -43,9 +43,11 @@ def history_lines(responses: Sequence[str]) -> str:
 
 def prompt_parts(intent: str, responses: Sequence[str], html: str) -> tuple[str, str, str]:
     """(head, html, tail): the prompt is their concatenation; only the middle part may be cut."""
-    head = (f"{BEGIN}{_header('system')}{SYSTEM}{END_OF_TURN}{_header('user')}"
-            f"The User Intent:\n{intent}\n\nAction History:\n{history_lines(responses)}\n\n"
-            "The Current Screenshot:\n")
+    head = (
+        f"{BEGIN}{_header('system')}{SYSTEM}{END_OF_TURN}{_header('user')}"
+        f"The User Intent:\n{intent}\n\nAction History:\n{history_lines(responses)}\n\n"
+        "The Current Screenshot:\n"
+    )
     return head, html, f"{END_OF_TURN}{_header('assistant')}"
 
 
@@ -63,10 +65,12 @@ def orm_input_ids(tokenizer, intent: str, responses: Sequence[str], html: str, m
 
     Head, page and tail are tokenized separately (no special tokens added: the prompt writes its own BOS),
     so the cut is exact in tokens and the same prompt gives the same ids whether it was cut or not."""
-    head, page, tail = (tokenizer(part, add_special_tokens=False).input_ids
-                        for part in prompt_parts(intent, responses, html))
+    head, page, tail = (
+        tokenizer(part, add_special_tokens=False).input_ids for part in prompt_parts(intent, responses, html)
+    )
     room = max_tokens - len(head) - len(tail)
     if room < 0:
-        raise PromptTooLong(f"intent and action history take {len(head) + len(tail)} tokens, more than "
-                            f"{max_tokens} before any page")
+        raise PromptTooLong(
+            f"intent and action history take {len(head) + len(tail)} tokens, more than {max_tokens} before any page"
+        )
     return head + page[:room] + tail

@@ -78,8 +78,13 @@ def last_logits(model: torch.nn.Module, input_ids: torch.Tensor, attention_mask:
     length = input_ids.shape[1]
     last = length - 1 - attention_mask.flip(-1).int().argmax(-1)
     keep = length - int(last.min())
-    out = model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids(attention_mask),
-                use_cache=False, logits_to_keep=keep)
+    out = model(
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        position_ids=position_ids(attention_mask),
+        use_cache=False,
+        logits_to_keep=keep,
+    )
     return out.logits[torch.arange(len(last)), last - (length - keep)].float()
 
 
@@ -91,8 +96,9 @@ def yes_probability(logits: torch.Tensor, yes: int, no: int) -> torch.Tensor:
 class OutcomeRewardModel:
     """A causal LM read as a judge of finished trajectories."""
 
-    def __init__(self, model: torch.nn.Module, tokenizer, max_tokens: int, padding_side: Side = "left",
-                 batch_size: int = 4):
+    def __init__(
+        self, model: torch.nn.Module, tokenizer, max_tokens: int, padding_side: Side = "left", batch_size: int = 4
+    ):
         """`padding_side` changes no score; left padding projects one position per row onto the vocabulary."""
         self.model, self.tokenizer, self.max_tokens, self.batch_size = model, tokenizer, max_tokens, batch_size
         self.padding_side = padding_side
@@ -100,8 +106,9 @@ class OutcomeRewardModel:
         self.pad_id = pad_token_id(tokenizer)
 
     @classmethod
-    def load(cls, spec: str, cache_dir: Path | None = None, max_tokens: int | None = None,
-             batch_size: int = 4) -> OutcomeRewardModel:
+    def load(
+        cls, spec: str, cache_dir: Path | None = None, max_tokens: int | None = None, batch_size: int = 4
+    ) -> OutcomeRewardModel:
         """The ORM of a model spec (tiny, ORG/NAME, a folder such as `webrl orm train`'s OUT/orm), on this
         process's GPU in bf16, else on the CPU in fp32. `max_tokens` [default: 16384, capped by the model's
         context] bounds each prompt (the page is cut)."""
@@ -121,7 +128,7 @@ class OutcomeRewardModel:
         device = next(self.model.parameters()).device
         result = [0.0] * len(rows)
         for start in range(0, len(order), self.batch_size):
-            chunk = order[start:start + self.batch_size]
+            chunk = order[start : start + self.batch_size]
             input_ids, mask = pad_ids([rows[i] for i in chunk], self.pad_id, self.padding_side)
             logits = last_logits(self.model, input_ids.to(device), mask.to(device))
             for index, p in zip(chunk, yes_probability(logits, self.yes, self.no).tolist(), strict=True):

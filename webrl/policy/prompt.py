@@ -61,7 +61,7 @@ def prompt_token_ids(tokenizer, prompt: str, max_tokens: int) -> tuple[list[int]
             return kept, len(ids) - len(kept)
     bos = ids[:1] if tokenizer.bos_token_id is not None and ids[0] == tokenizer.bos_token_id else []
     keep = max_tokens - len(bos)
-    kept = bos + (ids[len(ids) - keep:] if keep > 0 else [])
+    kept = bos + (ids[len(ids) - keep :] if keep > 0 else [])
     return kept, len(ids) - len(kept)
 
 

@@ -32,8 +32,10 @@ STOP_GRACE_S = 15
 CPU_KVCACHE_GIB = 2
 LOG_TAIL_LINES = 15
 SERVER_MODULE = ("-m", "vllm.entrypoints.openai.api_server", "--model")
-NOT_FOUND = ("no vLLM found: run scripts/install-vllm.sh (it installs vLLM into .venv-vllm), set "
-             "$WEBRL_VLLM_PYTHON to a Python that has vLLM, or put `vllm` on PATH")
+NOT_FOUND = (
+    "no vLLM found: run scripts/install-vllm.sh (it installs vLLM into .venv-vllm), set "
+    "$WEBRL_VLLM_PYTHON to a Python that has vLLM, or put `vllm` on PATH"
+)
 
 
 def find_vllm(environ: Mapping[str, str] = os.environ, roots: Sequence[Path] | None = None) -> list[str]:
@@ -86,9 +88,17 @@ class VLLMServer:
     """One `vllm serve` subprocess on a free loopback port, in its own process group so that stop() also
     ends the engine processes it spawns. Restartable with new weights (between RL phases)."""
 
-    def __init__(self, model: Path, log_path: Path, *, served_name: str = SERVED_NAME, dtype: str = "auto",
-                 max_model_len: int | None = None, extra_args: Sequence[str] = (),
-                 start_timeout_s: float = START_TIMEOUT_S):
+    def __init__(
+        self,
+        model: Path,
+        log_path: Path,
+        *,
+        served_name: str = SERVED_NAME,
+        dtype: str = "auto",
+        max_model_len: int | None = None,
+        extra_args: Sequence[str] = (),
+        start_timeout_s: float = START_TIMEOUT_S,
+    ):
         self.model = Path(model)
         self.log_path = Path(log_path)
         self.served_name = served_name
@@ -107,8 +117,18 @@ class VLLMServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def command(self, port: int) -> list[str]:
-        args = [*find_vllm(), str(self.model), "--host", "127.0.0.1", "--port", str(port),
-                "--served-model-name", self.served_name, "--dtype", self.dtype]
+        args = [
+            *find_vllm(),
+            str(self.model),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--served-model-name",
+            self.served_name,
+            "--dtype",
+            self.dtype,
+        ]
         if self.max_model_len:
             args += ["--max-model-len", str(self.max_model_len)]
         if not _on_gpu() and "--distributed-executor-backend" not in self.extra_args:
@@ -127,8 +147,14 @@ class VLLMServer:
         with open(self.log_path, "ab") as log:
             log.write(f"\n--- {datetime.now():%Y-%m-%d %H:%M:%S} {' '.join(command)}\n".encode())
             log.flush()
-            self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                         env=_server_env(), start_new_session=True)
+            self.proc = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=_server_env(),
+                start_new_session=True,
+            )
         self.port = port
         atexit.register(self.stop)  # no server outlives webrl, even on an unexpected exit
         try:
@@ -142,16 +168,20 @@ class VLLMServer:
         url = f"http://127.0.0.1:{self.port}/health"
         while time.perf_counter() - began < self.start_timeout_s:
             if self.proc.poll() is not None:
-                raise WebrlError(f"the vLLM server for {self.model} exited with code {self.proc.returncode} while "
-                                 f"starting; the end of its log ({self.log_path}):\n{_log_tail(self.log_path)}")
+                raise WebrlError(
+                    f"the vLLM server for {self.model} exited with code {self.proc.returncode} while "
+                    f"starting; the end of its log ({self.log_path}):\n{_log_tail(self.log_path)}"
+                )
             try:
                 if httpx.get(url, timeout=2).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass
             time.sleep(0.5)
-        raise WebrlError(f"the vLLM server for {self.model} did not answer /health within {self.start_timeout_s:.0f} "
-                         f"s; the end of its log ({self.log_path}):\n{_log_tail(self.log_path)}")
+        raise WebrlError(
+            f"the vLLM server for {self.model} did not answer /health within {self.start_timeout_s:.0f} "
+            f"s; the end of its log ({self.log_path}):\n{_log_tail(self.log_path)}"
+        )
 
     def stop(self) -> None:
         """SIGTERM to the whole process group, SIGKILL after a grace period; waits until none is left."""
@@ -206,8 +236,7 @@ class VLLMPolicy(OpenAIPolicy):
     """`vllm:MODEL_SPEC`: resolves the model (webrl.policy.models), starts its server on first act(), asks for
     token logprobs, and stops the server on close()."""
 
-    def __init__(self, model_spec: str, models_dir: Path | None = None, log_path: Path | None = None,
-                 **server_options):
+    def __init__(self, model_spec: str, models_dir: Path | None = None, log_path: Path | None = None, **server_options):
         if not model_spec:
             raise UsageError("vllm: needs a model spec, e.g. vllm:tiny or vllm:/path/to/hf_folder")
         # api_key_env="": a local server needs no key, so $OPENAI_API_KEY is never sent to it

@@ -26,8 +26,9 @@ HEAD_INIT_STD = 0.2  # official: layers 0 and 2 ~ N(0, 0.2), bias 0; the last la
 
 def make_head(hidden: int) -> nn.Sequential:
     """Linear(h,h) → ReLU → Linear(h,h) → ReLU → Linear(h,2), initialised as the official critic."""
-    head = nn.Sequential(nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
-                         nn.Linear(hidden, 2))
+    head = nn.Sequential(
+        nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, 2)
+    )
     for index in (0, 2):
         nn.init.normal_(head[index].weight, mean=0.0, std=HEAD_INIT_STD)
         nn.init.zeros_(head[index].bias)
@@ -77,8 +78,12 @@ class Critic(nn.Module):
                 tokenizer.save_pretrained(tmp)
 
     def forward(self, input_ids: Tensor, attention_mask: Tensor) -> Tensor:
-        hidden = self.trunk(input_ids=input_ids, attention_mask=attention_mask,
-                            position_ids=position_ids(attention_mask), use_cache=False).last_hidden_state
+        hidden = self.trunk(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            position_ids=position_ids(attention_mask),
+            use_cache=False,
+        ).last_hidden_state
         rows = torch.arange(hidden.shape[0], device=hidden.device)
         feature = hidden[rows, last_real_index(attention_mask)]
         feature = feature.to(self.heads[0][0].weight.dtype)

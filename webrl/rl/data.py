@@ -124,19 +124,30 @@ def _episode_steps(path: Path, rows: list[tuple[int, dict]], gamma: float) -> li
     for index, (line, record) in enumerate(rows):
         where = _where(path, line, record["task_id"])
         if record["step"] != index:
-            raise UsageError(f"{where}: field 'step' is {record['step']} but episode {_episode(record)!r} "
-                             f"needs steps 0..{len(rows) - 1} each once (expected {index})")
+            raise UsageError(
+                f"{where}: field 'step' is {record['step']} but episode {_episode(record)!r} "
+                f"needs steps 0..{len(rows) - 1} each once (expected {index})"
+            )
         for field, default in (("task_id", None), ("reward", 1.0)):
             if record.get(field, default) != first.get(field, default):
                 raise UsageError(f"{where}: field '{field}' differs from step 0 of episode {_episode(record)!r}")
     reward = float(first.get("reward", 1.0))
     returns = mc_returns(reward, len(rows), gamma)
     last = len(rows) - 1
-    return [Step(task_id=record["task_id"], episode=_episode(record), step=index, prompt=record["prompt"],
-                 response=record["response"], reward=reward,
-                 next_prompt=None if index == last else rows[index + 1][1]["prompt"],
-                 done=index == last, mc_return=returns[index])
-            for index, (_, record) in enumerate(rows)]
+    return [
+        Step(
+            task_id=record["task_id"],
+            episode=_episode(record),
+            step=index,
+            prompt=record["prompt"],
+            response=record["response"],
+            reward=reward,
+            next_prompt=None if index == last else rows[index + 1][1]["prompt"],
+            done=index == last,
+            mc_return=returns[index],
+        )
+        for index, (_, record) in enumerate(rows)
+    ]
 
 
 def _episode(record: dict) -> str:
@@ -211,7 +222,7 @@ def collate(encoded: Sequence[Encoded], pad_id: int) -> Batch:
         n = len(item.input_ids)
         input_ids[row, :n] = torch.tensor(item.input_ids, dtype=torch.long)
         attention_mask[row, :n] = 1
-        action_mask[row, n - item.n_action:n] = True
+        action_mask[row, n - item.n_action : n] = True
     return Batch(input_ids, attention_mask, action_mask)
 
 
@@ -238,10 +249,15 @@ def next_token_logprobs(model: torch.nn.Module, batch: Batch, first: int = 0) ->
     Token k is predicted by the logits at position k-1; `logits_to_keep` computes only those from `first` on.
     """
     keep = batch.input_ids.shape[1] - 1 - first
-    out = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
-                position_ids=position_ids(batch.attention_mask), use_cache=False, logits_to_keep=keep + 1)
+    out = model(
+        input_ids=batch.input_ids,
+        attention_mask=batch.attention_mask,
+        position_ids=position_ids(batch.attention_mask),
+        use_cache=False,
+        logits_to_keep=keep + 1,
+    )
     logits = out.logits[:, :-1].float()  # drop the last position: it predicts past the end
-    ids = batch.input_ids[:, first + 1:]
+    ids = batch.input_ids[:, first + 1 :]
     return torch.log_softmax(logits, dim=-1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)
 
 

@@ -111,8 +111,14 @@ def init_distributed() -> None:
     os.environ["LOCAL_RANK"] = "0"  # DeepSpeed's engine reads it; alone it joins no group
     for attempt in range(PORT_ATTEMPTS):
         try:
-            deepspeed.init_distributed(dist_backend=backend, init_method=f"tcp://127.0.0.1:{free_port()}",
-                                       rank=0, world_size=1, auto_mpi_discovery=False, verbose=False)
+            deepspeed.init_distributed(
+                dist_backend=backend,
+                init_method=f"tcp://127.0.0.1:{free_port()}",
+                rank=0,
+                world_size=1,
+                auto_mpi_discovery=False,
+                verbose=False,
+            )
             return
         except dist.DistNetworkError:
             if attempt == PORT_ATTEMPTS - 1:
@@ -135,22 +141,22 @@ def sample_order(n_items: int, seed: int, epochs: int) -> np.ndarray:
     return np.concatenate([np.random.default_rng([seed, epoch]).permutation(n_items) for epoch in range(epochs)])
 
 
-def rank_micro_batches(order: np.ndarray, step: int, settings: TrainSettings, rank: int,
-                       world_size: int) -> list[list[int]]:
+def rank_micro_batches(
+    order: np.ndarray, step: int, settings: TrainSettings, rank: int, world_size: int
+) -> list[list[int]]:
     """This rank's micro-batches for optimizer step `step` (1-based): its contiguous share of the step's
     global batch, so 1 process x grad_accum 2 and 2 processes x grad_accum 1 see the same global batches."""
     share = settings.micro_batch_size * settings.grad_accum
     start = (step - 1) * settings.global_batch(world_size) + rank * share
-    mine = order[start:start + share].tolist()
-    return [mine[k:k + settings.micro_batch_size] for k in range(0, share, settings.micro_batch_size)]
+    mine = order[start : start + share].tolist()
+    return [mine[k : k + settings.micro_batch_size] for k in range(0, share, settings.micro_batch_size)]
 
 
 def launch_command(procs_per_node: int, hostfile: Path | None = None, master_port: int | None = None) -> list[str]:
     """The DeepSpeed launcher command line; append the script and its arguments. Without a hostfile it runs
     `procs_per_node` processes here (GPUs, or CPU processes over gloo); with one, that many on every host it
     lists (`host slots=N` lines; passwordless ssh, the same paths everywhere)."""
-    command = [sys.executable, "-m", "deepspeed.launcher.runner", "--num_gpus", str(procs_per_node),
-               "--no_local_rank"]
+    command = [sys.executable, "-m", "deepspeed.launcher.runner", "--num_gpus", str(procs_per_node), "--no_local_rank"]
     if hostfile is None:
         command += ["--num_nodes", "1", "--master_port", str(master_port or free_port())]
     else:
@@ -209,8 +215,14 @@ def progress_bar(name: str, total: int, done: int, enabled: bool) -> Iterator[Ca
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.fields[info]}"), console=Console(stderr=True)) as progress:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[info]}"),
+        console=Console(stderr=True),
+    ) as progress:
         bar = progress.add_task(name, total=total, completed=done, info="")
 
         def advance(metrics: dict) -> None:
@@ -240,8 +252,9 @@ class Engine:
         self.settings, self.run_dir, self.name = settings, Path(run_dir), name
         self.rank, self.world_size = dist.get_rank(), dist.get_world_size()
         self.checkpoints = Checkpoints(self.run_dir / "checkpoints" / name)
-        self.engine, *_ = deepspeed.initialize(model=model, optimizer=make_optimizer(model, settings),
-                                               config=deepspeed_config(settings))
+        self.engine, *_ = deepspeed.initialize(
+            model=model, optimizer=make_optimizer(model, settings), config=deepspeed_config(settings)
+        )
 
     @property
     def module(self) -> nn.Module:
@@ -260,8 +273,10 @@ class Engine:
         order = sample_order(len(items), self.settings.seed, self.settings.epochs)
         total = len(order) // self.settings.global_batch(self.world_size)
         if total == 0:
-            raise UsageError(f"{len(items)} items x {self.settings.epochs} epochs do not fill one global batch of "
-                             f"{self.settings.global_batch(self.world_size)} (micro batch x grad accum x processes)")
+            raise UsageError(
+                f"{len(items)} items x {self.settings.epochs} epochs do not fill one global batch of "
+                f"{self.settings.global_batch(self.world_size)} (micro batch x grad accum x processes)"
+            )
         start, metrics = self._resume(len(items))
         log = EventLog(self.run_dir, self.name, start) if self.rank == 0 else None
         show = self.rank == 0 and sys.stderr.isatty()
@@ -328,8 +343,12 @@ class Engine:
         # with a schedule, the number of epochs sets every step's learning rate
         kept = RESUMABLE_CHANGES - ({"epochs"} if self.settings.lr_schedule != "constant" else set())
         settings = self.settings.model_dump(mode="json", exclude=kept)
-        return {**settings, "precision": self.settings.compute_precision(), "world_size": self.world_size,
-                "items": n_items}
+        return {
+            **settings,
+            "precision": self.settings.compute_precision(),
+            "world_size": self.world_size,
+            "items": n_items,
+        }
 
     def _resume(self, n_items: int) -> tuple[int, dict[str, float]]:
         """Load the latest checkpoint (model, optimizer, RNG) and return its step and metrics; seed a fresh run."""
@@ -344,8 +363,10 @@ class Engine:
         key = self._resume_key(n_items)
         changed = sorted(k for k in key.keys() | state["resume_key"].keys() if key.get(k) != state["resume_key"].get(k))
         if changed:
-            raise UsageError(f"{latest} was trained with other {', '.join(changed)}; resume with the same "
-                             f"settings, or train under another name or run dir")
+            raise UsageError(
+                f"{latest} was trained with other {', '.join(changed)}; resume with the same "
+                f"settings, or train under another name or run dir"
+            )
         self.engine.load_checkpoint(str(self.checkpoints.root), tag=latest.name, load_lr_scheduler_states=False)
         load_rng(latest, self.rank)
         return state["step"], state["metrics"]
@@ -357,9 +378,16 @@ class Engine:
         save_rng(staging, self.rank)
         if self.rank == 0:
             samples = step * self.settings.global_batch(self.world_size)
-            write_state(staging, {"step": step, "samples": samples, "micro_batches_per_rank": step *
-                                  self.settings.grad_accum, "resume_key": self._resume_key(n_items),
-                                  "metrics": metrics})
+            write_state(
+                staging,
+                {
+                    "step": step,
+                    "samples": samples,
+                    "micro_batches_per_rank": step * self.settings.grad_accum,
+                    "resume_key": self._resume_key(n_items),
+                    "metrics": metrics,
+                },
+            )
         dist.barrier()
         if self.rank == 0:
             self.checkpoints.publish(step)

@@ -74,8 +74,9 @@ def advantage_awr(v: Tensor, reward_T: Tensor) -> Tensor:
     return (reward_T - v).detach()
 
 
-def actor_loss_official(logp: Tensor, logp_ref: Tensor, n_tokens: Tensor, advantage: Tensor
-                        ) -> tuple[Tensor, dict[str, float]]:
+def actor_loss_official(
+    logp: Tensor, logp_ref: Tensor, n_tokens: Tensor, advantage: Tensor
+) -> tuple[Tensor, dict[str, float]]:
     """The official actor loss (official code, trainer.actor_loss):
 
         p_ref = exp(ℓ_ref / n);  β0 = 5 if (A ≥ 0 and p_ref ≥ 0.8) or (A < 0 and p_ref < 0.9) else 1
@@ -98,8 +99,11 @@ def actor_loss_official(logp: Tensor, logp_ref: Tensor, n_tokens: Tensor, advant
     # Capped with Δ on A's side, β·Δ = A in exact arithmetic (loss 0, gradient 0); rounding would leave 1 ulp.
     settled = positive & (beta < beta0) & (delta > 0)
     loss = torch.where(positive & ~settled, per_sample, 0.0).mean()
-    stats = {"log_ratio": float(delta.detach()[positive].sum()), "positive_fraction": float(positive.float().mean()),
-             "beta": float(beta[positive].mean()) if bool(positive.any()) else 0.0}
+    stats = {
+        "log_ratio": float(delta.detach()[positive].sum()),
+        "positive_fraction": float(positive.float().mean()),
+        "beta": float(beta[positive].mean()) if bool(positive.any()) else 0.0,
+    }
     return loss, stats
 
 
@@ -166,16 +170,21 @@ class Objective:
             return advantage_awr(v, reward)
         return advantage_paper(v, v_next, reward, terminal, self.lam)
 
-    def actor_loss(self, logp: Tensor, logp_ref: Tensor, n_tokens: Tensor, advantage: Tensor
-                   ) -> tuple[Tensor, dict[str, float]]:
+    def actor_loss(
+        self, logp: Tensor, logp_ref: Tensor, n_tokens: Tensor, advantage: Tensor
+    ) -> tuple[Tensor, dict[str, float]]:
         """(loss, stats) of the chosen form; the paper and awr forms' stats mirror the official ones ("beta" is
         the paper's β, and awr's mean weight)."""
         if self.form == "official":
             return actor_loss_official(logp, logp_ref, n_tokens, advantage)
-        stats = {"log_ratio": float((logp - logp_ref).detach().sum() / n_tokens.sum().clamp(min=1)),
-                 "positive_fraction": float((advantage > 0).float().mean())}
+        stats = {
+            "log_ratio": float((logp - logp_ref).detach().sum() / n_tokens.sum().clamp(min=1)),
+            "positive_fraction": float((advantage > 0).float().mean()),
+        }
         if self.form == "awr":
             weights = awr_weights(advantage, self.awr_temperature)
-            return (actor_loss_awr(logp, n_tokens, advantage, self.awr_temperature),
-                    {**stats, "beta": float(weights.mean())})
+            return (
+                actor_loss_awr(logp, n_tokens, advantage, self.awr_temperature),
+                {**stats, "beta": float(weights.mean())},
+            )
         return actor_loss_paper(logp, logp_ref, advantage, self.beta), {**stats, "beta": self.beta}

@@ -45,13 +45,14 @@ def sharded_map(fn: Callable[[list[int]], list[T]], n: int) -> list[T]:
 
 
 @torch.no_grad()
-def batched_pass(fn: Callable[[Batch], list[T]], encoded: Sequence[Encoded], pad_id: int, device: torch.device,
-                 batch_size: int) -> list[T]:
+def batched_pass(
+    fn: Callable[[Batch], list[T]], encoded: Sequence[Encoded], pad_id: int, device: torch.device, batch_size: int
+) -> list[T]:
     """`fn(batch)` (one result per row) over `encoded`, in batches of similar length; results in input order."""
     order = sorted(range(len(encoded)), key=lambda i: len(encoded[i].input_ids))
     results: list[T | None] = [None] * len(encoded)
     for start in range(0, len(order), batch_size):
-        chunk = order[start:start + batch_size]
+        chunk = order[start : start + batch_size]
         for index, result in zip(chunk, fn(collate([encoded[i] for i in chunk], pad_id).to(device)), strict=True):
             results[index] = result
     return results  # type: ignore[return-value]

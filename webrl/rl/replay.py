@@ -32,15 +32,21 @@ def replay_candidates(earlier: Sequence[Step]) -> list[Step]:
     return [step for step in earlier if step.reward >= SUCCESS and chosen[step.task_id] == step.episode]
 
 
-def select_replay(candidates: Sequence[Step], scores: Sequence[float | None], n_current: int, seed: int,
-                  bounds: tuple[float, float] = REPLAY_CONFIDENCE, ratio: float = REPLAY_RATIO) -> list[Step]:
+def select_replay(
+    candidates: Sequence[Step],
+    scores: Sequence[float | None],
+    n_current: int,
+    seed: int,
+    bounds: tuple[float, float] = REPLAY_CONFIDENCE,
+    ratio: float = REPLAY_RATIO,
+) -> list[Step]:
     """Candidates with low < score ≤ high (None: unscored, dropped), shuffled, capped at ratio·n_current."""
     if len(scores) != len(candidates):
         raise ValueError(f"{len(scores)} scores for {len(candidates)} candidate steps")
     low, high = bounds
     kept = [step for step, score in zip(candidates, scores) if score is not None and low < score <= high]
     random.Random(seed).shuffle(kept)
-    return kept[:int(ratio * n_current)]
+    return kept[: int(ratio * n_current)]
 
 
 def mix(replay: Sequence[Step], current: Sequence[Step], seed: int) -> list[Step]:
@@ -51,8 +57,9 @@ def mix(replay: Sequence[Step], current: Sequence[Step], seed: int) -> list[Step
 
 
 @torch.no_grad()
-def confidence_scores(model: torch.nn.Module, tokenizer, steps: Sequence[Step], max_tokens: int,
-                      batch_size: int = 4) -> list[float | None]:
+def confidence_scores(
+    model: torch.nn.Module, tokenizer, steps: Sequence[Step], max_tokens: int, batch_size: int = 4
+) -> list[float | None]:
     """exp(mean token log-prob of each step's action) under `model`; None when the response does not fit.
 
     Steps are batched by length so that little padding is computed.
@@ -67,7 +74,7 @@ def confidence_scores(model: torch.nn.Module, tokenizer, steps: Sequence[Step], 
     order = sorted(encoded, key=lambda index: len(encoded[index].input_ids))
     device = next(model.parameters()).device
     for start in range(0, len(order), batch_size):
-        chunk = order[start:start + batch_size]
+        chunk = order[start : start + batch_size]
         batch = collate([encoded[index] for index in chunk], pad_token_id(tokenizer)).to(device)
         logp, n_tokens = action_logprobs(model, batch)
         for index, total, count in zip(chunk, logp.tolist(), n_tokens.tolist()):

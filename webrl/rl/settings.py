@@ -23,19 +23,31 @@ class TrainSettings(BaseModel):
 
     model_config = {"extra": "forbid"}
 
-    zero_stage: int = Field(2, ge=0, le=3, description="DeepSpeed ZeRO stage: 0 replicates everything, 1 shards "
-                            "the optimizer states, 2 also the gradients, 3 also the parameters.")
-    offload: bool = Field(False, description="Keep the optimizer states (ZeRO 1-3) and, with ZeRO-3, the "
-                          "parameters in CPU memory (GPU only).")
+    zero_stage: int = Field(
+        2,
+        ge=0,
+        le=3,
+        description="DeepSpeed ZeRO stage: 0 replicates everything, 1 shards "
+        "the optimizer states, 2 also the gradients, 3 also the parameters.",
+    )
+    offload: bool = Field(
+        False,
+        description="Keep the optimizer states (ZeRO 1-3) and, with ZeRO-3, the parameters in CPU memory (GPU only).",
+    )
     precision: Literal["auto", "fp32", "bf16"] = Field(
-        "auto", description="Weights and compute in fp32, or in bf16 with fp32 master weights; auto: bf16 on "
-        "GPUs, fp32 on CPU (where bf16 training is no faster, often slower).")
+        "auto",
+        description="Weights and compute in fp32, or in bf16 with fp32 master weights; auto: bf16 on "
+        "GPUs, fp32 on CPU (where bf16 training is no faster, often slower).",
+    )
     lr: float = Field(1e-6, gt=0, description="AdamW learning rate (the peak one, with a cosine schedule).")
     lr_schedule: Literal["constant", "cosine"] = Field(
-        "constant", description="constant (WebRL's actor and critic updates), or cosine: linear warm-up over "
-        "--warmup of the steps, then a cosine decay to 0 (WebRL's SFT and ORM training).")
-    warmup: float = Field(0.0, ge=0, lt=1, description="Fraction of the steps the cosine schedule warms up over "
-                          "(WebRL's SFT: 0.1).")
+        "constant",
+        description="constant (WebRL's actor and critic updates), or cosine: linear warm-up over "
+        "--warmup of the steps, then a cosine decay to 0 (WebRL's SFT and ORM training).",
+    )
+    warmup: float = Field(
+        0.0, ge=0, lt=1, description="Fraction of the steps the cosine schedule warms up over (WebRL's SFT: 0.1)."
+    )
     weight_decay: float = Field(0.01, ge=0, description="AdamW weight decay.")
     betas: tuple[float, float] = Field((0.9, 0.999), description="AdamW betas.")
     micro_batch_size: int = Field(1, ge=1, description="Items per forward pass on each process.")
@@ -43,10 +55,12 @@ class TrainSettings(BaseModel):
     max_grad_norm: float = Field(1.0, ge=0, description="Clip the global gradient norm to this (0: no clipping).")
     epochs: int = Field(1, ge=1, description="Passes over the data.")
     seed: int = Field(0, description="Seeds the data order and the random number generators.")
-    save_every: int = Field(0, ge=0, description="Checkpoint every N optimizer steps (0: only at the end; the "
-                            "last step is always saved).")
-    gradient_checkpointing: bool = Field(False, description="Recompute activations in the backward pass: less "
-                                         "memory, about a third more compute.")
+    save_every: int = Field(
+        0, ge=0, description="Checkpoint every N optimizer steps (0: only at the end; the last step is always saved)."
+    )
+    gradient_checkpointing: bool = Field(
+        False, description="Recompute activations in the backward pass: less memory, about a third more compute."
+    )
 
     @model_validator(mode="after")
     def _offload_needs_zero(self) -> TrainSettings:
@@ -80,31 +94,51 @@ class TrainSettings(BaseModel):
 class SftSettings(TrainSettings):
     """Supervised fine-tuning: the token-mean NLL of the answers (WebRL's SFT), optionally of the pages too."""
 
-    page_loss: float = Field(0.0, ge=0.0, description="Also train a language-model loss on the prompt's tokens, "
-                             "this weight beside the answer's (0: the answer only, as WebRL; a from-scratch model "
-                             "such as tiny needs it to read the page).")
+    page_loss: float = Field(
+        0.0,
+        ge=0.0,
+        description="Also train a language-model loss on the prompt's tokens, "
+        "this weight beside the answer's (0: the answer only, as WebRL; a from-scratch model "
+        "such as tiny needs it to read the page).",
+    )
 
 
 class UpdateSettings(TrainSettings):
     """A phase's WebRL update: how the critic trains, which earlier steps are replayed, and the actor's objective."""
 
     objective: Literal["official", "paper", "awr"] = Field(
-        "official", description="official: the released code's losses and binarised advantage (the published "
+        "official",
+        description="official: the released code's losses and binarised advantage (the published "
         "numbers); paper: Eq. 8, Eq. 9 and the squared KL-regularised loss; awr: the paper's AWR baseline, Eq. 8's "
-        "critic, A = r_T - V(s) and the token-mean log-likelihood weighted by min(exp(A), 20).")
-    beta: float = Field(1.0, ge=0.0, description="The paper objective's KL weight (the paper does not state its "
-                        "value; the official form adapts its own).")
-    critic_lr: float | None = Field(None, gt=0, description="The critic's learning rate [default: the actor's lr, "
-                                    "as in the official code].")
-    critic_replay: bool = Field(True, description="The critic trains on the replayed steps too, as in the official "
-                                "code; off: on the phase's own rollouts only, so that its values (and the next "
-                                "phase's task band) say where this actor succeeds.")
-    replay: bool = Field(True, description="Train on the filtered replay of earlier successful steps (the "
-                         "demonstrations, earlier phases) beside the phase's own; off (an ablation): its own only.")
+        "critic, A = r_T - V(s) and the token-mean log-likelihood weighted by min(exp(A), 20).",
+    )
+    beta: float = Field(
+        1.0,
+        ge=0.0,
+        description="The paper objective's KL weight (the paper does not state its "
+        "value; the official form adapts its own).",
+    )
+    critic_lr: float | None = Field(
+        None, gt=0, description="The critic's learning rate [default: the actor's lr, as in the official code]."
+    )
+    critic_replay: bool = Field(
+        True,
+        description="The critic trains on the replayed steps too, as in the official "
+        "code; off: on the phase's own rollouts only, so that its values (and the next "
+        "phase's task band) say where this actor succeeds.",
+    )
+    replay: bool = Field(
+        True,
+        description="Train on the filtered replay of earlier successful steps (the "
+        "demonstrations, earlier phases) beside the phase's own; off (an ablation): its own only.",
+    )
     replay_confidence: tuple[float, float] = Field(
-        REPLAY_CONFIDENCE, description="Replay an earlier successful step when the actor's confidence in it, "
+        REPLAY_CONFIDENCE,
+        description="Replay an earlier successful step when the actor's confidence in it, "
         "exp(mean token log-prob), lies in (LOW, HIGH] (the paper's best: 0.5 0.95; a HIGH of 1 also replays what "
-        "the actor already does surely).", json_schema_extra={"metavar": "LOW HIGH"})
+        "the actor already does surely).",
+        json_schema_extra={"metavar": "LOW HIGH"},
+    )
 
     @field_validator("replay_confidence")
     @classmethod

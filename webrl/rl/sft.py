@@ -58,8 +58,11 @@ def sft_loss_fn(pad_id: int, page_loss: float = 0.0) -> Callable:
         page = batch.attention_mask[:, 1:].bool() & ~answer
         answer_loss = sft_loss(torch.where(answer, token_logp, 0.0).sum(-1), answer.sum(-1))
         page_nll = -torch.where(page, token_logp, 0.0).sum() / page.sum().clamp(min=1)
-        stats |= {"action_tokens": float(answer.sum()), "answer_loss": float(answer_loss.detach()),
-                  "page_loss": float(page_nll.detach())}
+        stats |= {
+            "action_tokens": float(answer.sum()),
+            "answer_loss": float(answer_loss.detach()),
+            "page_loss": float(page_nll.detach()),
+        }
         return answer_loss + page_loss * page_nll, stats
 
     return loss
@@ -84,10 +87,13 @@ def run_sft(job: SftJob) -> dict[str, Any]:
     result = engine.train(items, sft_loss_fn(pad_token_id(tokenizer), settings.page_loss))
     with quiet():
         engine.save_pretrained(out / ACTOR_DIR, tokenizer)
-    summary = {"data": {"steps": len(steps), "kept": len(items), "skipped_too_long": skipped, "max_tokens": limit},
-               "sft": {**event_summary(out, "sft"), "resumed_from": result["resumed_from"],
-                       "page_loss": settings.page_loss},
-               "seconds": round(time.perf_counter() - began, 2), "model": str(model_dir),
-               "actor": str(out / ACTOR_DIR), "settings": settings.model_dump(mode="json")}
+    summary = {
+        "data": {"steps": len(steps), "kept": len(items), "skipped_too_long": skipped, "max_tokens": limit},
+        "sft": {**event_summary(out, "sft"), "resumed_from": result["resumed_from"], "page_loss": settings.page_loss},
+        "seconds": round(time.perf_counter() - began, 2),
+        "model": str(model_dir),
+        "actor": str(out / ACTOR_DIR),
+        "settings": settings.model_dump(mode="json"),
+    }
     write_metrics(out, summary)
     return summary

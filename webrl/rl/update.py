@@ -112,15 +112,27 @@ def file_digest(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def cache_key(rollouts: Path, inputs: Inputs, critic_dir: Path | None, replay_files: Sequence[Path],
-              replay_confidence: tuple[float, float], settings: TrainSettings, objective: Objective
-              ) -> dict[str, Any]:
+def cache_key(
+    rollouts: Path,
+    inputs: Inputs,
+    critic_dir: Path | None,
+    replay_files: Sequence[Path],
+    replay_confidence: tuple[float, float],
+    settings: TrainSettings,
+    objective: Objective,
+) -> dict[str, Any]:
     """What the cached passes depend on; a cache made from anything else is refused."""
-    return {"rollouts": file_digest(rollouts), "replay": [file_digest(p) for p in replay_files],
-            "replay_confidence": list(replay_confidence),
-            "actor": str(inputs.actor_dir.resolve()), "critic": str(Path(critic_dir).resolve()) if critic_dir else None,
-            "max_tokens": inputs.max_tokens, "seed": settings.seed, "precision": settings.compute_precision(),
-            "objective": dataclasses.asdict(objective)}
+    return {
+        "rollouts": file_digest(rollouts),
+        "replay": [file_digest(p) for p in replay_files],
+        "replay_confidence": list(replay_confidence),
+        "actor": str(inputs.actor_dir.resolve()),
+        "critic": str(Path(critic_dir).resolve()) if critic_dir else None,
+        "max_tokens": inputs.max_tokens,
+        "seed": settings.seed,
+        "precision": settings.compute_precision(),
+        "objective": dataclasses.asdict(objective),
+    }
 
 
 def cached(path: Path, key: dict[str, Any], compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
@@ -132,8 +144,10 @@ def cached(path: Path, key: dict[str, Any], compute: Callable[[], dict[str, Any]
         data = json.loads(path.read_text())
         if data["key"] != key:
             changed = sorted(k for k in key if key[k] != data["key"].get(k))
-            raise UsageError(f"{path} was computed from other inputs ({', '.join(changed)}); use another --out "
-                             f"or remove {path.parent}")
+            raise UsageError(
+                f"{path} was computed from other inputs ({', '.join(changed)}); use another --out "
+                f"or remove {path.parent}"
+            )
         return data
     data = {"key": key, **compute()}
     if is_main():
@@ -142,21 +156,26 @@ def cached(path: Path, key: dict[str, Any], compute: Callable[[], dict[str, Any]
     return data
 
 
-def read_inputs(rollouts: Path, actor_spec: str, replay_files: Sequence[Path], max_tokens: int | None,
-                cache_dir: Path | None) -> Inputs:
+def read_inputs(
+    rollouts: Path, actor_spec: str, replay_files: Sequence[Path], max_tokens: int | None, cache_dir: Path | None
+) -> Inputs:
     actor_dir = resolve_model(actor_spec, cache_dir)
     current = load_steps(Path(rollouts), reward_required=True)
     if not current:
         raise UsageError(f"{rollouts}: no steps")
-    return Inputs(actor_dir, load_tokenizer(actor_dir), max_tokens_for(actor_dir, max_tokens), current,
-                  replay_candidates(load_replay(replay_files)))
+    return Inputs(
+        actor_dir,
+        load_tokenizer(actor_dir),
+        max_tokens_for(actor_dir, max_tokens),
+        current,
+        replay_candidates(load_replay(replay_files)),
+    )
 
 
 # ---- stage 1: reference log-probs and the replay ---------------------------------------------------------
 
 
-def reference_pass(inputs: Inputs, settings: TrainSettings, replay_confidence: tuple[float, float]
-                   ) -> dict[str, Any]:
+def reference_pass(inputs: Inputs, settings: TrainSettings, replay_confidence: tuple[float, float]) -> dict[str, Any]:
     """ℓ and n under the phase-start actor for every current step and replay candidate that fits, then the
     replay selection (confidence exp(ℓ/n) in `replay_confidence`); the result lists the phase's training steps
     in their mixed order."""
@@ -166,25 +185,40 @@ def reference_pass(inputs: Inputs, settings: TrainSettings, replay_confidence: t
     model = load_causal_lm(inputs.actor_dir).to(pass_device(), pass_dtype(settings))
     rows = logprob_rows(model)
     pad = pad_token_id(inputs.tokenizer)
-    scored = sharded_map(lambda share: batched_pass(rows, [encoded[fits[i]] for i in share], pad, pass_device(),
-                                                    PASS_BATCH), len(fits))
+    scored = sharded_map(
+        lambda share: batched_pass(rows, [encoded[fits[i]] for i in share], pad, pass_device(), PASS_BATCH), len(fits)
+    )
     logprobs: dict[int, tuple[float, int]] = dict(zip(fits, scored, strict=True))
     n_current = len(inputs.current)
     current = [("current", i) for i in range(n_current) if i in logprobs]
     if not current:
         raise UsageError(f"no rollout step fits in --max-tokens {inputs.max_tokens}")
-    scores = [math.exp(logprobs[n_current + i][0] / logprobs[n_current + i][1]) if n_current + i in logprobs
-              else None for i in range(len(inputs.candidates))]
+    scores = [
+        math.exp(logprobs[n_current + i][0] / logprobs[n_current + i][1]) if n_current + i in logprobs else None
+        for i in range(len(inputs.candidates))
+    ]
     labelled = [("replay", i) for i in range(len(inputs.candidates))]
     replay = select_replay(labelled, scores, len(current), settings.seed, replay_confidence)
     order = mix(replay, current, settings.seed)
     offset = {"current": 0, "replay": n_current}
-    mixed = [{"source": source, "index": i, "ref_logp": logprobs[offset[source] + i][0],
-              "n_tokens": logprobs[offset[source] + i][1]} for source, i in order]
-    counts = {"current_steps": n_current, "current_kept": len(current), "current_skipped_too_long":
-              n_current - len(current), "replay_candidates": len(inputs.candidates),
-              "replay_scored": sum(s is not None for s in scores), "replay_selected": len(replay),
-              "trained_steps": len(mixed)}
+    mixed = [
+        {
+            "source": source,
+            "index": i,
+            "ref_logp": logprobs[offset[source] + i][0],
+            "n_tokens": logprobs[offset[source] + i][1],
+        }
+        for source, i in order
+    ]
+    counts = {
+        "current_steps": n_current,
+        "current_kept": len(current),
+        "current_skipped_too_long": n_current - len(current),
+        "replay_candidates": len(inputs.candidates),
+        "replay_scored": sum(s is not None for s in scores),
+        "replay_selected": len(replay),
+        "trained_steps": len(mixed),
+    }
     return {"mixed": mixed, "counts": counts}
 
 
@@ -214,9 +248,15 @@ class CriticInput:
 def critic_inputs(items: Sequence[Item], tokenizer, max_tokens: int) -> list[CriticInput]:
     """Observations only (V(s): the official critic ignores the action), cut as the actor's prompts are (the
     page's end)."""
-    return [CriticInput(Encoded(encode_prompt(tokenizer, item.step.prompt, max_tokens), 0),
-                        Encoded(encode_prompt(tokenizer, item.step.next_observation, max_tokens), 0),
-                        item.step.reward, item.step.mc_return) for item in items]
+    return [
+        CriticInput(
+            Encoded(encode_prompt(tokenizer, item.step.prompt, max_tokens), 0),
+            Encoded(encode_prompt(tokenizer, item.step.next_observation, max_tokens), 0),
+            item.step.reward,
+            item.step.mc_return,
+        )
+        for item in items
+    ]
 
 
 def critic_loss_fn(objective: Objective, pad_id: int) -> Callable:
@@ -234,7 +274,9 @@ def critic_loss_fn(objective: Objective, pad_id: int) -> Callable:
         mc_return = torch.tensor([m.mc_return for m in micro], device=logits.device)
         value = value_from_logits(logits_s.detach())
         return objective.critic_loss(logits_s, logits_next, reward, mc_return), {
-            "tokens": float(batch.attention_mask.sum()), "value": float(value.mean())}
+            "tokens": float(batch.attention_mask.sum()),
+            "value": float(value.mean()),
+        }
 
     return loss
 
@@ -244,12 +286,17 @@ def build_critic(inputs: Inputs, critic_dir: Path | None, seed: int) -> Critic:
     killed before its first checkpoint starts from the same heads). The engine's gradient-checkpointing
     switch is the trunk's (the official critic trains with it)."""
     if critic_dir is not None and not (Path(critic_dir) / "heads.pt").is_file():
-        raise UsageError(f"--critic {critic_dir}: not a critic folder (no heads.pt); give the critic/ folder "
-                         "of an earlier rl-update, or leave --critic out for a fresh one")
+        raise UsageError(
+            f"--critic {critic_dir}: not a critic folder (no heads.pt); give the critic/ folder "
+            "of an earlier rl-update, or leave --critic out for a fresh one"
+        )
     torch.manual_seed(seed)
     with quiet():
-        critic = (Critic.load(Path(critic_dir), torch.float32) if critic_dir is not None
-                  else Critic.from_pretrained(inputs.actor_dir, torch.float32))
+        critic = (
+            Critic.load(Path(critic_dir), torch.float32)
+            if critic_dir is not None
+            else Critic.from_pretrained(inputs.actor_dir, torch.float32)
+        )
     critic.gradient_checkpointing_enable = critic.trunk.gradient_checkpointing_enable
     return critic
 
@@ -258,8 +305,11 @@ def save_critic(engine: Engine, out: Path, tokenizer) -> None:
     """out/critic from every rank (ZeRO-3 gathers the partitioned parameters first); rank 0 writes."""
     import deepspeed
 
-    gather = (deepspeed.zero.GatheredParameters(list(engine.module.parameters()))
-              if engine.settings.zero_stage == 3 else nullcontext())
+    gather = (
+        deepspeed.zero.GatheredParameters(list(engine.module.parameters()))
+        if engine.settings.zero_stage == 3
+        else nullcontext()
+    )
     with gather, quiet():
         if is_main():
             engine.module.save(out, tokenizer)
@@ -275,8 +325,15 @@ def value_rows(engine: Engine) -> Callable[[Batch], list[float]]:
     return rows
 
 
-def critic_stage(inputs: Inputs, items: Sequence[Item], critic_dir: Path | None, out: Path,
-                 settings: TrainSettings, objective: Objective, replay: bool = True) -> dict[str, Any]:
+def critic_stage(
+    inputs: Inputs,
+    items: Sequence[Item],
+    critic_dir: Path | None,
+    out: Path,
+    settings: TrainSettings,
+    objective: Objective,
+    replay: bool = True,
+) -> dict[str, Any]:
     """Train the critic (on the replayed items too, or not), save it, and return V(s), V(s') and the advantage
     of every item."""
     examples = critic_inputs(items, inputs.tokenizer, inputs.max_tokens)
@@ -287,13 +344,21 @@ def critic_stage(inputs: Inputs, items: Sequence[Item], critic_dir: Path | None,
     save_critic(engine, out / CRITIC_DIR, inputs.tokenizer)
     engine.engine.eval()
     observations = [e.state for e in examples] + [e.next_state for e in examples]
-    values = sharded_map(lambda share: batched_pass(value_rows(engine), [observations[i] for i in share], pad,
-                                                    engine.engine.device, PASS_BATCH), len(observations))
-    v, v_next = values[:len(items)], values[len(items):]
+    values = sharded_map(
+        lambda share: batched_pass(
+            value_rows(engine), [observations[i] for i in share], pad, engine.engine.device, PASS_BATCH
+        ),
+        len(observations),
+    )
+    v, v_next = values[: len(items)], values[len(items) :]
     steps = [item.step for item in items]
-    advantage = objective.advantage(torch.tensor(v), torch.tensor(v_next), torch.tensor([s.reward for s in steps]),
-                                    torch.tensor([s.mc_return for s in steps]),
-                                    torch.tensor([s.done for s in steps])).tolist()
+    advantage = objective.advantage(
+        torch.tensor(v),
+        torch.tensor(v_next),
+        torch.tensor([s.reward for s in steps]),
+        torch.tensor([s.mc_return for s in steps]),
+        torch.tensor([s.done for s in steps]),
+    ).tolist()
     release(engine)
     return {"v": v, "v_next": v_next, "advantage": advantage, "critic_resumed_from": result["resumed_from"]}
 
@@ -325,8 +390,9 @@ def actor_loss_fn(objective: Objective, pad_id: int) -> Callable:
     return loss
 
 
-def actor_stage(inputs: Inputs, items: Sequence[Item], out: Path, settings: TrainSettings,
-                objective: Objective) -> dict[str, Any]:
+def actor_stage(
+    inputs: Inputs, items: Sequence[Item], out: Path, settings: TrainSettings, objective: Objective
+) -> dict[str, Any]:
     engine = Engine(load_causal_lm(inputs.actor_dir), settings, out, "actor")
     result = engine.train(list(items), actor_loss_fn(objective, pad_token_id(inputs.tokenizer)))
     with quiet():
@@ -341,11 +407,15 @@ def actor_stage(inputs: Inputs, items: Sequence[Item], out: Path, settings: Trai
 def advantage_stats(items: Sequence[Item], values: dict[str, Any]) -> dict[str, float]:
     advantage = torch.tensor(values["advantage"])
     success = torch.tensor([item.step.reward >= 0.5 for item in items])
-    return {"mean": float(advantage.mean()), "positive_fraction": float((advantage > 0).float().mean()),
-            "min": float(advantage.min()), "max": float(advantage.max()),
-            "positive_fraction_successful": float((advantage[success] > 0).float().mean()) if success.any() else 0.0,
-            "positive_fraction_failed": float((advantage[~success] > 0).float().mean()) if (~success).any() else 0.0,
-            "value_mean": sum(values["v"]) / len(values["v"])}
+    return {
+        "mean": float(advantage.mean()),
+        "positive_fraction": float((advantage > 0).float().mean()),
+        "min": float(advantage.min()),
+        "max": float(advantage.max()),
+        "positive_fraction_successful": float((advantage[success] > 0).float().mean()) if success.any() else 0.0,
+        "positive_fraction_failed": float((advantage[~success] > 0).float().mean()) if (~success).any() else 0.0,
+        "value_mean": sum(values["v"]) / len(values["v"]),
+    }
 
 
 def run_update(job: UpdateJob) -> dict[str, Any]:
@@ -366,21 +436,29 @@ def run_update(job: UpdateJob) -> dict[str, Any]:
     seconds["prepare"] = time.perf_counter() - began
     critic_settings = settings.critic_settings()
     # V(s) also depends on how the critic trained: another --critic-lr or critic data must not reuse these values
-    values = cached(out / VALUES_FILE, {**key, "critic_settings": critic_settings.model_dump(mode="json"),
-                                        "critic_replay": settings.critic_replay},
-                    lambda: critic_stage(inputs, items, job.critic, out, critic_settings, objective,
-                                         settings.critic_replay))
+    values = cached(
+        out / VALUES_FILE,
+        {**key, "critic_settings": critic_settings.model_dump(mode="json"), "critic_replay": settings.critic_replay},
+        lambda: critic_stage(inputs, items, job.critic, out, critic_settings, objective, settings.critic_replay),
+    )
     items = [dataclasses.replace(item, advantage=a) for item, a in zip(items, values["advantage"], strict=True)]
     seconds["critic"] = time.perf_counter() - began - seconds["prepare"]
     actor = actor_stage(inputs, items, out, settings.train_settings(), objective)
     seconds["actor"] = time.perf_counter() - began - seconds["prepare"] - seconds["critic"]
-    summary = {"data": prepared["counts"], "advantage": advantage_stats(items, values),
-               "critic": {**event_summary(out, "critic"), "resumed_from": values["critic_resumed_from"]},
-               "actor": {**event_summary(out, "actor"), "resumed_from": actor["resumed_from"]},
-               "seconds": {k: round(v, 2) for k, v in seconds.items()},
-               "actor_in": str(inputs.actor_dir), "actor_out": str(out / ACTOR_DIR), "critic_out": str(out / CRITIC_DIR),
-               "objective": dataclasses.asdict(objective), "settings": settings.model_dump(mode="json"),
-               "critic_lr": critic_settings.lr, "critic_replay": settings.critic_replay,
-               "replay_confidence": list(settings.replay_confidence)}
+    summary = {
+        "data": prepared["counts"],
+        "advantage": advantage_stats(items, values),
+        "critic": {**event_summary(out, "critic"), "resumed_from": values["critic_resumed_from"]},
+        "actor": {**event_summary(out, "actor"), "resumed_from": actor["resumed_from"]},
+        "seconds": {k: round(v, 2) for k, v in seconds.items()},
+        "actor_in": str(inputs.actor_dir),
+        "actor_out": str(out / ACTOR_DIR),
+        "critic_out": str(out / CRITIC_DIR),
+        "objective": dataclasses.asdict(objective),
+        "settings": settings.model_dump(mode="json"),
+        "critic_lr": critic_settings.lr,
+        "critic_replay": settings.critic_replay,
+        "replay_confidence": list(settings.replay_confidence),
+    }
     write_metrics(out, summary)
     return summary

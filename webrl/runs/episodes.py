@@ -91,15 +91,28 @@ class Browsers:
 
 
 @asynccontextmanager
-async def open_env(browsers: Browsers, backend: SiteBackend, instance: int = 0, settings: EvalSettings | None = None,
-                   judge: Judge | None = None) -> AsyncIterator[BrowserEnv]:
+async def open_env(
+    browsers: Browsers,
+    backend: SiteBackend,
+    instance: int = 0,
+    settings: EvalSettings | None = None,
+    judge: Judge | None = None,
+) -> AsyncIterator[BrowserEnv]:
     """A browser environment on the backend's site `instance`, set up as `settings` say (the defaults without);
     its page is closed afterwards."""
     settings = settings or EvalSettings(tasks="", out=Path())
-    env = BrowserEnv(await browsers.get(), backend, instance, observation=settings.observation,
-                     action_space=settings.action_space, limits=Limits(settings.max_steps), mode=settings.mode,
-                     judge=judge, page_time_limit_s=settings.miniwob_time_limit_s,
-                     options=EnvOptions(settings.escape_text, settings.click_at))
+    env = BrowserEnv(
+        await browsers.get(),
+        backend,
+        instance,
+        observation=settings.observation,
+        action_space=settings.action_space,
+        limits=Limits(settings.max_steps),
+        mode=settings.mode,
+        judge=judge,
+        page_time_limit_s=settings.miniwob_time_limit_s,
+        options=EnvOptions(settings.escape_text, settings.click_at),
+    )
     try:
         yield env
     finally:
@@ -110,8 +123,9 @@ class PolicyFailure(Exception):
     """The policy could not answer (e.g. its server is down): recorded, not retried, not a score."""
 
 
-async def run_episode(env: BrowserEnv, browsers: Browsers, policy: Policy, task: Task, repeat: int,
-                      settings: EvalSettings) -> EpisodeRecord:
+async def run_episode(
+    env: BrowserEnv, browsers: Browsers, policy: Policy, task: Task, repeat: int, settings: EvalSettings
+) -> EpisodeRecord:
     """One episode. An environment fault (site down, browser crash) is retried once, then recorded as
     env_error; neither counts as an agent failure."""
     status, error = "env_error", None
@@ -131,8 +145,15 @@ async def run_episode(env: BrowserEnv, browsers: Browsers, policy: Policy, task:
                 pass
         finally:
             await env.close()
-    return EpisodeRecord(task_id=task.task_id, repeat=repeat, sites=task.sites, intent=task.intent,
-                         miniwob=task.miniwob, status=status, error=error)
+    return EpisodeRecord(
+        task_id=task.task_id,
+        repeat=repeat,
+        sites=task.sites,
+        intent=task.intent,
+        miniwob=task.miniwob,
+        status=status,
+        error=error,
+    )
 
 
 def step_sampling(settings: EvalSettings, task: Task, repeat: int, step: int) -> Sampling:
@@ -145,8 +166,9 @@ def step_sampling(settings: EvalSettings, task: Task, repeat: int, step: int) ->
     return Sampling(temperature=settings.temperature, max_tokens=settings.max_tokens, seed=seed)
 
 
-async def _episode(env: BrowserEnv, policy: Policy, task: Task, repeat: int, settings: EvalSettings,
-                   started: float) -> EpisodeRecord:
+async def _episode(
+    env: BrowserEnv, policy: Policy, task: Task, repeat: int, settings: EvalSettings, started: float
+) -> EpisodeRecord:
     """One episode's record; `timings_ms` says where its time went: the reset (its parts in `reset`), the policy,
     screenshots, the environment's steps (evaluation included), closing the context."""
     timings = dict.fromkeys(("reset", "policy", "screenshots", "steps", "close"), 0.0)
@@ -160,8 +182,7 @@ async def _episode(env: BrowserEnv, policy: Policy, task: Task, repeat: int, set
         with timed(timings, "policy"):
             try:
                 sampling = step_sampling(settings, task, repeat, len(steps))
-                [response] = await asyncio.to_thread(policy.act, [PolicyInput(env.task, env.history, obs)],
-                                                     sampling)
+                [response] = await asyncio.to_thread(policy.act, [PolicyInput(env.task, env.history, obs)], sampling)
             except Exception as err:
                 raise PolicyFailure(f"{type(err).__name__}: {err}") from err
         shot = None
@@ -172,10 +193,20 @@ async def _episode(env: BrowserEnv, policy: Policy, task: Task, repeat: int, set
         with timed(timings, "steps"):
             obs, _, terminated, truncated, step_info = await env.step(response.text)
         record = env.steps[-1]
-        steps.append(EpisodeStep(index=record.index, url=record.url, observation=seen.text,
-                                 response=record.response, action=record.action, error=record.error,
-                                 timings_ms=record.timings_ms, capped=record.capped, screenshot=shot,
-                                 policy=response.meta))
+        steps.append(
+            EpisodeStep(
+                index=record.index,
+                url=record.url,
+                observation=seen.text,
+                response=record.response,
+                action=record.action,
+                error=record.error,
+                timings_ms=record.timings_ms,
+                capped=record.capped,
+                screenshot=shot,
+                policy=response.meta,
+            )
+        )
         if terminated or truncated:
             result, why = step_info["eval"], step_info["truncated_by"]
             break
@@ -183,8 +214,20 @@ async def _episode(env: BrowserEnv, policy: Policy, task: Task, repeat: int, set
         await env.close()
     timings["total"] = round((time.perf_counter() - started) * 1000, 1)
     return EpisodeRecord(
-        task_id=task.task_id, repeat=repeat, sites=task.sites, intent=task.intent, miniwob=task.miniwob,
-        status="done" if result.status == "scored" else result.status, score=result.score, answer=env.answer,
-        truncated_by=why, eval=EpisodeEval(mode=result.mode, judge=result.judge, details=result.details),
-        reset=info, blocked_requests=env.blocked, steps=steps, last_observation=seen.text,
-        seconds=round(time.perf_counter() - started, 2), timings_ms=timings)
+        task_id=task.task_id,
+        repeat=repeat,
+        sites=task.sites,
+        intent=task.intent,
+        miniwob=task.miniwob,
+        status="done" if result.status == "scored" else result.status,
+        score=result.score,
+        answer=env.answer,
+        truncated_by=why,
+        eval=EpisodeEval(mode=result.mode, judge=result.judge, details=result.details),
+        reset=info,
+        blocked_requests=env.blocked,
+        steps=steps,
+        last_observation=seen.text,
+        seconds=round(time.perf_counter() - started, 2),
+        timings_ms=timings,
+    )

@@ -39,8 +39,24 @@ from webrl.tasks.model import Task
 
 RUN_FILE = "run.json"  # what the run's episodes depend on; a --resume must not change it
 # The settings that change what an episode records (not parallel, repeats, screenshots or where it is written)
-IDENTITY = ("tasks", "task_suite", "policy", "backend", "mode", "judge", "observation", "action_space", "escape_text",
-            "click_at", "max_steps", "temperature", "max_tokens", "context", "seed", "miniwob_time_limit_s")
+IDENTITY = (
+    "tasks",
+    "task_suite",
+    "policy",
+    "backend",
+    "mode",
+    "judge",
+    "observation",
+    "action_space",
+    "escape_text",
+    "click_at",
+    "max_steps",
+    "temperature",
+    "max_tokens",
+    "context",
+    "seed",
+    "miniwob_time_limit_s",
+)
 STOP_AFTER_FAULTS = 2  # environment faults in a row that end a run
 # WebRL's table convention: column -> site; a task counts under its first site.
 SITE_COLUMNS = {"Reddit": "reddit", "GitLab": "gitlab", "CMS": "shopping_admin", "Map": "map", "OSS": "shopping"}
@@ -49,8 +65,10 @@ SITE_COLUMNS = {"Reddit": "reddit", "GitLab": "gitlab", "CMS": "shopping_admin",
 def run_identity(settings: EvalSettings, tasks: list[Task]) -> dict:
     """The IDENTITY settings and a digest of the tasks themselves (a task file edited between runs counts)."""
     configs = json.dumps([t.to_config() for t in tasks], sort_keys=True, default=str)
-    return {**settings.model_dump(mode="json", include=set(IDENTITY)),
-            "tasks_digest": hashlib.sha256(configs.encode()).hexdigest()[:16]}
+    return {
+        **settings.model_dump(mode="json", include=set(IDENTITY)),
+        "tasks_digest": hashlib.sha256(configs.encode()).hexdigest()[:16],
+    }
 
 
 def check_identity(out: Path, identity: dict, resume: bool) -> None:
@@ -61,8 +79,10 @@ def check_identity(out: Path, identity: dict, resume: bool) -> None:
         recorded = json.loads(path.read_text())
         changed = [f"{k}: {recorded.get(k)!r} -> {identity[k]!r}" for k in identity if recorded.get(k) != identity[k]]
         if changed:
-            raise UsageError(f"{out}: --resume with other settings than the run's ({'; '.join(changed)}); continue it "
-                             "with its own, or choose another --out")
+            raise UsageError(
+                f"{out}: --resume with other settings than the run's ({'; '.join(changed)}); continue it "
+                "with its own, or choose another --out"
+            )
     write_atomically(path, json.dumps(identity, indent=1))
 
 
@@ -83,16 +103,23 @@ def finished_episodes(path: Path) -> set[tuple[int | str, int]]:
     return {record.key for record in kept}
 
 
-async def run_eval(settings: EvalSettings, tasks: list[Task], backend: SiteBackend, policy: Policy,
-                   judge: Judge | None = None,
-                   on_episode=lambda row: None) -> dict:
+async def run_eval(
+    settings: EvalSettings,
+    tasks: list[Task],
+    backend: SiteBackend,
+    policy: Policy,
+    judge: Judge | None = None,
+    on_episode=lambda row: None,
+) -> dict:
     plan = backend.running()
     if plan is None:
         raise UsageError("the sites are not running; start them with `webrl up`")
     settings = settings.model_copy(update={"site_resets": backend.reset_policy})
     if settings.parallel > plan.instances:
-        raise UsageError(f"--parallel {settings.parallel} needs {settings.parallel} site instances; "
-                         f"start them with `webrl up --instances {settings.parallel}`")
+        raise UsageError(
+            f"--parallel {settings.parallel} needs {settings.parallel} site instances; "
+            f"start them with `webrl up --instances {settings.parallel}`"
+        )
     missing = sorted({s for t in tasks for s in t.sites if s not in plan.sites and s != "wikipedia"})
     if missing:
         raise UsageError(f"the tasks need sites that are not running: {', '.join(missing)}")
@@ -139,13 +166,20 @@ def incomplete(summary: dict) -> str | None:
     counts = summary["episodes"]
     if not counts.get("env_error") and not counts.get("missing"):
         return None
-    return (f"incomplete: {counts.get('done', 0)} of {counts['planned']} planned episodes judged, "
-            f"{counts.get('env_error', 0)} ended in an environment fault, {counts.get('missing', 0)} not run")
+    return (
+        f"incomplete: {counts.get('done', 0)} of {counts['planned']} planned episodes judged, "
+        f"{counts.get('env_error', 0)} ended in an environment fault, {counts.get('missing', 0)} not run"
+    )
 
 
-def run_policy(settings: EvalSettings, tasks: list[Task], backend: SiteBackend, models_dir: Path | None = None,
-               judge: Judge | None = None,
-               on_episode=lambda row: None) -> dict:
+def run_policy(
+    settings: EvalSettings,
+    tasks: list[Task],
+    backend: SiteBackend,
+    models_dir: Path | None = None,
+    judge: Judge | None = None,
+    on_episode=lambda row: None,
+) -> dict:
     """`run_eval` with the policy `settings.policy` names, built, served and let go here (the training loop's
     rollouts, evaluations and demonstrations: each frees its model before the next stage)."""
     policy = make_policy(settings.policy, models_dir, settings.context)
@@ -191,9 +225,11 @@ def summarize(rows: list[EpisodeRecord], settings: EvalSettings, policy: Policy,
     for column in [*SITE_COLUMNS, "Other", "Average"]:
         rates = [100 * statistics.mean(r[column]) for r in by_repeat.values() if r.get(column)]
         if rates:
-            table[column] = {"mean": round(statistics.mean(rates), 1),
-                             "std": round(statistics.stdev(rates), 1) if len(rates) > 1 else 0.0,
-                             "episodes": sum(len(r[column]) for r in by_repeat.values())}
+            table[column] = {
+                "mean": round(statistics.mean(rates), 1),
+                "std": round(statistics.stdev(rates), 1) if len(rates) > 1 else 0.0,
+                "episodes": sum(len(r[column]) for r in by_repeat.values()),
+            }
     counts = defaultdict(int)
     for row in rows:
         counts[row.status] += 1
@@ -204,8 +240,11 @@ def summarize(rows: list[EpisodeRecord], settings: EvalSettings, policy: Policy,
         "success_rate": table,
         **{key: value for family in families() for key, value in family.summary(rows).items()},
         "episodes": {"planned": planned, **counts, "missing": planned - len(rows)},
-        "evaluator_errors": [{"task_id": row.task_id, "repeat": row.repeat, **evaluator_error(row),
-                              "counts_as": counts_as} for row in rows if row.status == "error"],
+        "evaluator_errors": [
+            {"task_id": row.task_id, "repeat": row.repeat, **evaluator_error(row), "counts_as": counts_as}
+            for row in rows
+            if row.status == "error"
+        ],
         "versions": {name: _version(name) for name in ("webrl", "playwright", "torch", "transformers")},
         "python": platform.python_version(),
         "git_commit": _git_commit(),
@@ -227,8 +266,14 @@ def _version(name: str) -> str | None:
 
 def _git_commit() -> str | None:
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], check=False, capture_output=True, text=True, timeout=5,
-                             cwd=Path(__file__).resolve().parent)
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            cwd=Path(__file__).resolve().parent,
+        )
         return out.stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
         return None

@@ -127,6 +127,9 @@ def read_episodes(path: Path) -> list[EpisodeRecord]:
         path = path / EPISODES_FILE
     if not path.exists():
         return []
-    records = [parse_episode(line, f"{path}:{number}")
-               for number, line in enumerate(path.read_text().splitlines(), start=1) if line.strip()]
+    records = [
+        parse_episode(line, f"{path}:{number}")
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if line.strip()
+    ]
     return sorted(records, key=lambda r: (str(r.task_id), r.repeat))

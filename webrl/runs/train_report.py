@@ -46,8 +46,14 @@ def write_curve(path: Path, title: str, phases: list[dict]) -> Path:
         if any(y is not None for y in ys):
             top = max([top, *(y for y in ys if y is not None)])
             average = column == "Average"
-            ax.plot(xs, [float("nan") if y is None else y for y in ys], marker="o", linewidth=2.5 if average else 1,
-                    alpha=1 if average else 0.6, label=f"eval: {column}")
+            ax.plot(
+                xs,
+                [float("nan") if y is None else y for y in ys],
+                marker="o",
+                linewidth=2.5 if average else 1,
+                alpha=1 if average else 0.6,
+                label=f"eval: {column}",
+            )
     rollouts = [(m["phase"], rollout_rate(m)) for m in phases if rollout_rate(m) is not None]
     if rollouts:
         top = max(top, *(y for _, y in rollouts))
@@ -74,9 +80,14 @@ def write_curve(path: Path, title: str, phases: list[dict]) -> Path:
 def write_train_report(out: Path, settings, phases: list[dict]) -> Path:
     write_curve(out / "curve.png", f"{settings.algorithm} from {settings.init or settings.model}", phases)
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]))
-    html = env.get_template("train.html").render(settings=settings.model_dump(mode="json"), phases=phases,
-                                                 columns=COLUMNS, eval_rate=eval_rate, rollout_rate=rollout_rate,
-                                                 valid_actions=valid_actions)
+    html = env.get_template("train.html").render(
+        settings=settings.model_dump(mode="json"),
+        phases=phases,
+        columns=COLUMNS,
+        eval_rate=eval_rate,
+        rollout_rate=rollout_rate,
+        valid_actions=valid_actions,
+    )
     path = out / "report.html"
     write_atomically(path, html)
     return path

@@ -4,6 +4,15 @@ from webrl.tasks.load import TASK_SETS, NamedTaskSets, TaskSetSource, load_tasks
 from webrl.tasks.model import EvalSpec, ProgramHtml, ReferenceAnswers, RequiredContents, Task
 
 __all__ = [
-    "TASK_SETS", "EvalSpec", "ProgramHtml", "ReferenceAnswers", "RequiredContents", "Task", "NamedTaskSets",
-    "TaskSetSource", "load_tasks", "substitute", "task_set_file",
+    "TASK_SETS",
+    "EvalSpec",
+    "ProgramHtml",
+    "ReferenceAnswers",
+    "RequiredContents",
+    "Task",
+    "NamedTaskSets",
+    "TaskSetSource",
+    "load_tasks",
+    "substitute",
+    "task_set_file",
 ]

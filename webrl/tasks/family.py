@@ -110,8 +110,9 @@ class TaskFamily:
 
     # -- the curriculum ------------------------------------------------------------------------------------------
 
-    def new_tasks(self, failed: list[Task], known: list[Task], trained: list[Task], want: int,
-                  context: CurriculumContext) -> tuple[list[Task], dict[str, Any]]:
+    def new_tasks(
+        self, failed: list[Task], known: list[Task], trained: list[Task], want: int, context: CurriculumContext
+    ) -> tuple[list[Task], dict[str, Any]]:
         """Up to `want` new candidate tasks from the `failed` ones, none among `known` (the family's tasks and
         every phase's); `trained` are the tasks the run has learnt from. A report for tasks-report.json."""
         raise NotImplementedError

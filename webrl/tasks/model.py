@@ -54,8 +54,9 @@ def known_placeholders(text: str | None) -> str | None:
     the task would fail in the browser (an environment error the score leaves out) or score 0 unexplained."""
     for match in PLACEHOLDER.finditer(text or ""):
         if match.group(1).lower() not in SITES:
-            raise ValueError(f"unknown placeholder {match.group(0)} (the sites': "
-                             f"{', '.join(f'__{s.upper()}__' for s in SITES)})")
+            raise ValueError(
+                f"unknown placeholder {match.group(0)} (the sites': {', '.join(f'__{s.upper()}__' for s in SITES)})"
+            )
     return text
 
 
@@ -260,42 +261,62 @@ class Task(_Open):
         if isinstance(answers, dict):
             include = answers.get("must_include")
             if isinstance(include, str):
-                warn(f"reference_answers.must_include is a bare string ({include!r}), not a list: {strict}; "
-                     f"browsergym reads it as [{include!r}]")
+                warn(
+                    f"reference_answers.must_include is a bare string ({include!r}), not a list: {strict}; "
+                    f"browsergym reads it as [{include!r}]"
+                )
             includes = [include] if isinstance(include, str) else include if isinstance(include, list) else []
             if any(isinstance(v, str) and OR_SEPARATOR in v for v in includes):
-                warn("string_match must_include has ' |OR| ' alternatives: vab splits them; webarena and "
-                     "browsergym match the literal text (lower-cased) and so practically never pass")
+                warn(
+                    "string_match must_include has ' |OR| ' alternatives: vab splits them; webarena and "
+                    "browsergym match the literal text (lower-cased) and so practically never pass"
+                )
             fuzzy = answers.get("fuzzy_match")
             if fuzzy == ["N/A"]:
-                warn("fuzzy_match is the list ['N/A'], not the string 'N/A': the unachievable-task rule does not "
-                     "apply; the LLM judge grades the answer against the reference 'N/A'")
+                warn(
+                    "fuzzy_match is the list ['N/A'], not the string 'N/A': the unachievable-task rule does not "
+                    "apply; the LLM judge grades the answer against the reference 'N/A'"
+                )
             elif isinstance(fuzzy, str) and fuzzy != "N/A":
-                warn(f"fuzzy_match is the string {fuzzy!r}, not a list (only 'N/A' may be a string): {strict}; "
-                     f"browsergym reads it as [{fuzzy!r}]")
+                warn(
+                    f"fuzzy_match is the string {fuzzy!r}, not a list (only 'N/A' may be a string): {strict}; "
+                    f"browsergym reads it as [{fuzzy!r}]"
+                )
             if fuzzy == "N/A" and spec.get("string_note") is None:
-                warn("fuzzy_match 'N/A' without eval.string_note: webarena and vab record an evaluation error "
-                     "when the unachievable-reason judge is reached (an answer other than 'N/A'); browsergym "
-                     "gives that judge an empty reason")
+                warn(
+                    "fuzzy_match 'N/A' without eval.string_note: webarena and vab record an evaluation error "
+                    "when the unachievable-reason judge is reached (an answer other than 'N/A'); browsergym "
+                    "gives that judge an empty reason"
+                )
             elif fuzzy == "N/A" and not spec.get("string_note"):
-                warn("fuzzy_match 'N/A' with an empty eval.string_note: the unachievable-reason judge gets no "
-                     "reference reason")
+                warn(
+                    "fuzzy_match 'N/A' with an empty eval.string_note: the unachievable-reason judge gets no "
+                    "reference reason"
+                )
             if any(isinstance(v, str) and GITLAB_CLONE_HOST.search(v) for v in [answers.get("exact_match"), *includes]):
-                warn("the reference answer embeds the GitLab clone host (ssh://git@HOST:2222/...): it only "
-                     "matches where GitLab reports that same host")
+                warn(
+                    "the reference answer embeds the GitLab clone host (ssh://git@HOST:2222/...): it only "
+                    "matches where GitLab reports that same host"
+                )
             if "string_match" not in types:
                 warn("reference_answers is set but eval_types has no string_match: it is ignored")
         if "url_match" in types:
             note = spec.get("url_note")
             if "url_note" not in spec:
-                warn("url_match without url_note: the webarena and browsergym modes apply GOLD in PRED, "
-                     "vab applies EXACT")
+                warn(
+                    "url_match without url_note: the webarena and browsergym modes apply GOLD in PRED, "
+                    "vab applies EXACT"
+                )
             elif note not in URL_NOTES:
-                warn(f"url_note is {note!r}, neither 'GOLD in PRED' nor 'EXACT' (a null note is not a missing one): "
-                     f"{error}")
+                warn(
+                    f"url_note is {note!r}, neither 'GOLD in PRED' nor 'EXACT' (a null note is not a missing one): "
+                    f"{error}"
+                )
             elif note == "EXACT":
-                warn("url_note 'EXACT': only vab knows it; webarena and browsergym record an evaluation error for "
-                     "this task")
+                warn(
+                    "url_note 'EXACT': only vab knows it; webarena and browsergym record an evaluation error for "
+                    "this task"
+                )
             if spec.get("reference_url") is None:
                 warn(f"eval_types has url_match but reference_url is null: {error}")
             elif spec.get("reference_url") == "":
@@ -311,19 +332,27 @@ class Task(_Open):
             contents = target.get("required_contents")
             if isinstance(contents, dict):
                 if isinstance(contents.get("must_include"), str):
-                    warn(f"program_html[{i}].required_contents.must_include is a bare string, not a list: {strict}; "
-                         "browsergym reads a one-item list")
+                    warn(
+                        f"program_html[{i}].required_contents.must_include is a bare string, not a list: {strict}; "
+                        "browsergym reads a one-item list"
+                    )
                 if not any(contents.get(rule) is not None for rule in RULES):
-                    warn(f"program_html[{i}].required_contents has none of {', '.join(RULES)}: {error} (when the "
-                         "evaluator reaches it)")
+                    warn(
+                        f"program_html[{i}].required_contents has none of {', '.join(RULES)}: {error} (when the "
+                        "evaluator reaches it)"
+                    )
                 extra = [k for k in ("fuzzy_match", "must_exclude", "required_values") if k in contents]
                 if extra:
-                    warn(f"program_html[{i}].required_contents uses {', '.join(extra)} (VAB addition): "
-                         "the webarena mode cannot score it")
+                    warn(
+                        f"program_html[{i}].required_contents uses {', '.join(extra)} (VAB addition): "
+                        "the webarena mode cannot score it"
+                    )
             locator = target.get("locator")
             if isinstance(locator, str) and locator.startswith("lambda:"):
-                warn(f"program_html[{i}].locator is a 'lambda:' locator: only vab/browsergym accept it, and "
-                     "they strip the prefix as a set of characters (lstrip)")
+                warn(
+                    f"program_html[{i}].locator is a 'lambda:' locator: only vab/browsergym accept it, and "
+                    "they strip the prefix as a set of characters (lstrip)"
+                )
         if "string_note" in data and data["string_note"] != spec.get("string_note"):
             warn("a top-level string_note differs from eval.string_note; the evaluators read eval.string_note")
         data["warnings"] = notes

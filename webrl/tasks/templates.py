@@ -91,25 +91,48 @@ class Data:
 def string_eval(rule: str, value) -> dict:
     """The agent's answer against `value` by `rule`: "exact_match" (one string), "must_include" or
     "fuzzy_match" (a list of strings; fuzzy ones need an LLM judge)."""
-    return {"eval_types": ["string_match"], "reference_answers": {rule: value}, "reference_url": "",
-            "program_html": [], "string_note": ""}
+    return {
+        "eval_types": ["string_match"],
+        "reference_answers": {rule: value},
+        "reference_url": "",
+        "program_html": [],
+        "string_note": "",
+    }
 
 
 def url_eval(url: str) -> dict:
-    return {"eval_types": ["url_match"], "reference_answers": None, "reference_url": url,
-            "url_note": "GOLD in PRED", "program_html": [], "string_note": ""}
+    return {
+        "eval_types": ["url_match"],
+        "reference_answers": None,
+        "reference_url": url,
+        "url_note": "GOLD in PRED",
+        "program_html": [],
+        "string_note": "",
+    }
 
 
 def html_eval(*targets: tuple[str, str, str, object]) -> dict:
     """program_html targets as (url, locator, rule, value), rule "exact_match" (a string) or "must_include" (a list)."""
-    return {"eval_types": ["program_html"], "reference_answers": None, "reference_url": "", "program_html": [
-        {"url": url, "locator": locator, "required_contents": {rule: value}} for url, locator, rule, value in targets
-    ], "string_note": ""}
+    return {
+        "eval_types": ["program_html"],
+        "reference_answers": None,
+        "reference_url": "",
+        "program_html": [
+            {"url": url, "locator": locator, "required_contents": {rule: value}}
+            for url, locator, rule, value in targets
+        ],
+        "string_note": "",
+    }
 
 
 def unachievable_eval(note: str) -> dict:
-    return {"eval_types": ["string_match"], "reference_answers": {"fuzzy_match": "N/A"}, "reference_url": "",
-            "program_html": [], "string_note": note}
+    return {
+        "eval_types": ["string_match"],
+        "reference_answers": {"fuzzy_match": "N/A"},
+        "reference_url": "",
+        "program_html": [],
+        "string_note": note,
+    }
 
 
 def site_group(task: Task) -> str:

@@ -19,17 +19,29 @@ def valid_action_rate(rows: Sequence[EpisodeRecord]) -> float | None:
     return round(100 * sum(not (step.error or "").startswith("unparseable") for step in steps) / len(steps), 1)
 
 
-def phase_metrics(phase: Path, k: int, algorithm: str, actor: str, seconds: dict[str, float],
-                  groups: Callable[[list[EpisodeRecord]], dict[str, dict]] = lambda records: {}) -> dict[str, Any]:
+def phase_metrics(
+    phase: Path,
+    k: int,
+    algorithm: str,
+    actor: str,
+    seconds: dict[str, float],
+    groups: Callable[[list[EpisodeRecord]], dict[str, dict]] = lambda records: {},
+) -> dict[str, Any]:
     """The evaluation's success rates (also in the task family's `groups` of its episodes: MiniWoB++'s
     environments the SFT was shown and the others) and valid actions, the stages' seconds, the rewards, the task
     report, the training's summary and the number of demonstrations, where the phase has them."""
     summary = json.loads((phase / "eval" / "summary.json").read_text())
     rows = read_episodes(phase / "eval")
     metrics: dict[str, Any] = {
-        "phase": k, "algorithm": algorithm, "actor": actor,
-        "eval": {"success_rate": summary["success_rate"], "episodes": summary["episodes"],
-                 "valid_actions": valid_action_rate(rows), "environments": groups(rows)},
+        "phase": k,
+        "algorithm": algorithm,
+        "actor": actor,
+        "eval": {
+            "success_rate": summary["success_rate"],
+            "episodes": summary["episodes"],
+            "valid_actions": valid_action_rate(rows),
+            "environments": groups(rows),
+        },
         "seconds": seconds,
     }
     for name in ("rewards.json", "tasks-report.json"):

@@ -102,8 +102,9 @@ class Silent:
 class TrainRun:
     """One run folder and the stages that fill it (module docstring)."""
 
-    def __init__(self, settings: RunSettings, out: Path, config: Config, backend: SiteBackend,
-                 progress: Progress | None = None):
+    def __init__(
+        self, settings: RunSettings, out: Path, config: Config, backend: SiteBackend, progress: Progress | None = None
+    ):
         self.settings, self.out, self.config, self.backend = settings, Path(out), config, backend
         self.progress = progress or Silent()
         self.models_dir = Path(config.state_dir) / "models"
@@ -112,15 +113,22 @@ class TrainRun:
         self._task_sets: dict[str, list[Task]] = {}
 
     @classmethod
-    def start(cls, settings: RunSettings, out: Path, config: Config, backend: SiteBackend,
-              progress: Progress | None = None,
-              resume: bool = False) -> TrainRun:
+    def start(
+        cls,
+        settings: RunSettings,
+        out: Path,
+        config: Config,
+        backend: SiteBackend,
+        progress: Progress | None = None,
+        resume: bool = False,
+    ) -> TrainRun:
         out = Path(out)
         if resume:
             settings = read_settings(out)
         elif (out / SETTINGS_FILE).exists():
-            raise UsageError(f"{out} holds a run already: continue it with --resume --out {out}, or choose another "
-                             "--out")
+            raise UsageError(
+                f"{out} holds a run already: continue it with --resume --out {out}, or choose another --out"
+            )
         else:
             out.mkdir(parents=True, exist_ok=True)
             write_settings(out, settings)
@@ -131,8 +139,10 @@ class TrainRun:
     def run(self) -> list[dict]:
         """Every stage not finished yet; the metrics of every phase."""
         if self.backend.running() is None:
-            raise UsageError("the sites are not running; start them with `webrl up"
-                             + (f" --instances {self.settings.parallel}`" if self.settings.parallel > 1 else "`"))
+            raise UsageError(
+                "the sites are not running; start them with `webrl up"
+                + (f" --instances {self.settings.parallel}`" if self.settings.parallel > 1 else "`")
+            )
         if self.settings.init is None or self.settings.algorithm in ("webrl", "awr"):  # SFT data, replay buffer
             self._stage(0, "demos", self.demos)
         if self.settings.init is None:
@@ -152,19 +162,36 @@ class TrainRun:
         """The scripted solutions of the demonstration tasks, rolled out; successful steps → demos.jsonl."""
         train = self.demo_tasks()
         self.progress.episodes(len(train))
-        write_demos(train, self.backend, self.phase_dir(0) / "demos", self.phase_dir(0) / "demos.jsonl",
-                    backend_name=self.config.sites.backend, parallel=self.settings.parallel,
-                    judge=self.settings.judge, on_episode=self._on_episode)
+        write_demos(
+            train,
+            self.backend,
+            self.phase_dir(0) / "demos",
+            self.phase_dir(0) / "demos.jsonl",
+            backend_name=self.config.sites.backend,
+            parallel=self.settings.parallel,
+            judge=self.settings.judge,
+            on_episode=self._on_episode,
+        )
 
     def sft(self) -> None:
         demos = self.phase_dir(0) / "demos.jsonl"
         if not demos.read_text().strip():
-            raise WebrlError(f"{demos}: no demonstrations (no scripted solution succeeded); see "
-                             f"{self.phase_dir(0) / 'demos' / 'report.html'}")
-        spawn(SftJob(data=demos, model=self.settings.model, out=self.phase_dir(0) / "sft",
-                     settings=self.training(self.settings.sft), max_tokens=self.settings.max_tokens,
-                     models_dir=self.models_dir),
-              self.settings.procs, self.phase_dir(0) / "sft.log")
+            raise WebrlError(
+                f"{demos}: no demonstrations (no scripted solution succeeded); see "
+                f"{self.phase_dir(0) / 'demos' / 'report.html'}"
+            )
+        spawn(
+            SftJob(
+                data=demos,
+                model=self.settings.model,
+                out=self.phase_dir(0) / "sft",
+                settings=self.training(self.settings.sft),
+                max_tokens=self.settings.max_tokens,
+                models_dir=self.models_dir,
+            ),
+            self.settings.procs,
+            self.phase_dir(0) / "sft.log",
+        )
 
     def make_tasks(self, k: int) -> None:
         """Phase k's tasks (module docstring, stage 1); nothing new to try: the train split again, so the phase
@@ -179,13 +206,21 @@ class TrainRun:
             failed_tasks = list({i: by_id[i] for i in failed if i in by_id}.values())
             earlier = [t for j in range(1, k) for t in self.phase_tasks(j)]
             known, trained = self.task_set(settings.family_set) + earlier, self.demo_tasks() + earlier
-            candidates, report = phase_tasks.generate(settings, k, failed_tasks, known, trained,
-                                                      Path(self.config.state_dir), self.backend.running().seed,
-                                                      self.models_dir)
+            candidates, report = phase_tasks.generate(
+                settings,
+                k,
+                failed_tasks,
+                known,
+                trained,
+                Path(self.config.state_dir),
+                self.backend.running().seed,
+                self.models_dir,
+            )
             candidates, report["feasibility"] = phase_tasks.feasible(settings, candidates)
             if settings.critic_filter:
-                kept, report["critic"] = phase_tasks.in_critic_band(settings, candidates, self.critic(k - 1),
-                                                                    self.backend, self.out / START_PAGES_FILE)
+                kept, report["critic"] = phase_tasks.in_critic_band(
+                    settings, candidates, self.critic(k - 1), self.backend, self.out / START_PAGES_FILE
+                )
             else:
                 kept = rng.sample(candidates, min(settings.tasks_per_phase, len(candidates)))
                 report["critic"] = {"applied": False, "chosen": "at random (critic_filter off)"}
@@ -198,8 +233,13 @@ class TrainRun:
         write_atomically(self.phase_dir(k) / "tasks-report.json", json.dumps(report, indent=1, default=str))
 
     def rollouts(self, k: int) -> None:
-        self._episodes(self.phase_dir(k) / "rollouts", self.phase_tasks(k), self.actor(k - 1),
-                       temperature=self.settings.temperature, seed=self.settings.seed * 1000 + k)
+        self._episodes(
+            self.phase_dir(k) / "rollouts",
+            self.phase_tasks(k),
+            self.actor(k - 1),
+            temperature=self.settings.temperature,
+            seed=self.settings.seed * 1000 + k,
+        )
 
     def rewards(self, k: int) -> None:
         """Each rollout's reward (webrl.train.rewards), the phase's step file and the reward summary."""
@@ -220,22 +260,34 @@ class TrainRun:
         """The phase's training (module docstring, stage 4); nothing to learn from leaves the actor as it was."""
         settings, phase = self.settings, self.phase_dir(k)
         steps = phase / "steps.jsonl"
-        common = {"model": self.actor(k - 1), "out": phase / "update", "max_tokens": settings.max_tokens,
-                  "models_dir": self.models_dir}
+        common = {
+            "model": self.actor(k - 1),
+            "out": phase / "update",
+            "max_tokens": settings.max_tokens,
+            "models_dir": self.models_dir,
+        }
         job: SftJob | UpdateJob
         if settings.algorithm == "filtered-bc":
             keep = filtered_bc_episodes(self._rewarded(k))
             lines = [line for line in steps.read_text().splitlines() if line and json.loads(line)["episode"] in keep]
-            job = SftJob(data=phase / "filtered-bc.jsonl", **common,
-                         settings=SftSettings(**self.training(settings.update).train_settings().model_dump()))
+            job = SftJob(
+                data=phase / "filtered-bc.jsonl",
+                **common,
+                settings=SftSettings(**self.training(settings.update).train_settings().model_dump()),
+            )
             write_atomically(job.data, "".join(line + "\n" for line in lines))
         else:
             update = self.training(settings.update)
             if settings.algorithm == "awr":
                 update = update.model_copy(update={"objective": "awr"})
             replay = [self.phase_dir(0) / "demos.jsonl", *(self.phase_dir(j) / "steps.jsonl" for j in range(1, k))]
-            job = UpdateJob(data=steps, **common, settings=update, critic=self.critic(k - 1),
-                            replay=[p for p in replay if p.exists() and p.read_text().strip()])
+            job = UpdateJob(
+                data=steps,
+                **common,
+                settings=update,
+                critic=self.critic(k - 1),
+                replay=[p for p in replay if p.exists() and p.read_text().strip()],
+            )
         if job.data.read_text().strip():  # the phase's steps, or Filtered BC's selection of them
             spawn(job, settings.procs, phase / "update.log")
 
@@ -325,26 +377,47 @@ class TrainRun:
         path.mkdir(parents=True, exist_ok=True)
         return path
 
-    def _episodes(self, out: Path, tasks: Sequence[Task], actor: str, *, temperature: float,
-                  seed: int | None) -> None:
+    def _episodes(self, out: Path, tasks: Sequence[Task], actor: str, *, temperature: float, seed: int | None) -> None:
         """The actor's episodes over `tasks` into `out` (continuing what is there), through `webrl eval`'s runner."""
-        settings = EvalSettings(tasks=str(out), policy=f"{self.settings.rollout_policy}:{actor}",
-                                backend=self.config.sites.backend, parallel=self.settings.parallel,
-                                max_steps=self.settings.max_steps, judge=self.settings.judge, temperature=temperature,
-                                max_tokens=self.settings.max_new_tokens, seed=seed, out=out, resume=True,
-                                # an hf: actor sees its prompts cut where its trainings cut them
-                                context=self.settings.max_tokens, screenshots=False)
+        settings = EvalSettings(
+            tasks=str(out),
+            policy=f"{self.settings.rollout_policy}:{actor}",
+            backend=self.config.sites.backend,
+            parallel=self.settings.parallel,
+            max_steps=self.settings.max_steps,
+            judge=self.settings.judge,
+            temperature=temperature,
+            max_tokens=self.settings.max_new_tokens,
+            seed=seed,
+            out=out,
+            resume=True,
+            # an hf: actor sees its prompts cut where its trainings cut them
+            context=self.settings.max_tokens,
+            screenshots=False,
+        )
         self.progress.episodes(len(tasks))
-        run_policy(settings, list(tasks), self.backend, self.models_dir, parse_judge_spec(self.settings.judge),
-                   self._on_episode)
+        run_policy(
+            settings,
+            list(tasks),
+            self.backend,
+            self.models_dir,
+            parse_judge_spec(self.settings.judge),
+            self._on_episode,
+        )
 
     def _on_episode(self, record: EpisodeRecord) -> None:
         self.progress.episode(record.success)
 
     def _finish_phase(self, k: int) -> None:
         seconds = {key.partition(":")[2]: s for key, s in self.done.items() if key.startswith(f"{k}:")}
-        metrics = phase_metrics(self.phase_dir(k), k, self.settings.algorithm, self.actor(k), seconds,
-                                lambda records: self.settings.task_family.groups(records, self.demo_tasks()))
+        metrics = phase_metrics(
+            self.phase_dir(k),
+            k,
+            self.settings.algorithm,
+            self.actor(k),
+            seconds,
+            lambda records: self.settings.task_family.groups(records, self.demo_tasks()),
+        )
         write_atomically(self.phase_dir(k) / METRICS_FILE, json.dumps(metrics, indent=1, default=str))
         every = all_metrics(self.out)
         write_atomically(self.out / METRICS_FILE, json.dumps(every, indent=1, default=str))

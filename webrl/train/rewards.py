@@ -56,8 +56,9 @@ class Rewarded:
         return f"{self.task_id}-{self.repeat}"
 
 
-def reward_episodes(records: Sequence[EpisodeRecord], tasks: Mapping[int | str, Task], orm=None,
-                    orm_first: bool = False) -> list[Rewarded]:
+def reward_episodes(
+    records: Sequence[EpisodeRecord], tasks: Mapping[int | str, Task], orm=None, orm_first: bool = False
+) -> list[Rewarded]:
     """Every episode's reward (module docstring), in the records' order. `orm` is an
     orm.model.OutcomeRewardModel or None."""
     acted = [record for record in records if record.acted]
@@ -93,20 +94,31 @@ def step_records(record: EpisodeRecord, reward: float) -> list[dict]:
     history: list[str] = []
     steps = []
     for index, step in enumerate(record.steps):
-        steps.append({"task_id": record.task_id, "episode": record.name, "step": index,
-                      "prompt": webrl_prompt(record.intent, history, step.observation),
-                      "response": step.response, "reward": reward})
+        steps.append(
+            {
+                "task_id": record.task_id,
+                "episode": record.name,
+                "step": index,
+                "prompt": webrl_prompt(record.intent, history, step.observation),
+                "response": step.response,
+                "reward": reward,
+            }
+        )
         history.append(step.response)
     return steps
 
 
-def write_steps(path: Path, records: Sequence[EpisodeRecord], rewarded: Sequence[Rewarded],
-                successful_only: bool = False) -> int:
+def write_steps(
+    path: Path, records: Sequence[EpisodeRecord], rewarded: Sequence[Rewarded], successful_only: bool = False
+) -> int:
     """Write the step file of the rewarded episodes (only the successful ones: demonstrations); the number of
     steps written. `rewarded` is `reward_episodes(records, ...)`."""
-    steps = [step for record, item in zip(records, rewarded, strict=True)
-             if item.reward is not None and (item.reward >= 0.5 or not successful_only)
-             for step in step_records(record, item.reward)]
+    steps = [
+        step
+        for record, item in zip(records, rewarded, strict=True)
+        if item.reward is not None and (item.reward >= 0.5 or not successful_only)
+        for step in step_records(record, item.reward)
+    ]
     write_atomically(Path(path), "".join(json.dumps(step) + "\n" for step in steps))
     return len(steps)
 
@@ -115,10 +127,14 @@ def reward_summary(rewarded: Sequence[Rewarded]) -> dict:
     """Counts for metrics.json: episodes by reward source, successes, and rule/ORM agreement where both exist."""
     used = [r for r in rewarded if r.reward is not None]
     both = [r for r in rewarded if r.rule is not None and r.orm is not None]
-    return {"episodes": len(rewarded), "rewarded": len(used), "successes": sum(r.reward >= 0.5 for r in used),
-            "success_rate": round(100 * sum(r.reward >= 0.5 for r in used) / len(used), 1) if used else None,
-            "by_source": dict(Counter(r.source for r in rewarded)),
-            "orm_agrees_with_rules": (round(sum(r.rule == r.orm for r in both) / len(both), 3) if both else None)}
+    return {
+        "episodes": len(rewarded),
+        "rewarded": len(used),
+        "successes": sum(r.reward >= 0.5 for r in used),
+        "success_rate": round(100 * sum(r.reward >= 0.5 for r in used) / len(used), 1) if used else None,
+        "by_source": dict(Counter(r.source for r in rewarded)),
+        "orm_agrees_with_rules": (round(sum(r.rule == r.orm for r in both) / len(both), 3) if both else None),
+    }
 
 
 def percentile_threshold(rewards: Sequence[float], percentile: float) -> float:
@@ -136,13 +152,31 @@ def filtered_bc_episodes(rewarded: Sequence[Rewarded]) -> set[str]:
     return {r.name for r in scored if r.reward >= max(threshold, 0.5)}
 
 
-def write_demos(tasks: Sequence[Task], backend: SiteBackend, episodes_dir: Path, steps_file: Path, *, backend_name: str,
-                parallel: int = 1, judge: str = "none", on_episode=lambda row: None) -> tuple[int, int]:
+def write_demos(
+    tasks: Sequence[Task],
+    backend: SiteBackend,
+    episodes_dir: Path,
+    steps_file: Path,
+    *,
+    backend_name: str,
+    parallel: int = 1,
+    judge: str = "none",
+    on_episode=lambda row: None,
+) -> tuple[int, int]:
     """Demonstrations: the oracle runs each task's scripted solution through the episode runner into
     `episodes_dir` (continuing what is there), and the steps of the successful episodes go to `steps_file`, in
     the exact WebRL prompt format. Returns (episodes kept, steps written)."""
-    settings = EvalSettings(tasks=str(episodes_dir), policy="oracle", backend=backend_name, parallel=parallel,
-                            max_steps=DEMO_MAX_STEPS, judge=judge, out=episodes_dir, resume=True, screenshots=False)
+    settings = EvalSettings(
+        tasks=str(episodes_dir),
+        policy="oracle",
+        backend=backend_name,
+        parallel=parallel,
+        max_steps=DEMO_MAX_STEPS,
+        judge=judge,
+        out=episodes_dir,
+        resume=True,
+        screenshots=False,
+    )
     run_policy(settings, list(tasks), backend, judge=parse_judge_spec(judge), on_episode=on_episode)
     records = read_episodes(episodes_dir)
     rewarded = reward_episodes(records, {t.task_id: t for t in tasks})

@@ -27,75 +27,128 @@ class RunSettings(BaseModel):
 
     model_config = {"extra": "forbid"}
 
-    algorithm: Algorithm = Field("webrl", description="webrl (the curriculum, critic and KL-constrained actor "
-                                 "update), filtered-bc (imitate the phase's successful rollouts, the 70th "
-                                 "percentile and above), awr (advantage-weighted regression with the critic), or "
-                                 "sft (phase 0 only).")
-    model: str = Field("tiny", description="Model spec phase 0 fine-tunes on the suite's demonstrations (tiny, "
-                       "smollm2-135m, ORG/NAME, a folder).")
-    init: str | None = Field(None, description="Start from this model instead: no SFT (the demonstrations are "
-                             "still the phase-1 replay buffer).")
+    algorithm: Algorithm = Field(
+        "webrl",
+        description="webrl (the curriculum, critic and KL-constrained actor "
+        "update), filtered-bc (imitate the phase's successful rollouts, the 70th "
+        "percentile and above), awr (advantage-weighted regression with the critic), or "
+        "sft (phase 0 only).",
+    )
+    model: str = Field(
+        "tiny",
+        description="Model spec phase 0 fine-tunes on the suite's demonstrations (tiny, "
+        "smollm2-135m, ORG/NAME, a folder).",
+    )
+    init: str | None = Field(
+        None,
+        description="Start from this model instead: no SFT (the demonstrations are still the phase-1 replay buffer).",
+    )
     phases: int = Field(8, ge=0, description="RL phases after phase 0 (the paper: 8).")
-    train_tasks: str = Field("embedded:train", description="The train tasks: their scripted solutions are phase "
-                             "0's demonstrations and phase 1 samples them; later phases generate tasks of the same "
-                             "family from the failures. embedded:train (the suite), or miniwob[:ENV,...]:train "
-                             "(new seeds of the failed environments, and environments not met yet).")
-    demo_tasks: str | None = Field(None, description="Task set whose scripted solutions are phase 0's "
-                                   "demonstrations [default: the train tasks]; on MiniWoB++ a subset of the train "
-                                   "environments (miniwob:ENV,...:train), so that later phases meet environments the "
-                                   "SFT never saw.")
-    sft_tasks: int | None = Field(None, ge=1, description="Demonstration tasks whose scripted solutions are the SFT "
-                                  "demonstrations [default: all].")
-    tasks_per_phase: int = Field(500, ge=1, description="Tasks rolled out per phase (the paper: 500). Phase 1 "
-                                 "samples the train split; later phases generate them from the failures.")
-    candidate_factor: float = Field(2.0, ge=1.0, description="Generate this many times --tasks-per-phase "
-                                    "candidates, for the critic filter to choose from.")
-    generator: str = Field("evolver", description="Task generator: evolver (new verifiable tasks of the train "
-                           "tasks' family), or an LLM for the embedded suite (openai:MODEL@URL, hf:SPEC, vllm:SPEC; "
-                           "its tasks are scored by --orm).")
-    orm: str | None = Field(None, description="Outcome reward model spec (e.g. a `webrl orm train` OUT/orm, or "
-                            "THUDM/webrl-orm-llama-3.1-8b): rewards tasks without rule evaluators and is recorded "
-                            "beside the rules' reward.")
-    reward: Literal["rules", "orm"] = Field("rules", description="Whose verdict is each rollout's reward: rules (the "
-                                            "task's evaluators; the ORM only where a task has none), or orm (the "
-                                            "--orm model's everywhere, the rules' recorded beside it).")
-    judge: str = Field("none", description="LLM judge (openai:MODEL@URL) for fuzzy/N/A answers and the "
-                       "feasibility filter.")
-    critic_band: tuple[float, float] = Field((0.05, 0.75), description="Keep generated tasks whose critic value "
-                                             "on the start page lies in this band.")
-    critic_filter: bool = Field(True, description="Choose each phase's tasks by the critic band; off (an "
-                                "ablation): a random sample of the candidates.")
-    critic_rule: Literal["value", "either"] = Field("value", description="value: V = min of the two heads in "
-                                                    "the band; either: the official test (either head).")
-    rollout_policy: Literal["hf", "vllm"] = Field("hf", description="Who serves the actor during rollouts and "
-                                                  "evaluation: hf (transformers in this process) or vllm.")
+    train_tasks: str = Field(
+        "embedded:train",
+        description="The train tasks: their scripted solutions are phase "
+        "0's demonstrations and phase 1 samples them; later phases generate tasks of the same "
+        "family from the failures. embedded:train (the suite), or miniwob[:ENV,...]:train "
+        "(new seeds of the failed environments, and environments not met yet).",
+    )
+    demo_tasks: str | None = Field(
+        None,
+        description="Task set whose scripted solutions are phase 0's "
+        "demonstrations [default: the train tasks]; on MiniWoB++ a subset of the train "
+        "environments (miniwob:ENV,...:train), so that later phases meet environments the "
+        "SFT never saw.",
+    )
+    sft_tasks: int | None = Field(
+        None,
+        ge=1,
+        description="Demonstration tasks whose scripted solutions are the SFT demonstrations [default: all].",
+    )
+    tasks_per_phase: int = Field(
+        500,
+        ge=1,
+        description="Tasks rolled out per phase (the paper: 500). Phase 1 "
+        "samples the train split; later phases generate them from the failures.",
+    )
+    candidate_factor: float = Field(
+        2.0,
+        ge=1.0,
+        description="Generate this many times --tasks-per-phase candidates, for the critic filter to choose from.",
+    )
+    generator: str = Field(
+        "evolver",
+        description="Task generator: evolver (new verifiable tasks of the train "
+        "tasks' family), or an LLM for the embedded suite (openai:MODEL@URL, hf:SPEC, vllm:SPEC; "
+        "its tasks are scored by --orm).",
+    )
+    orm: str | None = Field(
+        None,
+        description="Outcome reward model spec (e.g. a `webrl orm train` OUT/orm, or "
+        "THUDM/webrl-orm-llama-3.1-8b): rewards tasks without rule evaluators and is recorded "
+        "beside the rules' reward.",
+    )
+    reward: Literal["rules", "orm"] = Field(
+        "rules",
+        description="Whose verdict is each rollout's reward: rules (the "
+        "task's evaluators; the ORM only where a task has none), or orm (the "
+        "--orm model's everywhere, the rules' recorded beside it).",
+    )
+    judge: str = Field(
+        "none", description="LLM judge (openai:MODEL@URL) for fuzzy/N/A answers and the feasibility filter."
+    )
+    critic_band: tuple[float, float] = Field(
+        (0.05, 0.75), description="Keep generated tasks whose critic value on the start page lies in this band."
+    )
+    critic_filter: bool = Field(
+        True,
+        description="Choose each phase's tasks by the critic band; off (an "
+        "ablation): a random sample of the candidates.",
+    )
+    critic_rule: Literal["value", "either"] = Field(
+        "value", description="value: V = min of the two heads in the band; either: the official test (either head)."
+    )
+    rollout_policy: Literal["hf", "vllm"] = Field(
+        "hf",
+        description="Who serves the actor during rollouts and evaluation: hf (transformers in this process) or vllm.",
+    )
     parallel: int = Field(1, ge=1, description="Episodes at once (needs `webrl up --instances N`).")
     max_steps: int = Field(30, ge=1, description="Step limit per episode (WebRL: 30).")
     temperature: float = Field(1.0, ge=0.0, description="Rollout sampling temperature (the paper: 1).")
-    max_new_tokens: int = Field(2048, ge=1, description="Token limit of each answer in rollouts and evaluations "
-                                "(WebRL: 2048).")
+    max_new_tokens: int = Field(
+        2048, ge=1, description="Token limit of each answer in rollouts and evaluations (WebRL: 2048)."
+    )
     eval_tasks: str = Field("embedded:test", description="Task set each phase is evaluated on (greedy).")
     eval_limit: int | None = Field(None, ge=1, description="Evaluate on a fixed sample of N of them only.")
-    sft: SftSettings = Field(default_factory=lambda: SftSettings(lr=1e-5, **COSINE_WARMUP),
-                             description="Phase 0's SFT")
-    update: UpdateSettings = Field(default_factory=UpdateSettings, description="Every phase's critic and actor "
-                                   "update (webrl and awr; Filtered BC trains with its engine settings)")
+    sft: SftSettings = Field(default_factory=lambda: SftSettings(lr=1e-5, **COSINE_WARMUP), description="Phase 0's SFT")
+    update: UpdateSettings = Field(
+        default_factory=UpdateSettings,
+        description="Every phase's critic and actor "
+        "update (webrl and awr; Filtered BC trains with its engine settings)",
+    )
     max_tokens: int | None = Field(None, ge=2, description="Token limit of prompt + response in training.")
     procs: int = Field(1, ge=1, description="Training processes per machine (DeepSpeed launcher).")
-    seed: int = Field(0, description="Seeds task sampling, generation, rollouts and the trainings (their data order "
-                      "and a fresh critic's heads; it replaces sft.seed and update.seed).")
-    keep_checkpoints: bool = Field(False, description="Keep every finished training's resumable checkpoints "
-                                   "(weights and optimizer states: several times the model's size). By default "
-                                   "only the exported actor and critic stay, which is all the next phase needs.")
+    seed: int = Field(
+        0,
+        description="Seeds task sampling, generation, rollouts and the trainings (their data order "
+        "and a fresh critic's heads; it replaces sft.seed and update.seed).",
+    )
+    keep_checkpoints: bool = Field(
+        False,
+        description="Keep every finished training's resumable checkpoints "
+        "(weights and optimizer states: several times the model's size). By default "
+        "only the exported actor and critic stay, which is all the next phase needs.",
+    )
 
     @model_validator(mode="after")
     def _train_tasks_of_a_family(self) -> RunSettings:
         family = family_of_set(self.train_tasks)
         if family is None or not family.is_train_set(self.train_tasks):
-            raise ValueError("the train tasks are a train split of a task family (embedded:train, "
-                             "miniwob[:ENV,...]:train): the test seeds stay held out")
-        if self.demo_tasks is not None and not (family.owns_set(self.demo_tasks)
-                                                and family.is_train_set(self.demo_tasks)):
+            raise ValueError(
+                "the train tasks are a train split of a task family (embedded:train, "
+                "miniwob[:ENV,...]:train): the test seeds stay held out"
+            )
+        if self.demo_tasks is not None and not (
+            family.owns_set(self.demo_tasks) and family.is_train_set(self.demo_tasks)
+        ):
             raise ValueError(f"the demonstration tasks are a train split of the train tasks' family ({family.name})")
         if self.update.objective == "awr":
             raise ValueError("the awr objective is the awr algorithm: --algorithm awr")
@@ -118,7 +171,9 @@ class RunSettings(BaseModel):
 # The options of `webrl train` that set a field of a nested training: option name -> (section, field). Every scalar
 # field of RunSettings is an option of its own name; of the trainings, the update's algorithm fields keep theirs.
 NESTED_OPTIONS: dict[str, tuple[str, str]] = {
-    "lr": ("update", "lr"), "sft_lr": ("sft", "lr"), "sft_page_loss": ("sft", "page_loss"),
+    "lr": ("update", "lr"),
+    "sft_lr": ("sft", "lr"),
+    "sft_page_loss": ("sft", "page_loss"),
     **{name: ("update", name) for name in UpdateSettings.model_fields if name not in TrainSettings.model_fields},
 }
 
@@ -202,6 +257,7 @@ def write_settings(out: Path, settings: RunSettings) -> None:
 def read_settings(out: Path) -> RunSettings:
     path = Path(out) / SETTINGS_FILE
     if not path.is_file():
-        raise UsageError(f"{out}: not a webrl train run folder (no {SETTINGS_FILE}); start a run there without "
-                         "--resume")
+        raise UsageError(
+            f"{out}: not a webrl train run folder (no {SETTINGS_FILE}); start a run there without --resume"
+        )
     return RunSettings.model_validate(yaml.safe_load(path.read_text()))

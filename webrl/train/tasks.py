@@ -17,16 +17,30 @@ from webrl.tasks.model import Task
 from webrl.train.settings import RunSettings
 
 
-def generate(settings: RunSettings, phase: int, failed: list[Task], known: list[Task], trained: list[Task],
-             state_dir: Path, sites_seed: int, models_dir: Path) -> tuple[list[Task], dict]:
+def generate(
+    settings: RunSettings,
+    phase: int,
+    failed: list[Task],
+    known: list[Task],
+    trained: list[Task],
+    state_dir: Path,
+    sites_seed: int,
+    models_dir: Path,
+) -> tuple[list[Task], dict]:
     """New candidates from the `failed` tasks, none seen before among `known` (the family's tasks and the phases');
     `trained` are the tasks the run has learnt from (demonstrations and phases); the generator's report."""
     want = math.ceil(settings.tasks_per_phase * settings.candidate_factor)
     report: dict[str, Any] = {"failed_seeds": len(failed), "generator": settings.generator}
     if not failed:
         return [], report
-    context = CurriculumContext(phase=phase, seed=settings.seed, generator=settings.generator, state_dir=state_dir,
-                                sites_seed=sites_seed, models_dir=models_dir)
+    context = CurriculumContext(
+        phase=phase,
+        seed=settings.seed,
+        generator=settings.generator,
+        state_dir=state_dir,
+        sites_seed=sites_seed,
+        models_dir=models_dir,
+    )
     tasks, made = settings.task_family.new_tasks(failed, known, trained, want, context)
     report |= made
     report["candidates"] = len(tasks)
@@ -46,11 +60,12 @@ def feasible(settings: RunSettings, tasks: list[Task]) -> tuple[list[Task], dict
     return kept, {"checked": True, "kept": len(kept), "outcomes": dict(reasons)}
 
 
-def in_critic_band(settings: RunSettings, tasks: list[Task], critic_dir: Path | None, backend: SiteBackend,
-                   start_pages_file: Path) -> tuple[list[Task], dict]:
+def in_critic_band(
+    settings: RunSettings, tasks: list[Task], critic_dir: Path | None, backend: SiteBackend, start_pages_file: Path
+) -> tuple[list[Task], dict]:
     """The candidates in the critic's band, topped up by those closest to it; capped at tasks_per_phase."""
     if critic_dir is None or not tasks:
-        return tasks[:settings.tasks_per_phase], {"applied": False}
+        return tasks[: settings.tasks_per_phase], {"applied": False}
     import torch
 
     from webrl.curriculum.filters import critic_filter, in_band, stored_start_pages
@@ -60,15 +75,33 @@ def in_critic_band(settings: RunSettings, tasks: list[Task], critic_dir: Path | 
     pages = stored_start_pages(tasks, backend, start_pages_file)
     with quiet():
         critic = Critic.load(critic_dir, torch.float32)
-    inside, scores = critic_filter(tasks, pages, critic, load_tokenizer(critic_dir), band=settings.critic_band,
-                                   rule=settings.critic_rule, max_tokens=settings.max_tokens)
+    inside, scores = critic_filter(
+        tasks,
+        pages,
+        critic,
+        load_tokenizer(critic_dir),
+        band=settings.critic_band,
+        rule=settings.critic_rule,
+        max_tokens=settings.max_tokens,
+    )
     del critic
     low, high = settings.critic_band
-    outside = [t for t, s in sorted(((t, s) for t, s in zip(tasks, scores)
-                                     if not in_band(s, settings.critic_band, settings.critic_rule)),
-                                    key=lambda pair: min(abs(pair[1].value - low), abs(pair[1].value - high)))]
-    kept = (inside + outside)[:settings.tasks_per_phase]
+    outside = [
+        t
+        for t, s in sorted(
+            ((t, s) for t, s in zip(tasks, scores) if not in_band(s, settings.critic_band, settings.critic_rule)),
+            key=lambda pair: min(abs(pair[1].value - low), abs(pair[1].value - high)),
+        )
+    ]
+    kept = (inside + outside)[: settings.tasks_per_phase]
     values = [s.value for s in scores]
-    return kept, {"applied": True, "critic": str(critic_dir), "scored": len(tasks), "in_band": len(inside),
-                  "topped_up": max(0, len(kept) - len(inside)), "value_min": min(values),
-                  "value_mean": sum(values) / len(values), "value_max": max(values)}
+    return kept, {
+        "applied": True,
+        "critic": str(critic_dir),
+        "scored": len(tasks),
+        "in_band": len(inside),
+        "topped_up": max(0, len(kept) - len(inside)),
+        "value_min": min(values),
+        "value_mean": sum(values) / len(values),
+        "value_max": max(values),
+    }

@@ -82,8 +82,11 @@ def products(data: Data) -> list[dict]:
     """Every product the storefront shows (enabled), by id, with its approved review count (read once per Data)."""
     cached = getattr(data, "_shopping_products", None)
     if cached is None:
-        rows = data.rows(DB, "SELECT p.*, (SELECT COUNT(*) FROM reviews r WHERE r.product_id = p.id AND"
-                             " r.status = 'Approved') AS reviews FROM products p WHERE p.status = 1 ORDER BY p.id")
+        rows = data.rows(
+            DB,
+            "SELECT p.*, (SELECT COUNT(*) FROM reviews r WHERE r.product_id = p.id AND"
+            " r.status = 'Approved') AS reviews FROM products p WHERE p.status = 1 ORDER BY p.id",
+        )
         cached = [dict(r) | {"options": json.loads(r["options"] or "{}")} for r in rows]
         data._shopping_products = cached
     return [dict(p) for p in cached]
@@ -116,15 +119,20 @@ def categories(data: Data) -> list[dict]:
     listed = data.rows(DB, "SELECT id, name, price, category_id FROM products WHERE status = 1 ORDER BY id")
     for r in rows:
         r["parent"] = by_id[r["parent_id"]]["name"] if r["parent_id"] else None
-        r["products"] = [dict(p) for p in listed
-                         if p["category_id"] == r["id"] or by_id[p["category_id"]]["parent_id"] == r["id"]]
+        r["products"] = [
+            dict(p) for p in listed if p["category_id"] == r["id"] or by_id[p["category_id"]]["parent_id"] == r["id"]
+        ]
     return rows
 
 
 def emma_orders(data: Data) -> list[dict]:
     """Emma's orders as My Orders lists them (newest first), with their page number."""
-    rows = data.rows(DB, "SELECT o.* FROM orders o JOIN customers c ON c.id = o.customer_id WHERE c.email = ?"
-                         " ORDER BY o.created_at DESC, o.id DESC", (EMMA_EMAIL,))
+    rows = data.rows(
+        DB,
+        "SELECT o.* FROM orders o JOIN customers c ON c.id = o.customer_id WHERE c.email = ?"
+        " ORDER BY o.created_at DESC, o.id DESC",
+        (EMMA_EMAIL,),
+    )
     return [dict(r) | {"page": i // ORDERS_PER_PAGE + 1} for i, r in enumerate(rows)]
 
 
