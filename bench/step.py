@@ -19,8 +19,8 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
-
 from stamp import write_result  # bench/ is on sys.path when a bench runs
+
 from webrl.config import load_config, on_free_ports
 from webrl.policy.oracle import OraclePolicy
 from webrl.runs.episodes import Browsers, EvalSettings, open_env, run_episode

@@ -26,8 +26,8 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
-
 from stamp import write_result  # bench/ is on sys.path when a bench runs
+
 from webrl.config import load_config, on_free_ports
 from webrl.policy.factory import make_policy
 from webrl.runs.eval import EvalSettings, run_eval

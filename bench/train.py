@@ -206,7 +206,10 @@ def worker(mode: str, model_dir: Path, steps: int, threads: int | None) -> dict:
     ends: dict[int, tuple[float, float]] = {}
     loss_fn = actor_loss_fn(Objective(), pad)
     model = load_causal_lm(model_dir)
-    on_step = lambda step, metrics: ends.__setitem__(step, (time.perf_counter(), time.process_time()))
+
+    def on_step(step: int, metrics: dict) -> None:
+        ends[step] = (time.perf_counter(), time.process_time())
+
     if mode == "plain":
         plain_loop(model, items, loss_fn, settings, on_step)
     else:

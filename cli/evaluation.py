@@ -19,8 +19,8 @@ from webrl.errors import IncompleteRun, UsageError
 from webrl.policy.factory import POLICY_FORMS, make_policy, serving
 from webrl.policy.models import model_cache
 from webrl.runs.records import EpisodeRecord
-from webrl.tasks.family import SummaryTable, families
 from webrl.sites.backends import make_backend
+from webrl.tasks.family import SummaryTable, families
 
 console = make_console()
 

@@ -164,7 +164,8 @@ def search_issuables(
         "SELECT t.*, n.path || '/' || p.path AS full_path, p.name AS project_name,"
         " au.username AS author_username, au.name AS author_name,"
         " asg.username AS assignee_username, asg.name AS assignee_name,"
-        " (SELECT COUNT(*) FROM notes nt WHERE nt.noteable_type = ? AND nt.noteable_id = t.id AND nt.system = 0) AS note_count"
+        " (SELECT COUNT(*) FROM notes nt WHERE nt.noteable_type = ? AND nt.noteable_id = t.id AND nt.system = 0) AS "
+        "note_count"
         + base.replace(
             " WHERE ", " JOIN users au ON au.id = t.author_id LEFT JOIN users asg ON asg.id = t.assignee_id WHERE ", 1
         )
@@ -213,7 +214,8 @@ def assignable_users(conn: sqlite3.Connection, project: sqlite3.Row) -> list[sql
     """Members of the project (direct, via its group, or the personal namespace's owner)."""
     return conn.execute(
         "SELECT * FROM users WHERE id IN (SELECT user_id FROM project_members WHERE project_id = ?"
-        " UNION SELECT user_id FROM group_members WHERE group_id = ? UNION SELECT owner_id FROM namespaces WHERE id = ?)"
+        " UNION SELECT user_id FROM group_members WHERE group_id = ? UNION SELECT owner_id FROM namespaces WHERE id "
+        "= ?)"
         " ORDER BY name COLLATE NOCASE",
         (project["id"], project["namespace_id"], project["namespace_id"]),
     ).fetchall()

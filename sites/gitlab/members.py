@@ -31,13 +31,15 @@ def members(conn: sqlite3.Connection, project) -> list[dict]:
     rows: dict[int, dict] = {}
     sources = [
         (
-            "SELECT u.*, m.access_level, m.created_at AS granted_at FROM project_members m JOIN users u ON u.id = m.user_id"
+            "SELECT u.*, m.access_level, m.created_at AS granted_at FROM project_members m JOIN users u ON u.id = "
+            "m.user_id"
             " WHERE m.project_id = ?",
             (project["id"],),
             "direct",
         ),
         (
-            "SELECT u.*, m.access_level, m.created_at AS granted_at FROM group_members m JOIN users u ON u.id = m.user_id"
+            "SELECT u.*, m.access_level, m.created_at AS granted_at FROM group_members m JOIN users u ON u.id = "
+            "m.user_id"
             " WHERE m.group_id = ?",
             (project["namespace_id"],),
             "group",

@@ -227,7 +227,8 @@ async def delete(request: Request, project, user, f) -> Response:
     with gl.ctx.db.transaction() as c:
         for kind, table in (("Issue", "issues"), ("MergeRequest", "merge_requests")):
             c.execute(
-                f"DELETE FROM notes WHERE noteable_type = ? AND noteable_id IN (SELECT id FROM {table} WHERE project_id = ?)",
+                f"DELETE FROM notes WHERE noteable_type = ? AND noteable_id IN (SELECT id FROM {table} WHERE "
+                "project_id = ?)",
                 (kind, project["id"]),
             )
         c.execute("DELETE FROM projects WHERE id = ?", (project["id"],))

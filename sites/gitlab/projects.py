@@ -229,8 +229,10 @@ async def activity(request: Request, project, user) -> Response:
 async def labels(request: Request, project, user) -> Response:
     gl = Gitlab.of(request)
     rows = gl.conn.execute(
-        "SELECT l.*, (SELECT COUNT(*) FROM issue_labels x JOIN issues i ON i.id = x.issue_id WHERE x.label_id = l.id AND i.state = 'opened') AS open_issues,"
-        " (SELECT COUNT(*) FROM mr_labels x JOIN merge_requests m ON m.id = x.mr_id WHERE x.label_id = l.id AND m.state = 'opened') AS open_mrs"
+        "SELECT l.*, (SELECT COUNT(*) FROM issue_labels x JOIN issues i ON i.id = x.issue_id WHERE x.label_id = l.id "
+        "AND i.state = 'opened') AS open_issues,"
+        " (SELECT COUNT(*) FROM mr_labels x JOIN merge_requests m ON m.id = x.mr_id WHERE x.label_id = l.id AND "
+        "m.state = 'opened') AS open_mrs"
         " FROM labels l WHERE l.project_id = ? ORDER BY l.title COLLATE NOCASE",
         (project["id"],),
     ).fetchall()

@@ -16,8 +16,8 @@ from starlette.routing import Route
 from webrl.sites.gitlab import gitstore
 from webrl.sites.gitlab.issuables import add_event
 from webrl.sites.gitlab.projects import breadcrumbs, render_subpage
-from webrl.sites.markdown import gitlab_markdown
 from webrl.sites.gitlab.web import Gitlab, project_page, search_param
+from webrl.sites.markdown import gitlab_markdown
 from webrl.sites.platform import flash, int_param, now, redirect
 
 COMMITS_PER_PAGE = 40
@@ -304,8 +304,10 @@ async def branches(request: Request, project, user) -> Response:
         []
         if search is None
         else gl.conn.execute(  # None: refused, GitLab's alert
-            "SELECT b.*, c.title, c.created_at, c.author_name FROM branches b JOIN commits c ON c.project_id = b.project_id"
-            " AND c.sha = b.commit_sha WHERE b.project_id = ? AND b.name LIKE ? ORDER BY b.name = ? DESC, c.created_at DESC",
+            "SELECT b.*, c.title, c.created_at, c.author_name FROM branches b JOIN commits c ON c.project_id = "
+            "b.project_id"
+            " AND c.sha = b.commit_sha WHERE b.project_id = ? AND b.name LIKE ? ORDER BY b.name = ? DESC, "
+            "c.created_at DESC",
             (project["id"], f"%{search}%", project["default_branch"]),
         ).fetchall()
     )

@@ -95,7 +95,8 @@ def _assignable(data: Data, project) -> list:
     return data.rows(
         DB,
         "SELECT * FROM users WHERE id IN (SELECT user_id FROM project_members WHERE project_id = ?"
-        " UNION SELECT user_id FROM group_members WHERE group_id = ? UNION SELECT owner_id FROM namespaces WHERE id = ?)"
+        " UNION SELECT user_id FROM group_members WHERE group_id = ? UNION SELECT owner_id FROM namespaces WHERE id "
+        "= ?)"
         " ORDER BY name COLLATE NOCASE",
         (project["id"], project["namespace_id"], project["namespace_id"]),
     )

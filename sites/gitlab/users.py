@@ -337,7 +337,8 @@ async def preferences(request: Request, user) -> Response:
 async def explore_groups(request: Request) -> Response:
     gl = Gitlab.of(request)
     groups = gl.conn.execute(
-        "SELECT n.*, NULL AS access_level, (SELECT COUNT(*) FROM projects p WHERE p.namespace_id = n.id) AS project_count,"
+        "SELECT n.*, NULL AS access_level, (SELECT COUNT(*) FROM projects p WHERE p.namespace_id = n.id) AS "
+        "project_count,"
         " (SELECT COUNT(*) FROM group_members g WHERE g.group_id = n.id) AS member_count FROM namespaces n"
         " WHERE n.kind = 'group' ORDER BY n.name"
     ).fetchall()
@@ -388,8 +389,10 @@ async def search(request: Request) -> Response:
             results = projects_of(gl, "(p.name LIKE ? OR p.description LIKE ?)", (like, like), viewer)[:50]
         elif scope in ("issues", "merge_requests"):
             results = gl.conn.execute(
-                f"SELECT t.*, n.path || '/' || p.path AS full_path FROM {scope} t JOIN projects p ON p.id = t.project_id"
-                f" JOIN namespaces n ON n.id = p.namespace_id WHERE t.title LIKE ? AND {vis} ORDER BY t.updated_at DESC LIMIT 50",
+                f"SELECT t.*, n.path || '/' || p.path AS full_path FROM {scope} t JOIN projects p ON p.id = "
+                "t.project_id"
+                f" JOIN namespaces n ON n.id = p.namespace_id WHERE t.title LIKE ? AND {vis} ORDER BY t.updated_at "
+                "DESC LIMIT 50",
                 (like, *vparams),
             ).fetchall()
         elif scope == "users":

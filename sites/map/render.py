@@ -94,7 +94,8 @@ class MapRenderer:
             d = self.proj.path(coords[n] for n in way_nodes[way_id])
             if t.get("leisure") == "park":
                 parks.append(
-                    f'<a href="/way/{way_id}"><path class="park" d="{d} Z"><title>{escape(t["name"])}</title></path></a>'
+                    f'<a href="/way/{way_id}"><path class="park" d="{d} '
+                    f'Z"><title>{escape(t["name"])}</title></path></a>'
                 )
             elif t.get("waterway") == "river":
                 river.append(f'<path id="river" class="river" d="{d}"/>')
@@ -119,7 +120,8 @@ class MapRenderer:
         out += [
             '<g class="labels">',
             *labels,
-            f'<text class="label-water" dy="0.35em"><textPath href="#river" startOffset="30%">{sd.RIVER_NAME}</textPath></text>',
+            '<text class="label-water" dy="0.35em"><textPath href="#river" '
+            f'startOffset="30%">{sd.RIVER_NAME}</textPath></text>',
             "</g>",
         ]
         hoods = []
@@ -159,7 +161,8 @@ class MapRenderer:
         return (
             f'<svg id="map-svg" class="map-svg" xmlns="http://www.w3.org/2000/svg" '
             f'viewBox="{cx - w / 2:.0f} {cy - h / 2:.0f} {w:.0f} {h:.0f}" preserveAspectRatio="xMidYMid slice" '
-            f'data-lat0="{self.proj.lat0}" data-lon0="{self.proj.lon0}" data-view="{view.zoom}/{view.lat:.5f}/{view.lon:.5f}" '
+            f'data-lat0="{self.proj.lat0}" data-lon0="{self.proj.lon0}" '
+            f'data-view="{view.zoom}/{view.lat:.5f}/{view.lon:.5f}" '
             f'style="--u: {mpp:.3f}" role="img" aria-label="Map">'
             f'{self.base}<g class="overlay">{"".join(overlay)}</g></svg>'
         )

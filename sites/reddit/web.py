@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from markupsafe import Markup, escape
+from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
@@ -42,7 +42,10 @@ TIME_SPANS = {"day": 1, "week": 7, "month": 31, "year": 366}
 ORDER = {
     "hot": "s.ranking DESC, s.id DESC",
     "new": "s.id DESC",
-    "active": "COALESCE((SELECT MAX(c.created_at) FROM comments c WHERE c.submission_id = s.id), s.created_at) DESC, s.id DESC",
+    "active": (
+        "COALESCE((SELECT MAX(c.created_at) FROM comments c WHERE c.submission_id = s.id), s.created_at) DESC,"
+        " s.id DESC"
+    ),
     "top": "s.net_score DESC, s.id DESC",
     "controversial": "MIN(s.upvotes, s.downvotes) DESC, s.upvotes + s.downvotes DESC, s.id DESC",
     "most_commented": "s.comment_count DESC, s.id DESC",
@@ -201,7 +204,8 @@ class Postmill(SiteWithUsers):
             else:
                 conn.execute(
                     f"INSERT INTO {table} ({key}, user_id, choice, created_at) VALUES (?, ?, ?, ?)"
-                    f" ON CONFLICT ({key}, user_id) DO UPDATE SET choice = excluded.choice, created_at = excluded.created_at"
+                    f" ON CONFLICT ({key}, user_id) DO UPDATE SET choice = excluded.choice, created_at = "
+                    "excluded.created_at"
                     f" WHERE choice != excluded.choice",
                     (item_id, user_id, choice, now()),
                 )

@@ -83,7 +83,8 @@ class ReportFilter:
 
 REVIEWS_BY_PRODUCT = Grid(
     """SELECT p.id, p.name, p.sku, COUNT(r.id) AS review_cnt, ROUND(AVG(r.rating), 2) AS avg_rating,
-        ROUND(AVG(CASE WHEN r.status = 'Approved' THEN r.rating END), 2) AS avg_approved, MAX(r.created_at) AS last_review
+        ROUND(AVG(CASE WHEN r.status = 'Approved' THEN r.rating END), 2) AS avg_approved,
+        MAX(r.created_at) AS last_review
         FROM products p JOIN reviews r ON r.product_id = p.id GROUP BY p.id""",
     [
         Column("id", "ID", cls="num"),

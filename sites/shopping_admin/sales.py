@@ -99,7 +99,8 @@ INVOICES = Grid(
 
 SHIPMENTS = Grid(
     f"""SELECT s.id, s.increment_id, s.created_at, o.increment_id AS order_increment_id, o.id AS order_id,
-        o.created_at AS order_date, {SHIP_NAME} AS shipping_name, s.total_qty, COALESCE(s.tracking_number, '') AS tracking_number
+        o.created_at AS order_date, {SHIP_NAME} AS shipping_name, s.total_qty,
+        COALESCE(s.tracking_number, '') AS tracking_number
         FROM shipments s JOIN orders o ON o.id = s.order_id""",
     [
         Column("increment_id", "Shipment"),
@@ -170,7 +171,8 @@ def _next_increment(conn, table: str) -> str:
 
 def _history(conn, order_id: int, status: str, comment: str = "", notified: int = 0) -> None:
     conn.execute(
-        "INSERT INTO order_history (order_id, status, comment, is_customer_notified, created_at) VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO order_history (order_id, status, comment, is_customer_notified, created_at) VALUES (?, ?, ?, ?, "
+        "?)",
         (order_id, status, comment, notified, now()),
     )
 

@@ -35,8 +35,8 @@ from docker_support import docker_engine_with
 from webrl.config import DEFAULT_PORTS, INSTANCE_STRIDE, load_config, on_free_ports
 from webrl.errors import UsageError, WebrlError
 from webrl.policy.factory import make_policy
-from webrl.runs.records import EpisodeRecord
 from webrl.runs.eval import EvalSettings
+from webrl.runs.records import EpisodeRecord
 from webrl.sites.docker.backend import DockerBackend
 from webrl.sites.docker.configure import MAGENTO_SCHEDULED_INDEXERS, configure_commands
 from webrl.sites.docker.engine import Need, check_resources, load, pull

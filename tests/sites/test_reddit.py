@@ -253,10 +253,10 @@ def test_votes_change_the_score(page, base, query):
     expect(score).to_have_text(str(row["net_score"]))
     item.get_by_role("button", name="Upvote").click()
     expect(score).to_have_text(str(row["net_score"] + 1))
-    vote = lambda: query(
-        "SELECT choice FROM submission_votes WHERE submission_id = ? AND user_id = 1",  # noqa: E731
-        (row["id"],),
-    )
+
+    def vote():
+        return query("SELECT choice FROM submission_votes WHERE submission_id = ? AND user_id = 1", (row["id"],))
+
     assert vote()[0][0] == 1
     item.get_by_role("button", name="Downvote").click()
     expect(score).to_have_text(str(row["net_score"] - 1))

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Protocol
 
 from webrl.curriculum.seen import Seen, normalise
-from webrl.errors import UsageError, WebrlError, unknown_form
+from webrl.errors import WebrlError, unknown_form
 from webrl.policy.base import Sampling
 from webrl.policy.factory import make_policy
 from webrl.policy.openai import OpenAIPolicy

@@ -302,13 +302,15 @@ _KEY_NAMES = {
 }
 
 _SELECT_JS = """([label, x, y, wanted]) => {
-  const near = (el) => !el ? null : (el.localName === "select" ? el : (el.querySelector("select") || el.closest("select")));
+  const near = (el) => !el ? null
+    : (el.localName === "select" ? el : (el.querySelector("select") || el.closest("select")));
   let select = near(document.querySelector(`[data-label-id="${label}"]`));
   if (!select) select = near(document.elementFromPoint(x, y));
   if (!select) return {error: "no <select> at this element"};
   const options = Array.from(select.options);
   const index = options.findIndex((o) => o.text.toLowerCase().includes(wanted.toLowerCase()));
-  if (index < 0) return {error: "no option contains " + JSON.stringify(wanted), options: options.map((o) => o.text.trim())};
+  if (index < 0) return {error: "no option contains " + JSON.stringify(wanted),
+                         options: options.map((o) => o.text.trim())};
   select.focus();
   select.selectedIndex = index;
   select.dispatchEvent(new Event("input", {bubbles: true}));

@@ -40,8 +40,8 @@ from webrl.evaluators.result import EvalResult
 from webrl.evaluators.router import evaluate
 from webrl.netutil import host_port
 from webrl.sites.base import SiteBackend
-from webrl.tasks.load import substitute
 from webrl.tasks.family import family_of
+from webrl.tasks.load import substitute
 from webrl.tasks.model import Task
 from webrl.timing import timed
 

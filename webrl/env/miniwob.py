@@ -2,8 +2,9 @@
 "START" cover; the harness seeds the page's random generator (`Math.seedrandom(seed)`), sets the episode time
 limit (`core.EPISODE_MAX_TIME`, in ms), calls `core.startEpisodeReal()` (which generates the problem and starts
 the timer), waits for `WOB_TASK_READY` and for the problem's images. The utterance is the `#query` text
-(`core.getUtterance()`, or its `utterance` field where it returns one). The page ends the episode itself (`core.endEpisode`: `WOB_DONE_GLOBAL`, the rewards; see
-`webrl.evaluators.miniwob_reward`), or the timer does with reward -1.
+(`core.getUtterance()`, or its `utterance` field where it returns one). The page ends the episode itself
+(`core.endEpisode`: `WOB_DONE_GLOBAL`, the rewards; see `webrl.evaluators.miniwob_reward`), or the timer does with
+reward -1.
 
 The page's own score panel (last reward, average, time left, episodes done), its click visualiser and the START
 cover are hidden before the episode starts: the panel would leak the reward into the observation. They are

@@ -64,10 +64,10 @@ from webrl.rl.data import (
     pad_token_id,
 )
 from webrl.rl.engine import ACTOR_DIR, Engine, TrainSettings, event_summary, init_distributed, is_main, write_metrics
+from webrl.rl.job import UpdateJob
 from webrl.rl.objective import Objective, value_from_logits
 from webrl.rl.passes import batched_pass, logprob_rows, pass_device, pass_dtype, sharded_map
 from webrl.rl.replay import mix, replay_candidates, select_replay
-from webrl.rl.job import UpdateJob
 
 CRITIC_DIR, PREPARE_FILE, VALUES_FILE = "critic", "prepare.json", "values.json"
 PASS_BATCH = 4  # rows per no-grad forward pass
