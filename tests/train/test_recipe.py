@@ -62,7 +62,7 @@ def test_ci_preset_runs_sft_and_two_phases_unattended(ci_run):
     first = read_json(out / "phases/1/tasks.json")
     assert len(first) == 4 and all(t["split"] == "train" for t in first)
     rewarded = read_json(out / "phases/1/rewarded.json")
-    failed = {r["row"]["task_id"] for r in rewarded if r["reward"] == 0.0}
+    failed = {r["task_id"] for r in rewarded if r["reward"] == 0.0}
     second = read_json(out / "phases/2/tasks.json")
     report = read_json(out / "phases/2/tasks-report.json")
     if failed:
@@ -191,9 +191,7 @@ def test_filtered_bc_baseline_from_an_initial_model(sites, ci_run, tmp_path):
     assert list(read_json(out / "progress.json")["done"]) == ["0:eval", *(f"1:{s}" for s in STAGES)]
     assert read_json(out / "phases/0/metrics.json")["eval"] == read_json(reference / "phases/0/metrics.json")["eval"]
     successes = {
-        f"{r['row']['task_id']}-{r['row']['repeat']}"
-        for r in read_json(out / "phases/1/rewarded.json")
-        if r["reward"] == 1.0
+        f"{r['task_id']}-{r['repeat']}" for r in read_json(out / "phases/1/rewarded.json") if r["reward"] == 1.0
     }
     imitated = lines(out / "phases/1/filtered-bc.jsonl")
     assert {record["episode"] for record in imitated} == successes

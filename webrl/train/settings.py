@@ -231,7 +231,8 @@ def resolve_run_settings(layers: list[tuple[str, dict[str, Any]]]) -> RunSetting
             source = next((name for name, layer in reversed(layers) if layer), "settings")
             raise UsageError(f"{source}: {message}") from None
         source = next((name for name, layer in reversed(layers) if _has(layer, loc)), "settings")
-        option = next((o for o, path in NESTED_OPTIONS.items() if path == loc), loc[0] if len(loc) == 1 else None)
+        top = loc[0] if len(loc) == 1 and loc[0] in RunSettings.model_fields else None
+        option = next((o for o, path in NESTED_OPTIONS.items() if path == loc), top)
         flag = f" (--{option.replace('_', '-')})" if option else ""
         raise UsageError(f"{source}: field '{'.'.join(loc)}'{flag}: {message}") from None
 
