@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -10,7 +11,9 @@ import torch
 from webrl.errors import UsageError
 from webrl.policy.prompt import END_OF_TURN, webrl_prompt
 from webrl.rl.data import (
+    STEP_SCHEMA_VERSION,
     ResponseTooLong,
+    StepRecord,
     action_logprobs,
     collate,
     encode,
@@ -78,6 +81,21 @@ def test_bad_lines_name_file_line_task_and_field(tmp_path, lines, line, field):
     assert caught.value.exit_code == 2
     if field:
         assert f"'{field}'" in message and "task 1" in message
+
+
+def test_a_step_file_of_the_previous_release_loads_and_rewrites_the_same(tmp_path):
+    """Three demonstration steps the previous release wrote (no schema version: version 1) load as they were;
+    written back through StepRecord they carry version 2 and load to the same steps."""
+    recorded = Path(__file__).with_name("data") / "steps-v1.jsonl"
+    steps = load_steps(recorded)
+    originals = [json.loads(line) for line in recorded.read_text().splitlines()]
+    assert [(s.task_id, s.episode, s.step, s.prompt, s.response, s.reward) for s in steps] == [
+        (o["task_id"], o["episode"], o["step"], o["prompt"], o["response"], o["reward"]) for o in originals
+    ]
+    again = tmp_path / "steps.jsonl"
+    again.write_text("".join(StepRecord.model_validate(o).to_line() for o in originals))
+    assert load_steps(again) == steps
+    assert all(json.loads(line)["schema_version"] == STEP_SCHEMA_VERSION for line in again.read_text().splitlines())
 
 
 def test_missing_file_is_a_usage_error(tmp_path):

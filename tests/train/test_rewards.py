@@ -102,7 +102,7 @@ def test_rules_where_the_task_has_them_the_orm_elsewhere_and_the_rest_left_out(t
 def test_step_records_rebuild_each_prompt_and_load_as_an_episode(tmp_path):
     row = episode(7, "done", 1.0, responses=("click [3]", "type [4] [lamp]", 'exit(message="5")'))
     records = step_records(row, 1.0)
-    assert [r["prompt"] for r in records] == [
+    assert [r.prompt for r in records] == [
         webrl_prompt("intent of 7", [], "<html>page 0 of 7</html>"),
         webrl_prompt("intent of 7", ["click [3]"], "<html>page 1 of 7</html>"),
         webrl_prompt("intent of 7", ["click [3]", "type [4] [lamp]"], "<html>page 2 of 7</html>"),
@@ -119,6 +119,6 @@ def test_step_records_rebuild_each_prompt_and_load_as_an_episode(tmp_path):
         ("8-0", 0, 0.0, False),
         ("8-0", 1, 0.0, True),
     ]
-    assert steps[0].next_prompt == records[1]["prompt"]
+    assert steps[0].next_prompt == records[1].prompt
     assert write_steps(path, rows, rewarded, successful_only=True) == 3
     assert {json.loads(line)["episode"] for line in path.read_text().splitlines()} == {"7-0"}

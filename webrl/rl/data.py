@@ -12,13 +12,13 @@ never response tokens.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from webrl.errors import UsageError
 from webrl.policy.prompt import END_OF_TURN, prompt_token_ids
@@ -49,45 +49,64 @@ class Step:
         return self.prompt if self.next_prompt is None else self.next_prompt
 
 
-# field -> (accepted types, required); bool is rejected separately because it is an int subclass
-_FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
-    "task_id": ((int, str), True),
-    "step": ((int,), True),
-    "prompt": ((str,), True),
-    "response": ((str,), True),
-    "episode": ((str,), False),
-    "reward": ((int, float), False),
-}
+STEP_SCHEMA_VERSION = 2  # 2: the version on every line; 1: lines written before it (the same fields)
+
+
+class StepRecord(BaseModel):
+    """One line of a step file (a phase's steps.jsonl, the demonstrations' demos.jsonl, what `webrl sft` and
+    `webrl rl-update` read): written by webrl.train.rewards and read by `load_steps`, both through this model.
+    Strict types: a bool is not a number, a string is not a step."""
+
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+    schema_version: int = STEP_SCHEMA_VERSION
+    task_id: int | str
+    episode: str | None = None  # the episode's name [default: the task id]
+    step: int = Field(ge=0)
+    prompt: str = Field(min_length=1)
+    response: str
+    reward: float | None = Field(None, ge=0.0, le=1.0, allow_inf_nan=False)  # the episode's outcome; None: a demo
+
+    @property
+    def episode_name(self) -> str:
+        return str(self.task_id) if self.episode is None else self.episode
+
+    @property
+    def outcome(self) -> float:
+        """The reward; a demonstration without one is a success."""
+        return 1.0 if self.reward is None else self.reward
+
+    def to_line(self) -> str:
+        return json.dumps(self.model_dump(mode="json", exclude_none=True)) + "\n"
 
 
 def _where(path: Path, line: int, task_id: Any) -> str:
     return f"{path}:{line}: task {task_id!r}"
 
 
-def _check_record(record: Any, path: Path, line: int, reward_required: bool) -> None:
-    """Raise UsageError naming file, line, task id and field for the first problem in one record."""
-    if not isinstance(record, dict):
-        raise UsageError(f"{path}:{line}: expected a JSON object, got {type(record).__name__}")
-    task_id = record.get("task_id")
-    for field, (types, required) in _FIELDS.items():
-        if field not in record:
-            if required or (field == "reward" and reward_required):
-                raise UsageError(f"{_where(path, line, task_id)}: missing field '{field}'")
-            continue
-        value = record[field]
-        if isinstance(value, bool) or not isinstance(value, types):
-            expected = " or ".join(t.__name__ for t in types)
-            raise UsageError(f"{_where(path, line, task_id)}: field '{field}' must be {expected}, got {value!r}")
-    if record["step"] < 0:
-        raise UsageError(f"{_where(path, line, task_id)}: field 'step' must be >= 0, got {record['step']}")
-    if not record["prompt"]:
-        raise UsageError(f"{_where(path, line, task_id)}: field 'prompt' is empty")
-    reward = record.get("reward", 1.0)
-    if not (math.isfinite(reward) and 0.0 <= reward <= 1.0):
-        raise UsageError(f"{_where(path, line, task_id)}: field 'reward' must be in [0, 1], got {reward!r}")
+def _parse_record(raw: str, path: Path, line: int, reward_required: bool) -> StepRecord:
+    """One line as a StepRecord; a usage error naming file, line, task id and field for the first problem."""
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as err:
+        raise UsageError(f"{path}:{line}: not valid JSON ({err.msg})") from err
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}:{line}: expected a JSON object, got {type(data).__name__}")
+    where = _where(path, line, data.get("task_id"))
+    try:
+        record = StepRecord.model_validate({"schema_version": 1, **data})
+    except ValidationError as err:
+        problem = err.errors()[0]
+        field = ".".join(str(part) for part in problem["loc"][:1])
+        if problem["type"] == "missing":
+            raise UsageError(f"{where}: missing field '{field}'") from None
+        raise UsageError(f"{where}: field '{field}': {problem['msg']}, got {problem['input']!r}") from None
+    if reward_required and record.reward is None:
+        raise UsageError(f"{where}: missing field 'reward'")
+    return record
 
 
-def _read_records(path: Path, reward_required: bool) -> list[tuple[int, dict]]:
+def _read_records(path: Path, reward_required: bool) -> list[tuple[int, StepRecord]]:
     """(line number, record) for every non-blank line, validated."""
     try:
         text = path.read_text()
@@ -95,17 +114,11 @@ def _read_records(path: Path, reward_required: bool) -> list[tuple[int, dict]]:
         raise UsageError(f"cannot read step file {path}: {err.strerror or err}") from err
     except UnicodeDecodeError:
         raise UsageError(f"{path}: not UTF-8 text (a step file is JSON lines)") from None
-    records = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as err:
-            raise UsageError(f"{path}:{number}: not valid JSON ({err.msg})") from err
-        _check_record(record, path, number, reward_required)
-        records.append((number, record))
-    return records
+    return [
+        (number, _parse_record(raw, path, number, reward_required))
+        for number, raw in enumerate(text.splitlines(), start=1)
+        if raw.strip()
+    ]
 
 
 def mc_returns(reward: float, n_steps: int, gamma: float = GAMMA) -> list[float]:
@@ -117,32 +130,35 @@ def mc_returns(reward: float, n_steps: int, gamma: float = GAMMA) -> list[float]
     return returns[::-1]
 
 
-def _episode_steps(path: Path, rows: list[tuple[int, dict]], gamma: float) -> list[Step]:
+def _episode_steps(path: Path, rows: list[tuple[int, StepRecord]], gamma: float) -> list[Step]:
     """The Steps of one episode, ordered, after checking steps 0..n-1 and one task id and reward."""
-    rows = sorted(rows, key=lambda row: row[1]["step"])
+    rows = sorted(rows, key=lambda row: row[1].step)
     first = rows[0][1]
     for index, (line, record) in enumerate(rows):
-        where = _where(path, line, record["task_id"])
-        if record["step"] != index:
+        where = _where(path, line, record.task_id)
+        if record.step != index:
             raise UsageError(
-                f"{where}: field 'step' is {record['step']} but episode {_episode(record)!r} "
+                f"{where}: field 'step' is {record.step} but episode {record.episode_name!r} "
                 f"needs steps 0..{len(rows) - 1} each once (expected {index})"
             )
-        for field, default in (("task_id", None), ("reward", 1.0)):
-            if record.get(field, default) != first.get(field, default):
-                raise UsageError(f"{where}: field '{field}' differs from step 0 of episode {_episode(record)!r}")
-    reward = float(first.get("reward", 1.0))
+        for field, mine, theirs in (
+            ("task_id", record.task_id, first.task_id),
+            ("reward", record.outcome, first.outcome),
+        ):
+            if mine != theirs:
+                raise UsageError(f"{where}: field '{field}' differs from step 0 of episode {record.episode_name!r}")
+    reward = first.outcome
     returns = mc_returns(reward, len(rows), gamma)
     last = len(rows) - 1
     return [
         Step(
-            task_id=record["task_id"],
-            episode=_episode(record),
+            task_id=record.task_id,
+            episode=record.episode_name,
             step=index,
-            prompt=record["prompt"],
-            response=record["response"],
+            prompt=record.prompt,
+            response=record.response,
             reward=reward,
-            next_prompt=None if index == last else rows[index + 1][1]["prompt"],
+            next_prompt=None if index == last else rows[index + 1][1].prompt,
             done=index == last,
             mc_return=returns[index],
         )
@@ -150,16 +166,12 @@ def _episode_steps(path: Path, rows: list[tuple[int, dict]], gamma: float) -> li
     ]
 
 
-def _episode(record: dict) -> str:
-    return record.get("episode", str(record["task_id"]))
-
-
 def load_steps(path: Path, gamma: float = GAMMA, reward_required: bool = False) -> list[Step]:
     """Every step of a step JSONL file, episodes in order of first appearance, steps in order. A record without
     a reward is a demonstration (reward 1), which SFT data may be; an update's rollouts must say theirs."""
-    episodes: dict[str, list[tuple[int, dict]]] = {}
+    episodes: dict[str, list[tuple[int, StepRecord]]] = {}
     for line, record in _read_records(Path(path), reward_required):
-        episodes.setdefault(_episode(record), []).append((line, record))
+        episodes.setdefault(record.episode_name, []).append((line, record))
     return [step for rows in episodes.values() for step in _episode_steps(Path(path), rows, gamma)]
 
 

@@ -47,6 +47,7 @@ from webrl.config import Config
 from webrl.errors import UsageError, WebrlError
 from webrl.evaluators.judge import parse_judge_spec
 from webrl.files import write_atomically
+from webrl.rl.data import StepRecord
 from webrl.rl.job import SftJob, UpdateJob, spawn
 from webrl.rl.settings import SftSettings, TrainSettings
 from webrl.runs.eval import EvalSettings, run_policy
@@ -269,7 +270,11 @@ class TrainRun:
         job: SftJob | UpdateJob
         if settings.algorithm == "filtered-bc":
             keep = filtered_bc_episodes(self._rewarded(k))
-            lines = [line for line in steps.read_text().splitlines() if line and json.loads(line)["episode"] in keep]
+            lines = [
+                line
+                for line in steps.read_text().splitlines()
+                if line and StepRecord.model_validate_json(line).episode_name in keep
+            ]
             job = SftJob(
                 data=phase / "filtered-bc.jsonl",
                 **common,

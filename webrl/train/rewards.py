@@ -9,14 +9,13 @@ ORM's everywhere (an experiment: how far does training on the ORM's verdicts lan
 Episodes that never acted, failed in the environment or the policy, or need an ORM that is not configured get no
 reward and are left out (counted).
 
-Step records are `{task_id, episode, step, prompt, response, reward}` (rl.data.load_steps): the prompt is
+Step records are webrl.rl.data.StepRecords (task id, episode, step, prompt, response, reward): the prompt is
 rebuilt from the step's observation and the earlier responses by the one prompt function, so it is byte for
 byte what the policy answered.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -28,6 +27,7 @@ from webrl.evaluators.judge import parse_judge_spec
 from webrl.files import write_atomically
 from webrl.orm.data import episode_example
 from webrl.policy.prompt import webrl_prompt
+from webrl.rl.data import StepRecord
 from webrl.runs.eval import EvalSettings, run_policy
 from webrl.runs.records import EpisodeRecord, read_episodes
 from webrl.sites.base import SiteBackend
@@ -89,20 +89,21 @@ def orm_wanted(task: Task | None, by_orm: float | None, orm_first: bool) -> bool
     return (task is not None and needs_orm(task)) or (orm_first and by_orm is not None)
 
 
-def step_records(record: EpisodeRecord, reward: float) -> list[dict]:
+def step_records(record: EpisodeRecord, reward: float) -> list[StepRecord]:
     """The step records of one episode (module docstring)."""
     history: list[str] = []
     steps = []
     for index, step in enumerate(record.steps):
+        prompt = webrl_prompt(record.intent, history, step.observation)
         steps.append(
-            {
-                "task_id": record.task_id,
-                "episode": record.name,
-                "step": index,
-                "prompt": webrl_prompt(record.intent, history, step.observation),
-                "response": step.response,
-                "reward": reward,
-            }
+            StepRecord(
+                task_id=record.task_id,
+                episode=record.name,
+                step=index,
+                prompt=prompt,
+                response=step.response,
+                reward=reward,
+            )
         )
         history.append(step.response)
     return steps
@@ -119,7 +120,7 @@ def write_steps(
         if item.reward is not None and (item.reward >= 0.5 or not successful_only)
         for step in step_records(record, item.reward)
     ]
-    write_atomically(Path(path), "".join(json.dumps(step) + "\n" for step in steps))
+    write_atomically(Path(path), "".join(step.to_line() for step in steps))
     return len(steps)
 
 
