@@ -1,9 +1,11 @@
 """Writing files and folders all-or-nothing: a reader (a resumed run, vLLM, the next phase, a browser showing a
-report) sees the old content or the new, never a half-written one; and secrets only their owner may read."""
+report) sees the old content or the new, never a half-written one; secrets only their owner may read; and one
+JSON-lines line read as an object, or a usage error saying where."""
 
 from __future__ import annotations
 
 import errno
+import json
 import os
 import shutil
 import sqlite3
@@ -11,6 +13,8 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+
+from webrl.errors import UsageError
 
 STAGING_PREFIX = ".tmp-"
 
@@ -72,3 +76,14 @@ def atomic_dir(dest: Path) -> Iterator[Path]:
         shutil.rmtree(old, ignore_errors=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def json_object(line: str, where: str) -> dict:
+    """One line of a JSON-lines file that must hold an object; a usage error naming `where` otherwise."""
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as err:
+        raise UsageError(f"{where}: not valid JSON ({err.msg})") from None
+    if not isinstance(value, dict):
+        raise UsageError(f"{where}: expected a JSON object, got {type(value).__name__}")
+    return value

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from webrl.errors import UsageError
+from webrl.files import json_object
 from webrl.runs.records import EPISODES_FILE, EpisodeRecord, parse_episode
 
 
@@ -136,12 +137,7 @@ def read_examples(path: Path, loaded: Loaded) -> None:
         if not line.strip():
             continue
         where = f"{path}:{number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise UsageError(f"{where}: not valid JSON ({err.msg})") from None
-        if not isinstance(record, dict):
-            raise UsageError(f"{where}: expected a JSON object, got {type(record).__name__}")
+        record = json_object(line, where)
         if "steps" in record:  # an episode record
             episode = parse_episode(line, where)
             if not episode.judged:

@@ -21,6 +21,7 @@ import torch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from webrl.errors import UsageError
+from webrl.files import json_object
 from webrl.policy.prompt import END_OF_TURN, prompt_token_ids
 
 MAX_TOKENS = 16384  # the official cutoff for SFT, critic and actor
@@ -86,12 +87,7 @@ def _where(path: Path, line: int, task_id: Any) -> str:
 
 def _parse_record(raw: str, path: Path, line: int, reward_required: bool) -> StepRecord:
     """One line as a StepRecord; a usage error naming file, line, task id and field for the first problem."""
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as err:
-        raise UsageError(f"{path}:{line}: not valid JSON ({err.msg})") from err
-    if not isinstance(data, dict):
-        raise UsageError(f"{path}:{line}: expected a JSON object, got {type(data).__name__}")
+    data = json_object(raw, f"{path}:{line}")
     where = _where(path, line, data.get("task_id"))
     try:
         record = StepRecord.model_validate({"schema_version": 1, **data})

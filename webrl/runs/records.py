@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError, model_validator
 
 from webrl.errors import UsageError
+from webrl.files import json_object
 from webrl.tasks.model import MiniwobEpisode
 
 SCHEMA_VERSION = 2  # 2: schema_version itself; 1: every line before it
@@ -105,18 +106,14 @@ class EpisodeRecord(BaseModel):
 
 def parse_episode(line: str, where: str = "episode") -> EpisodeRecord:
     """One line of an episodes file; a bad line is a usage error naming `where` and the field."""
+    data = json_object(line, where)
     try:
-        data = json.loads(line)
-        if isinstance(data, dict):
-            data.setdefault("schema_version", 1)
-        return EpisodeRecord.model_validate(data)
-    except json.JSONDecodeError as err:
-        raise UsageError(f"{where}: not valid JSON ({err.msg})") from None
+        return EpisodeRecord.model_validate({"schema_version": 1, **data})
     except ValidationError as err:
         first = err.errors()[0]
-        task = data.get("task_id") if isinstance(data, dict) else None
         field = f"field '{'.'.join(str(p) for p in first['loc'])}': " if first["loc"] else ""
-        raise UsageError(f"{where}: task {task!r}: {field}{first['msg'].removeprefix('Value error, ')}") from None
+        message = first["msg"].removeprefix("Value error, ")
+        raise UsageError(f"{where}: task {data.get('task_id')!r}: {field}{message}") from None
 
 
 def read_episodes(path: Path) -> list[EpisodeRecord]:
