@@ -25,14 +25,18 @@ def test_wheel_contains_the_mapped_packages_and_runs(tmp_path):
     for expected in ("webrl/cli/main.py", "webrl/sites/embedded/server.py", "webrl/sites/store/schema.sql"):
         assert expected in names
     # Every source and data file of the mapped folders is shipped (a new package must be listed in pyproject).
-    for folder, prefix in (("webrl", "webrl"), ("cli", "webrl/cli"), ("sites", "webrl/sites")):
+    shipped = (".py", ".html", ".css", ".js", ".sql", ".json", ".svg", ".yaml")
+    for folder, prefix in (
+        ("webrl", "webrl"),
+        ("cli", "webrl/cli"),
+        ("sites", "webrl/sites"),
+        ("configs", "webrl/configs"),
+    ):
         for path in (ROOT / folder).rglob("*"):
-            if (
-                path.suffix in (".py", ".html", ".css", ".js", ".sql", ".json", ".svg")
-                and "__pycache__" not in path.parts
-            ):
+            if path.suffix in shipped and "__pycache__" not in path.parts:
                 assert f"{prefix}/{path.relative_to(ROOT / folder).as_posix()}" in names
-    assert not any(n.startswith(("cli/", "sites/", "tests/")) for n in names)  # no generic top-level names
+    assert "webrl/configs/cpu-demo.yaml" in names  # the presets
+    assert not any(n.startswith(("cli/", "sites/", "configs/", "tests/")) for n in names)  # no generic top-level names
 
     unpacked = tmp_path / "unpacked"
     zipfile.ZipFile(wheel).extractall(unpacked)
