@@ -38,7 +38,6 @@ from webrl.errors import SitesChanged
 from webrl.evaluators.judge import Judge
 from webrl.evaluators.result import EvalResult
 from webrl.evaluators.router import evaluate
-from webrl.netutil import host_port
 from webrl.sites.base import SiteBackend
 from webrl.tasks.family import family_of
 from webrl.tasks.load import substitute
@@ -303,7 +302,7 @@ class BrowserEnv:
 
     def _may_visit(self, url: str) -> bool:
         """Whether the agent may load `url`: an http(s) page of an origin the guard admits; a refusal is recorded."""
-        if host_port(url) in self.guard.allowed:
+        if self.guard.admits(url):
             return True
         self.blocked.append(url[:200])
         return False

@@ -50,6 +50,10 @@ class OriginGuard:
             if target is not None and target not in self.allowed:
                 task.cancel()
 
+    def admits(self, url: str) -> bool:
+        """Whether a page at `url` may be loaded now: an http(s)/ws(s) URL of an admitted host:port."""
+        return host_port(url) in self.allowed
+
     async def close(self) -> None:
         if self._server is not None:
             self._server.close()
