@@ -31,6 +31,7 @@ class PolicyInput:
     task: Task
     history: list[str]
     observation: Observation
+    episode: str | None = None  # "task:repeat": a server pool keeps an episode's requests on one server
 
 
 @dataclass

@@ -182,7 +182,9 @@ async def _episode(
         with timed(timings, "policy"):
             try:
                 sampling = step_sampling(settings, task, repeat, len(steps))
-                [response] = await asyncio.to_thread(policy.act, [PolicyInput(env.task, env.history, obs)], sampling)
+                [response] = await asyncio.to_thread(
+                    policy.act, [PolicyInput(env.task, env.history, obs, f"{task.task_id}:{repeat}")], sampling
+                )
             except Exception as err:
                 raise PolicyFailure(f"{type(err).__name__}: {err}") from err
         shot = None
