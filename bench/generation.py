@@ -26,6 +26,7 @@ from throughput import bench_sites, sample
 
 from webrl.policy.hf import HFPolicy
 from webrl.runs.eval import EvalSettings, run_eval
+from webrl.runs.executor import LocalExecutor
 from webrl.runs.records import read_episodes
 
 MODES = {"one at a time": 1, "batched": 8}  # the policy's batch size
@@ -44,7 +45,7 @@ def run(backend, tasks, policy: HFPolicy, out: Path, workers: int, max_steps: in
         max_steps=max_steps,
     )
     start = time.perf_counter()
-    asyncio.run(run_eval(settings, tasks, backend, policy))
+    asyncio.run(run_eval(settings, tasks, LocalExecutor(backend, policy)))
     wall = time.perf_counter() - start
     records = read_episodes(out)
     answers = [step.policy for record in records for step in record.steps if step.policy]

@@ -31,6 +31,7 @@ from stamp import write_result  # bench/ is on sys.path when a bench runs
 from webrl.config import load_config, on_free_ports
 from webrl.policy.factory import make_policy
 from webrl.runs.eval import EvalSettings, run_eval
+from webrl.runs.executor import LocalExecutor
 from webrl.runs.records import EpisodeRecord, read_episodes
 from webrl.sites.embedded.backend import EmbeddedBackend
 from webrl.sites.miniwob.tasks import scripted_names
@@ -52,7 +53,7 @@ def sample(name: str, state: Path, episodes: int) -> list:
 def run(backend, tasks, out: Path, workers: int) -> tuple[dict, list[EpisodeRecord]]:
     settings = EvalSettings(tasks="bench", policy="oracle", out=out, parallel=workers, screenshots=False)
     start = time.perf_counter()
-    asyncio.run(run_eval(settings, tasks, backend, make_policy("oracle")))
+    asyncio.run(run_eval(settings, tasks, LocalExecutor(backend, make_policy("oracle"))))
     wall = time.perf_counter() - start
     rows = read_episodes(out)
     steps = sum(len(r.steps) for r in rows)

@@ -11,12 +11,13 @@ import typer
 from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from webrl.cli.cluster import ExecutorOption, RayAddressOption, cluster_flags
 from webrl.cli.console import make_console
 from webrl.cli.main import GLOBALS
 from webrl.cli.sites import compact_table
 from webrl.env.miniwob import DEFAULT_TIME_LIMIT_S
 from webrl.errors import IncompleteRun, UsageError
-from webrl.policy.factory import POLICY_FORMS, make_policy, serving
+from webrl.policy.factory import POLICY_FORMS
 from webrl.policy.models import model_cache
 from webrl.runs.records import EpisodeRecord
 from webrl.sites.backends import make_backend
@@ -37,7 +38,12 @@ def eval_command(
         str, typer.Option(help="Who acts: " + "; ".join(f.split("  ")[0] for f in POLICY_FORMS) + ".")
     ] = "oracle",
     backend: Annotated[str | None, typer.Option(help="embedded or docker [default: embedded].")] = None,
-    parallel: Annotated[int, typer.Option(help="Episodes at once; worker k uses site instance k.")] = 1,
+    parallel: Annotated[
+        int,
+        typer.Option(
+            help="Episodes at once; slot k uses site instance k. With --executor ray: per environment worker."
+        ),
+    ] = 1,
     repeats: Annotated[int, typer.Option(help="Runs of every task (mean ± std over repeats).")] = 1,
     max_steps: Annotated[int, typer.Option(help="Step limit per episode (WebRL: 30).")] = 30,
     mode: Annotated[
@@ -100,15 +106,18 @@ def eval_command(
     resume: Annotated[
         bool, typer.Option("--resume", help="Continue the run in --out, skipping finished episodes.")
     ] = False,
+    executor: ExecutorOption = None,
+    ray_address: RayAddressOption = None,
 ) -> None:
     """Run a policy over a task set in real browsers; write episodes.jsonl, summary.json and report.html."""
     from webrl.evaluators.judge import parse_judge_spec  # Playwright & co. only when evaluating
     from webrl.runs.eval import SITE_COLUMNS, EvalSettings, incomplete, run_eval
+    from webrl.runs.executor import executor_for
     from webrl.sites.task_sets import resolve_task_set
 
     if resume and out is None:
         raise UsageError("--resume needs the --out folder of the run to continue")
-    config = GLOBALS.config(**{"sites.backend": backend})
+    config = GLOBALS.config(**{"sites.backend": backend}, **cluster_flags(executor, ray_address))
     try:
         settings = EvalSettings(
             tasks=tasks,
@@ -135,14 +144,14 @@ def eval_command(
         first = err.errors()[0]
         option = {"action_space": "actions"}.get(str(first["loc"][0]), str(first["loc"][0])).replace("_", "-")
         raise UsageError(f"--{option}: {first['msg']}") from None
-    agent = make_policy(policy, model_cache(config), context)
     judge_model = parse_judge_spec(judge)
     site_backend = make_backend(config)
     plan = site_backend.running() if config.sites.backend == "embedded" else None
     task_list = resolve_task_set(tasks, config.state_dir, plan.seed if plan else config.sites.seed)[:limit]
     settings.task_suite = getattr(task_list[0], "suite_version", None) if task_list else None
+    starting = lambda: console.status(f"starting {policy} ({config.cluster.executor})")  # noqa: E731
     with (
-        serving(agent, lambda: console.status(f"starting {agent.name}")),
+        executor_for(settings, site_backend, model_cache(config), judge_model, starting) as runner,
         Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -160,7 +169,7 @@ def eval_command(
             progress.update(bar, advance=1, rate=f"{sum(successes)}/{len(successes)} succeeded")
 
         try:
-            summary = asyncio.run(run_eval(settings, task_list, site_backend, agent, judge_model, on_episode))
+            summary = asyncio.run(run_eval(settings, task_list, runner, on_episode))
         except KeyboardInterrupt:
             console.print(
                 f"interrupted: {len(successes)} episodes are recorded in {settings.out}; continue with "

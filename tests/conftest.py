@@ -112,11 +112,12 @@ def run_oracle(tmp_path):
 
     from webrl.policy.factory import make_policy
     from webrl.runs.eval import EvalSettings, run_eval
+    from webrl.runs.executor import LocalExecutor
 
     def run(backend, tasks, **settings):
         out = tmp_path / f"oracle-{len(list(tmp_path.iterdir()))}"
         config = EvalSettings(tasks="in-memory", policy="oracle", out=out, screenshots=False, **settings)
-        asyncio.run(run_eval(config, tasks, backend, make_policy("oracle")))
+        asyncio.run(run_eval(config, tasks, LocalExecutor(backend, make_policy("oracle"))))
         rows = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
         return {row["task_id"]: row for row in rows}
 

@@ -13,6 +13,7 @@ import pytest
 
 from webrl.policy.base import Response
 from webrl.runs.eval import EvalSettings, run_eval
+from webrl.runs.executor import LocalExecutor
 from webrl.sites.task_sets import resolve_task_set
 from webrl.tasks import family as registry
 
@@ -88,7 +89,7 @@ def test_a_family_plugged_in_by_an_entry_point_runs_its_episodes(echo_family, si
     assert registry.family_of_set("embedded:test").name == "webarena"  # the others are untouched
     shop = site_servers("shopping")
     settings = EvalSettings(tasks="echo:test", policy="presses-echo", out=tmp_path / "run", screenshots=False)
-    summary = asyncio.run(run_eval(settings, tasks, shop, PressesEcho()))
+    summary = asyncio.run(run_eval(settings, tasks, LocalExecutor(shop, PressesEcho())))
     # one step each: the family's button was on the page, and the page ended the episode when it was pressed
     assert summary["echo"] == {"episodes": 2, "ended_by_the_page": 2}
     assert summary["success_rate"]["OSS"]["mean"] == 100.0 and "miniwob" not in summary

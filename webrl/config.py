@@ -134,12 +134,35 @@ class SitesConfig(_Model):
         return instance_port(self.control_port, instance)
 
 
+class ClusterConfig(_Model):
+    """Where episodes run (docs/cluster.md): in this process, or on environment workers of a Ray cluster."""
+
+    executor: Literal["local", "ray"] = Field(
+        "local", description="local: episodes in this process; ray: on environment workers of a Ray cluster."
+    )
+    address: str = Field("auto", description="The Ray cluster: auto (the one `ray start` runs here) or HOST:PORT.")
+    env_resource: str = Field(
+        "webrl_env",
+        description="The custom Ray resource that marks a node that may hold environment workers "
+        "(`ray start --resources '{\"webrl_env\": 1}'`); each worker takes one unit.",
+    )
+    workers: int | None = Field(
+        None, ge=1, description="Environment workers [default: one per unit of env_resource in the cluster]."
+    )
+    worker_cpus: float = Field(
+        1, ge=0, description="CPUs each environment worker reserves (and an hf: policy's threads in it)."
+    )
+    servers: int = Field(1, ge=1, description="vllm: policies: model servers started on GPU nodes.")
+    server_gpus: int = Field(1, ge=1, description="GPUs of each model server (its tensor-parallel size).")
+
+
 class Config(_Model):
     state_dir: Path = Field(
         default_factory=lambda: Path(platformdirs.user_data_dir("webrl")),
         description="Pid files, logs, databases and snapshots.",
     )
     sites: SitesConfig = Field(default_factory=SitesConfig)
+    cluster: ClusterConfig = Field(default_factory=ClusterConfig)
     train: dict[str, Any] = Field(
         default_factory=dict, description="`webrl train` settings (its options, checked there): defaults for every run."
     )

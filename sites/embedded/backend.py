@@ -64,9 +64,10 @@ class EmbeddedBackend:
 
     # -- SiteBackend ----------------------------------------------------------------------------
 
-    def up(self, on_step=lambda message: None) -> list[SiteStatus]:
-        """Start the sites in a background server process and wait until every site is healthy.
-        Idempotent: if the same sites already run, report them."""
+    def up(self, on_step=lambda message: None, owner: int | None = None) -> list[SiteStatus]:
+        """Start the sites in a background server process and wait until every site is healthy; with `owner`, a
+        process id, the server stops when that process ends. Idempotent: if the same sites already run, report
+        them."""
         plan = self.plan()
         current = self.running()
         if current is not None:
@@ -81,7 +82,13 @@ class EmbeddedBackend:
         on_step("starting the site server")
         with open(self.paths.log, "ab") as log:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "webrl.sites.embedded.server", str(self.config.state_dir)],
+                [
+                    sys.executable,
+                    "-m",
+                    "webrl.sites.embedded.server",
+                    str(self.config.state_dir),
+                    *([str(owner)] if owner else []),
+                ],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,

@@ -14,8 +14,11 @@ import hmac
 import json
 import os
 import resource
+import signal
 import socket
 import sys
+import threading
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -228,9 +231,31 @@ def serve(plan: ServerPlan) -> None:
             paths.server.unlink()
 
 
+def exit_with(pid: int) -> None:
+    """Stop this server (as `webrl down` would) once process `pid` is gone: the sites of an environment worker
+    end with it, however it ends (a Ray worker killed with its node leaves no server behind)."""
+
+    def watch() -> None:
+        while True:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                os.kill(os.getpid(), signal.SIGTERM)
+                return
+            except PermissionError:  # alive, under another user
+                pass
+            time.sleep(0.5)
+
+    threading.Thread(target=watch, daemon=True, name="exit-with").start()
+
+
 def main(argv: list[str]) -> None:
+    """`python -m webrl.sites.embedded.server STATE_DIR [OWNER_PID]`: serve the plan in STATE_DIR (until OWNER_PID
+    ends, when given)."""
     state_dir = Path(argv[0])
     plan = ServerPlan.model_validate_json(EmbeddedPaths(state_dir).plan.read_text())
+    if len(argv) > 1:
+        exit_with(int(argv[1]))
     serve(plan)
 
 

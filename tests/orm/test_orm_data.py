@@ -14,6 +14,7 @@ from webrl.errors import UsageError
 from webrl.orm.data import Example, episode_example, load_examples, write_examples
 from webrl.policy.factory import make_policy
 from webrl.runs.eval import EvalSettings, run_eval
+from webrl.runs.executor import LocalExecutor
 from webrl.runs.records import EpisodeRecord
 from webrl.tasks.load import load_tasks
 
@@ -153,7 +154,7 @@ def test_a_real_eval_run_is_orm_data(site_servers, tmp_path):
     store.reset()
     tasks = load_tasks(SMOKE)[:2]
     settings = EvalSettings(tasks=str(SMOKE), policy="oracle", out=tmp_path, screenshots=False)
-    asyncio.run(run_eval(settings, tasks, store, make_policy("oracle")))
+    asyncio.run(run_eval(settings, tasks, LocalExecutor(store, make_policy("oracle"))))
     rows = [json.loads(line) for line in (tmp_path / "episodes.jsonl").read_text().splitlines()]
     examples = load_examples([tmp_path]).examples
     assert [e.label for e in examples] == [1, 1] and [e.intent for e in examples] == [t.intent for t in tasks]

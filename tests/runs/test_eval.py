@@ -15,6 +15,7 @@ import pytest
 from webrl.errors import UsageError
 from webrl.policy.factory import make_policy
 from webrl.runs.eval import EvalSettings, run_eval, summarize
+from webrl.runs.executor import LocalExecutor
 from webrl.runs.records import EpisodeEval, EpisodeRecord
 from webrl.tasks.load import load_tasks
 from webrl.tasks.model import Task
@@ -31,7 +32,7 @@ def store(site_servers):
 
 def evaluate(store, out: Path, policy: str, **settings):
     config = EvalSettings(tasks=str(SMOKE), policy=policy, out=out, **settings)
-    return asyncio.run(run_eval(config, load_tasks(SMOKE), store, make_policy(policy)))
+    return asyncio.run(run_eval(config, load_tasks(SMOKE), LocalExecutor(store, make_policy(policy))))
 
 
 def test_oracle_solves_every_smoke_task(store, tmp_path):
@@ -109,7 +110,7 @@ def test_evaluator_errors_enter_the_rate_as_the_mode_says():
         ("vab", 50.0, 2, "failure"),
         ("browsergym", 100.0, 1, "left out"),
     ):
-        summary = summarize(rows, EvalSettings(tasks="x", out=Path(), mode=mode), make_policy("oracle"), 2)
+        summary = summarize(rows, EvalSettings(tasks="x", out=Path(), mode=mode), "oracle", 2)
         assert summary["success_rate"]["OSS"] == {"mean": rate, "std": 0.0, "episodes": episodes}, mode
         assert summary["evaluator_errors"] == [
             {
@@ -132,9 +133,9 @@ def test_a_task_its_mode_rejects_counts_as_that_harness_counts_it(store, tmp_pat
     bad = Task.model_validate({**config, "eval": {**config["eval"], "reference_answers": {"must_include": "19"}}})
     for mode, rate, episodes in (("webarena", 100.0, 1), ("vab", 50.0, 2)):
         settings = EvalSettings(tasks=str(SMOKE), policy="oracle", out=tmp_path / mode, mode=mode)
-        summary = asyncio.run(run_eval(settings, [smoke[0], bad], store, make_policy("oracle")))
+        summary = asyncio.run(run_eval(settings, [smoke[0], bad], LocalExecutor(store, make_policy("oracle"))))
         assert summary["success_rate"]["Average"] == {"mean": rate, "std": 0.0, "episodes": episodes}, mode
-        assert summary["episodes"] == {"planned": 2, "done": 1, "error": 1, "missing": 0}
+        assert summary["episodes"] == {"planned": 2, "done": 1, "error": 1, "missing": 0, "requeued": 0}
         [error] = summary["evaluator_errors"]
         assert (error["task_id"], error["field"]) == (3, "eval.reference_answers.must_include")
         assert error["counts_as"] == {"webarena": "left out", "vab": "failure"}[mode]
@@ -313,7 +314,7 @@ def test_a_run_whose_sites_die_is_reported_incomplete_and_resume_finishes_it(tmp
         resumed = subprocess.run([*command, "--resume"], env=env, capture_output=True, text=True, timeout=180)
         assert resumed.returncode == 0, resumed.stderr
         summary = json.loads((out / "summary.json").read_text())
-        assert summary["episodes"] == {"planned": 15, "done": 15, "missing": 0}
+        assert summary["episodes"] == {"planned": 15, "done": 15, "missing": 0, "requeued": 0}
         assert summary["success_rate"]["Average"]["mean"] == 100.0
     finally:
         backend.down()

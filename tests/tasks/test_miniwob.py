@@ -14,6 +14,7 @@ from cli_support import webrl
 from webrl.errors import UsageError
 from webrl.policy.factory import make_policy
 from webrl.runs.eval import EvalSettings, run_eval
+from webrl.runs.executor import LocalExecutor
 from webrl.sites.miniwob import tasks as miniwob
 from webrl.sites.task_sets import resolve_task_set
 from webrl.tasks.load import load_tasks
@@ -47,7 +48,7 @@ def oracle_run(sites, state, tmp_path_factory):
 def evaluate(backend, tasks, out, policy="oracle", **settings):
     """`webrl eval`'s runner: the episode rows and the summary."""
     config = EvalSettings(tasks="in-memory", policy=policy, out=out, screenshots=False, **settings)
-    summary = asyncio.run(run_eval(config, tasks, backend, make_policy(policy)))
+    summary = asyncio.run(run_eval(config, tasks, LocalExecutor(backend, make_policy(policy))))
     rows = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
     return {row["task_id"]: row for row in rows}, summary
 

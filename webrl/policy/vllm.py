@@ -85,8 +85,9 @@ def _log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
 
 
 class VLLMServer:
-    """One `vllm serve` subprocess on a free loopback port, in its own process group so that stop() also
-    ends the engine processes it spawns. Restartable with new weights (between RL phases)."""
+    """One `vllm serve` subprocess on a free port of `host` (loopback unless a server pool serves other nodes), in its
+    own process group so that stop() also ends the engine processes it spawns. Restartable with new weights (between
+    RL phases)."""
 
     def __init__(
         self,
@@ -98,8 +99,10 @@ class VLLMServer:
         max_model_len: int | None = None,
         extra_args: Sequence[str] = (),
         start_timeout_s: float = START_TIMEOUT_S,
+        host: str = "127.0.0.1",
     ):
         self.model = Path(model)
+        self.host = host
         self.log_path = Path(log_path)
         self.served_name = served_name
         self.dtype = dtype
@@ -114,14 +117,14 @@ class VLLMServer:
     def base_url(self) -> str:
         if self.port is None:
             raise WebrlError("the vLLM server is not running")
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"http://{self.host}:{self.port}/v1"
 
     def command(self, port: int) -> list[str]:
         args = [
             *find_vllm(),
             str(self.model),
             "--host",
-            "127.0.0.1",
+            self.host,
             "--port",
             str(port),
             "--served-model-name",
@@ -165,7 +168,7 @@ class VLLMServer:
         self.start_seconds = round(time.perf_counter() - began, 1)
 
     def _wait_healthy(self, began: float) -> None:
-        url = f"http://127.0.0.1:{self.port}/health"
+        url = f"http://{self.host}:{self.port}/health"
         while time.perf_counter() - began < self.start_timeout_s:
             if self.proc.poll() is not None:
                 raise WebrlError(

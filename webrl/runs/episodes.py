@@ -124,16 +124,30 @@ class PolicyFailure(Exception):
 
 
 async def run_episode(
-    env: BrowserEnv, browsers: Browsers, policy: Policy, task: Task, repeat: int, settings: EvalSettings
+    env: BrowserEnv,
+    browsers: Browsers,
+    policy: Policy,
+    task: Task,
+    repeat: int,
+    settings: EvalSettings,
+    screenshots: dict[str, bytes] | None = None,
 ) -> EpisodeRecord:
     """One episode. An environment fault (site down, browser crash) is retried once, then recorded as
-    env_error; neither counts as an agent failure."""
+    env_error; neither counts as an agent failure. With `settings.screenshots`, each step's screenshot goes into
+    `screenshots` (its path in the run folder -> JPEG) for the caller to write, or, without that dict, into the
+    run folder at once."""
     status, error = "env_error", None
     for _ in range(ENV_ERROR_RETRIES + 1):
         started = time.perf_counter()
+        shots: dict[str, bytes] = {}
         try:
             env.browser = env.auth.browser = await browsers.get()
-            return await _episode(env, policy, task, repeat, settings, started)
+            record = await _episode(env, policy, task, repeat, settings, started, shots)
+            if screenshots is None:
+                save_screenshots(settings.out, shots)
+            else:
+                screenshots.update(shots)
+            return record
         except PolicyFailure as err:
             status, error = "policy_error", str(err)
             break
@@ -166,16 +180,27 @@ def step_sampling(settings: EvalSettings, task: Task, repeat: int, step: int) ->
     return Sampling(temperature=settings.temperature, max_tokens=settings.max_tokens, seed=seed)
 
 
+def save_screenshots(out: Path, screenshots: dict[str, bytes]) -> None:
+    """Write an episode's screenshots into its run folder `out`."""
+    for path, image in screenshots.items():
+        (out / path).parent.mkdir(parents=True, exist_ok=True)
+        (out / path).write_bytes(image)
+
+
 async def _episode(
-    env: BrowserEnv, policy: Policy, task: Task, repeat: int, settings: EvalSettings, started: float
+    env: BrowserEnv,
+    policy: Policy,
+    task: Task,
+    repeat: int,
+    settings: EvalSettings,
+    started: float,
+    screenshots: dict[str, bytes],
 ) -> EpisodeRecord:
     """One episode's record; `timings_ms` says where its time went: the reset (its parts in `reset`), the policy,
     screenshots, the environment's steps (evaluation included), closing the context."""
     timings = dict.fromkeys(("reset", "policy", "screenshots", "steps", "close"), 0.0)
     with timed(timings, "reset"):
         obs, info = await env.reset(task)
-    if settings.screenshots:
-        (settings.out / "screens").mkdir(parents=True, exist_ok=True)
     steps: list[EpisodeStep] = []
     while True:
         seen = obs  # what the policy answers to; the last one is the ORM's final page (reference traces' html)
@@ -191,7 +216,7 @@ async def _episode(
         if settings.screenshots:
             with timed(timings, "screenshots"):
                 shot = f"screens/{task.task_id}-{repeat}-{len(steps)}.jpg"
-                await env.page.screenshot(path=settings.out / shot, type="jpeg", quality=40)
+                screenshots[shot] = await env.page.screenshot(type="jpeg", quality=40)
         with timed(timings, "steps"):
             obs, _, terminated, truncated, step_info = await env.step(response.text)
         record = env.steps[-1]

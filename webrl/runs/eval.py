@@ -11,14 +11,12 @@ and the summary counts what was planned, judged, faulted and never run.
 from __future__ import annotations
 
 import asyncio
-import gc
 import hashlib
 import json
 import platform
 import statistics
 import subprocess
-from collections import defaultdict
-from contextlib import ExitStack
+from collections import defaultdict, deque
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -27,13 +25,11 @@ from webrl.errors import IncompleteRun, UsageError
 from webrl.evaluators.judge import Judge
 from webrl.evaluators.result import ERROR_COUNTS_AS
 from webrl.files import write_atomically
-from webrl.policy.base import Policy
-from webrl.policy.factory import make_policy, serving
-from webrl.runs.episodes import Browsers, EvalSettings, open_env, run_episode
+from webrl.runs.episodes import EvalSettings, save_screenshots
+from webrl.runs.executor import Executor, Slot, WorkerLost, executor_for, play_episode
 from webrl.runs.records import EPISODES_FILE, EpisodeRecord, parse_episode, read_episodes
 from webrl.runs.report import write_report
 from webrl.sites.base import SiteBackend
-from webrl.sites.leases import instance_lease
 from webrl.tasks.family import families
 from webrl.tasks.model import Task
 
@@ -58,6 +54,7 @@ IDENTITY = (
     "miniwob_time_limit_s",
 )
 STOP_AFTER_FAULTS = 2  # environment faults in a row that end a run
+MAX_REQUEUES = 1  # an episode whose worker died is played once more elsewhere; then it is an environment fault
 # WebRL's table convention: column -> site; a task counts under its first site.
 SITE_COLUMNS = {"Reddit": "reddit", "GitLab": "gitlab", "CMS": "shopping_admin", "Map": "map", "OSS": "shopping"}
 
@@ -72,8 +69,7 @@ def run_identity(settings: EvalSettings, tasks: list[Task]) -> dict:
 
 
 def check_identity(out: Path, identity: dict, resume: bool) -> None:
-    """Refuse to --resume a run with settings or tasks other than its own (its score would blend two runs);
-    then record this run's."""
+    """Refuse to --resume a run with settings or tasks other than its own (its score would blend two runs)."""
     path = out / RUN_FILE
     if resume and path.exists():
         recorded = json.loads(path.read_text())
@@ -83,7 +79,6 @@ def check_identity(out: Path, identity: dict, resume: bool) -> None:
                 f"{out}: --resume with other settings than the run's ({'; '.join(changed)}); continue it "
                 "with its own, or choose another --out"
             )
-    write_atomically(path, json.dumps(identity, indent=1))
 
 
 def finished_episodes(path: Path) -> set[tuple[int | str, int]]:
@@ -104,61 +99,74 @@ def finished_episodes(path: Path) -> set[tuple[int | str, int]]:
 
 
 async def run_eval(
-    settings: EvalSettings,
-    tasks: list[Task],
-    backend: SiteBackend,
-    policy: Policy,
-    judge: Judge | None = None,
-    on_episode=lambda row: None,
+    settings: EvalSettings, tasks: list[Task], executor: Executor, on_episode=lambda record: None
 ) -> dict:
-    plan = backend.running()
-    if plan is None:
-        raise UsageError("the sites are not running; start them with `webrl up`")
-    settings = settings.model_copy(update={"site_resets": backend.reset_policy})
-    if settings.parallel > plan.instances:
-        raise UsageError(
-            f"--parallel {settings.parallel} needs {settings.parallel} site instances; "
-            f"start them with `webrl up --instances {settings.parallel}`"
-        )
-    missing = sorted({s for t in tasks for s in t.sites if s not in plan.sites and s != "wikipedia"})
-    if missing:
-        raise UsageError(f"the tasks need sites that are not running: {', '.join(missing)}")
-    with ExitStack() as leases:  # worker k uses instance k, and no other run or reset may while it does
-        for instance in range(settings.parallel):
-            leases.enter_context(instance_lease(backend.config.state_dir, instance, f"a run into {settings.out}"))
+    """Play every (task, repeat) of the run on the executor's slots, each free slot taking the next from one
+    queue; write each record (and its screenshots) as it comes back, then the summary and report."""
+    settings = executor.check(settings, tasks)
+    episodes_path = settings.out / EPISODES_FILE
+    if not settings.resume and episodes_path.exists():
+        raise UsageError(f"{episodes_path} exists: pass --resume to continue that run, or choose another --out")
+    identity = run_identity(settings, tasks)
+    check_identity(settings.out, identity, settings.resume)
+    planned = len(tasks) * settings.repeats
+    queue: deque[tuple[Task, int]] = deque()
+    requeued: dict[tuple[int | str, int], int] = defaultdict(int)
+    in_flight = 0
+    faults_in_a_row = 0  # episodes that ended in an environment fault, since the last that did not
+
+    async def drive(slot: Slot, sink) -> None:
+        """Play queued episodes on `slot` until none is left or in flight (a lost one may come back)."""
+        nonlocal in_flight, faults_in_a_row
+        while faults_in_a_row < STOP_AFTER_FAULTS:
+            if not queue:
+                if not in_flight:
+                    return
+                await asyncio.sleep(0.05)
+                continue
+            task, repeat = queue.popleft()
+            in_flight += 1
+            try:
+                record, screenshots = await slot.run(play_episode, task, repeat)
+            except WorkerLost as lost:
+                requeued[task.task_id, repeat] += 1
+                if requeued[task.task_id, repeat] <= MAX_REQUEUES:
+                    queue.appendleft((task, repeat))  # another slot plays it; this one is gone
+                    return
+                record, screenshots = lost_episode(task, repeat, f"{slot.name}: {lost}"), {}
+            finally:
+                in_flight -= 1
+            faults_in_a_row = faults_in_a_row + 1 if record.status == "env_error" else 0
+            record.requeued = requeued.get((task.task_id, repeat), 0)
+            save_screenshots(settings.out, screenshots)
+            sink.write(record.to_line())
+            sink.flush()
+            on_episode(record)
+
+    async with executor.slots(settings, tasks) as slots:  # nothing is written before they are ours
         settings.out.mkdir(parents=True, exist_ok=True)
-        episodes_path = settings.out / EPISODES_FILE
-        if not settings.resume and episodes_path.exists():
-            raise UsageError(f"{episodes_path} exists: pass --resume to continue that run, or choose another --out")
-        check_identity(settings.out, run_identity(settings, tasks), settings.resume)
+        write_atomically(settings.out / RUN_FILE, json.dumps(identity, indent=1))
         done = finished_episodes(episodes_path) if settings.resume else set()
-        planned = len(tasks) * settings.repeats
-        queue: asyncio.Queue = asyncio.Queue()
-        for repeat in range(settings.repeats):
-            for task in tasks:
-                if (task.task_id, repeat) not in done:
-                    queue.put_nowait((task, repeat))
-
-        faults_in_a_row = 0  # episodes that ended in an environment fault, since the last that did not
-
-        async def worker(instance: int, browsers: Browsers, sink) -> None:
-            nonlocal faults_in_a_row
-            async with open_env(browsers, backend, instance, settings, judge) as env:
-                while not queue.empty() and faults_in_a_row < STOP_AFTER_FAULTS:
-                    task, repeat = queue.get_nowait()
-                    record = await run_episode(env, browsers, policy, task, repeat, settings)
-                    faults_in_a_row = faults_in_a_row + 1 if record.status == "env_error" else 0
-                    sink.write(record.to_line())
-                    sink.flush()
-                    on_episode(record)
-
+        queue.extend((t, r) for r in range(settings.repeats) for t in tasks if (t.task_id, r) not in done)
         try:
-            async with Browsers() as browsers:
-                with episodes_path.open("a") as sink:
-                    await asyncio.gather(*(worker(k, browsers, sink) for k in range(settings.parallel)))
+            with episodes_path.open("a") as sink:
+                await asyncio.gather(*(drive(slot, sink) for slot in slots))
         finally:  # also on Ctrl-C: what finished is summarised and reported, the rest runs with --resume
-            summary = write_summary(settings, policy, planned)
-        return summary
+            summary = write_summary(settings, executor, planned)
+    return summary
+
+
+def lost_episode(task: Task, repeat: int, error: str) -> EpisodeRecord:
+    """The record of an episode whose environment workers died under it twice: an environment fault."""
+    return EpisodeRecord(
+        task_id=task.task_id,
+        repeat=repeat,
+        sites=task.sites,
+        intent=task.intent,
+        miniwob=task.miniwob,
+        status="env_error",
+        error=f"environment worker lost twice ({error})",
+    )
 
 
 def incomplete(summary: dict) -> str | None:
@@ -178,26 +186,21 @@ def run_policy(
     backend: SiteBackend,
     models_dir: Path | None = None,
     judge: Judge | None = None,
-    on_episode=lambda row: None,
+    on_episode=lambda record: None,
 ) -> dict:
-    """`run_eval` with the policy `settings.policy` names, built, served and let go here (the training loop's
-    rollouts, evaluations and demonstrations: each frees its model before the next stage)."""
-    policy = make_policy(settings.policy, models_dir, settings.context)
-    try:
-        with serving(policy):
-            summary = asyncio.run(run_eval(settings, tasks, backend, policy, judge, on_episode))
-        if summary["episodes"]["missing"]:  # stopped by faults: the stage is not done
-            raise IncompleteRun(f"{settings.out}: {incomplete(summary)}")
-        return summary
-    finally:
-        del policy
-        gc.collect()
+    """`run_eval` with the policy `settings.policy` names, on the executor the backend's configuration names
+    (the training loop's rollouts, evaluations and demonstrations: each frees its model before the next stage)."""
+    with executor_for(settings, backend, models_dir, judge) as executor:
+        summary = asyncio.run(run_eval(settings, tasks, executor, on_episode))
+    if summary["episodes"]["missing"]:  # stopped by faults: the stage is not done
+        raise IncompleteRun(f"{settings.out}: {incomplete(summary)}")
+    return summary
 
 
-def write_summary(settings: EvalSettings, policy: Policy, planned: int) -> dict:
+def write_summary(settings: EvalSettings, executor: Executor, planned: int) -> dict:
     """summary.json and report.html from the episodes recorded so far, out of `planned`."""
     records = read_episodes(settings.out)
-    summary = summarize(records, settings, policy, planned)
+    summary = summarize(records, settings, executor.policy_name, planned) | {"executor": executor.describe()}
     write_atomically(settings.out / "summary.json", json.dumps(summary, indent=2, default=str))
     write_report(settings.out, records, summary)
     return summary
@@ -208,7 +211,7 @@ def site_column(sites: list[str]) -> str:
     return next((column for column, site in SITE_COLUMNS.items() if sites and sites[0] == site), "Other")
 
 
-def summarize(rows: list[EpisodeRecord], settings: EvalSettings, policy: Policy, planned: int) -> dict:
+def summarize(rows: list[EpisodeRecord], settings: EvalSettings, policy: str, planned: int) -> dict:
     """Per-site success rates in WebRL's column order, mean ± std over repeats; the episodes planned, by
     status, and missing (planned but not recorded: the run stopped before them). An episode whose evaluation
     raised (status 'error', e.g. an eval block the mode's original evaluator rejects) enters the rates as that
@@ -236,10 +239,15 @@ def summarize(rows: list[EpisodeRecord], settings: EvalSettings, policy: Policy,
     return {
         "created": datetime.now(UTC).isoformat(),
         "settings": settings.model_dump(mode="json"),
-        "policy": policy.name,
+        "policy": policy,
         "success_rate": table,
         **{key: value for family in families() for key, value in family.summary(rows).items()},
-        "episodes": {"planned": planned, **counts, "missing": planned - len(rows)},
+        "episodes": {
+            "planned": planned,
+            **counts,
+            "missing": planned - len(rows),
+            "requeued": sum(row.requeued for row in rows),  # moved off a worker that died (Ray executor)
+        },
         "evaluator_errors": [
             {"task_id": row.task_id, "repeat": row.repeat, **evaluator_error(row), "counts_as": counts_as}
             for row in rows

@@ -70,6 +70,7 @@ class EpisodeRecord(BaseModel):
     last_observation: str | None = None  # the page after the last step (the ORM's final page)
     seconds: float | None = None
     timings_ms: dict[str, float] = {}
+    requeued: int = 0  # times it was moved off an environment worker that died while playing it (Ray executor)
 
     @model_validator(mode="after")
     def _judged_has_a_score(self) -> EpisodeRecord:

@@ -1,0 +1,1 @@
+"""webrl on a Ray cluster: environment workers and model servers (the optional `cluster` extra)."""

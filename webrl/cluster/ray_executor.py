@@ -1,0 +1,238 @@
+"""`--executor ray`: a run's episodes on environment workers of a Ray cluster (docs/cluster.md).
+
+An environment worker is a Ray actor on a node that offers the environment resource (`webrl_env`): it owns a private
+state dir, free ports, the sites the run's tasks need (one instance per slot), one Chromium and the policy (an hf:
+model on its CPUs, or a client of the model-server pool). The driver (run_eval) keeps the one queue and writes the
+run folder; a slot here forwards a job (an episode) to its worker and brings the result back. A worker that dies
+takes its in-flight jobs with it: they come back as WorkerLost and the driver requeues them on the other slots.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import socket
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, AsyncExitStack, ExitStack, asynccontextmanager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import ray
+from ray.exceptions import RayActorError
+
+from webrl.cluster.servers import server_pool
+from webrl.config import ClusterConfig, Config, on_free_ports
+from webrl.errors import UsageError, WebrlError
+from webrl.runs.episodes import Browsers, EvalSettings, open_env
+from webrl.runs.executor import EnvSlot, Job, Slot, T, WorkerLost
+from webrl.tasks.model import Task
+
+CONNECT_TIMEOUT_S = 5  # a cluster address that does not accept a connection by then is refused
+STOP_TIMEOUT_S = 30
+
+
+def connect(address: str) -> None:
+    """Join the Ray cluster at `address` (auto: the one `ray start` runs on this machine) as a driver, once per
+    process; an address nobody answers on is one line, not Ray's minute of retries."""
+    if ray.is_initialized():
+        return
+    if address != "auto":
+        host, _, port = address.removeprefix("ray://").rpartition(":")
+        try:
+            socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S).close()
+        except (OSError, ValueError) as err:
+            raise UsageError(
+                f"--ray-address {address}: no Ray cluster answers there ({err}); start one with `ray start --head`"
+            ) from None
+    try:
+        ray.init(address=address, namespace="webrl", log_to_driver=False, logging_level="ERROR")
+    except (ConnectionError, RuntimeError, ValueError) as err:
+        raise UsageError(
+            f"--ray-address {address}: cannot join the Ray cluster ({str(err).splitlines()[0]}); "
+            "start one with `ray start --head`, or name it with --ray-address HOST:PORT"
+        ) from None
+
+
+def env_capacity(cluster: ClusterConfig) -> int:
+    """How many environment workers the cluster can hold: its units of the environment resource."""
+    return int(ray.cluster_resources().get(cluster.env_resource, 0))
+
+
+class RayExecutor:
+    """Episodes on environment workers of a Ray cluster (see the module docstring); a context manager that joins
+    the cluster and, for a vllm: policy, starts and stops the model servers."""
+
+    kind = "ray"
+
+    def __init__(
+        self,
+        config: Config,
+        settings: EvalSettings,
+        models_dir: Path | None = None,
+        starting: Callable[[], AbstractContextManager] = nullcontext,
+    ):
+        self.config, self.cluster, self.models_dir, self.starting = config, config.cluster, models_dir, starting
+        self.policy_name = settings.policy
+        self.worker_policy = settings.policy  # what the workers build: a vllm: policy becomes the server pool
+        self.workers: list[dict] = []  # what each worker reported when it started
+        self._servers = ExitStack()
+
+    def __enter__(self) -> RayExecutor:
+        connect(self.cluster.address)
+        capacity = env_capacity(self.cluster)
+        if capacity == 0:
+            raise UsageError(
+                f"no node of the Ray cluster at {self.cluster.address} offers the environment resource "
+                f"'{self.cluster.env_resource}'; start the nodes that may run browsers with "
+                f"`ray start --resources '{{\"{self.cluster.env_resource}\": 1}}'`"
+            )
+        if self.cluster.workers and self.cluster.workers > capacity:
+            raise UsageError(
+                f"cluster.workers {self.cluster.workers}: the cluster offers {capacity} unit(s) of "
+                f"'{self.cluster.env_resource}'"
+            )
+        if self.worker_policy.startswith("vllm:"):
+            with self.starting():
+                pool = server_pool(self.worker_policy.removeprefix("vllm:"), self.cluster, self.models_dir)
+                self.worker_policy = self._servers.enter_context(pool)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._servers.close()
+
+    def check(self, settings: EvalSettings, tasks: list[Task]) -> EvalSettings:
+        return settings  # the workers start their own sites; each reports when it resets them (describe)
+
+    @asynccontextmanager
+    async def slots(self, settings: EvalSettings, tasks: list[Task]) -> Iterator[list[Slot]]:
+        count = self.cluster.workers or env_capacity(self.cluster)
+        sites = sorted({site for task in tasks for site in task.sites} - {"wikipedia"})
+        worker_class = ray.remote(EnvWorker).options(
+            resources={self.cluster.env_resource: 1},
+            num_cpus=self.cluster.worker_cpus,
+            max_restarts=0,  # a dead worker's episodes go to the others; a restarted one would only duplicate them
+        )
+        actors = [
+            worker_class.remote(self.config, settings, sites, self.worker_policy, self.models_dir) for _ in range(count)
+        ]
+        try:
+            self.workers = await asyncio.gather(*(actor.start.remote() for actor in actors))
+            yield [
+                RaySlot(f"worker {k} slot {j} on {info['node']}", actor, j)
+                for k, (actor, info) in enumerate(zip(actors, self.workers, strict=True))
+                for j in range(settings.parallel)
+            ]
+        finally:
+            await asyncio.gather(*(_stop(actor) for actor in actors))
+
+    def describe(self) -> dict:
+        return {
+            "kind": self.kind,
+            "address": self.cluster.address,
+            "policy": self.worker_policy,
+            "workers": self.workers,
+        }
+
+
+async def _stop(actor) -> None:
+    """Let a worker close its browser and sites, then end it (a dead one: nothing to do)."""
+    try:
+        await asyncio.wait_for(actor.stop.remote(), STOP_TIMEOUT_S)
+    except (RayActorError, TimeoutError):
+        pass
+    ray.kill(actor)
+
+
+@dataclass
+class RaySlot:
+    name: str
+    actor: Any  # the EnvWorker's handle
+    index: int
+
+    async def run(self, job: Job[T], *args: Any) -> T:
+        try:
+            return await self.actor.run.remote(self.index, job, *args)
+        except RayActorError as err:
+            raise WorkerLost(str(err).splitlines()[0]) from None
+
+
+class EnvWorker:
+    """One host's environment (a Ray actor, see the module docstring): `start`, then `run` jobs on its slots,
+    then `stop`. Everything it starts ends with its process: the site server watches it, Chromium is its child."""
+
+    def __init__(self, config: Config, settings: EvalSettings, sites: list[str], policy: str, models_dir: Path | None):
+        from webrl.policy.factory import make_policy
+        from webrl.sites.backends import make_backend
+
+        self.root = Path(tempfile.mkdtemp(prefix="webrl-worker-"))
+        own_sites = config.sites.model_copy(update={"instances": settings.parallel, "sites": sites or None})
+        own = config.model_copy(update={"state_dir": self.root, "sites": own_sites, "cluster": ClusterConfig()})
+        self.backend = make_backend(on_free_ports(own) if own.sites.backend == "embedded" else own)
+        self.settings, self.policy_spec, self.models_dir = settings, policy, models_dir
+        self.make_policy = make_policy
+        self.policy = None
+        self.slots: list[EnvSlot] = []
+        self.stack = AsyncExitStack()
+
+    async def start(self) -> dict:
+        """Bring up the sites, the policy and one browser environment per slot; what and where, for the summary."""
+        from webrl.evaluators.judge import parse_judge_spec
+        from webrl.sites.embedded.backend import EmbeddedBackend
+
+        began = time.perf_counter()
+        if isinstance(self.backend, EmbeddedBackend):
+            await asyncio.to_thread(self.backend.up, owner=os.getpid())
+        else:
+            await asyncio.to_thread(self.backend.up)
+        self.policy = self.make_policy(self.policy_spec, self.models_dir, self.settings.context)
+        if hasattr(self.policy, "start"):
+            await asyncio.to_thread(self.policy.start)
+        browsers = await self.stack.enter_async_context(Browsers())
+        judge = parse_judge_spec(self.settings.judge)
+        for k in range(self.settings.parallel):
+            env = await self.stack.enter_async_context(open_env(browsers, self.backend, k, self.settings, judge))
+            self.slots.append(EnvSlot(env, browsers, self.policy, self.settings))
+        return {
+            "node": ray.util.get_node_ip_address(),
+            "pid": os.getpid(),
+            "slots": len(self.slots),
+            "site_resets": self.backend.reset_policy,
+            "start_s": round(time.perf_counter() - began, 2),
+        }
+
+    async def run(self, index: int, job: Job[T], *args: Any) -> T:
+        return await job(self.slots[index], *args)
+
+    async def stop(self) -> None:
+        try:
+            await self.stack.aclose()
+            if hasattr(self.policy, "close"):
+                self.policy.close()
+            await asyncio.to_thread(self.backend.down)
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+def describe_cluster(cluster: ClusterConfig) -> list[dict]:
+    """The cluster's live nodes: address, CPUs, GPUs, environment slots (webrl doctor --ray-address)."""
+    connect(cluster.address)
+    nodes = []
+    for node in ray.nodes():
+        if not node.get("Alive"):
+            continue
+        resources = node.get("Resources", {})
+        nodes.append(
+            {
+                "node": node.get("NodeManagerAddress"),
+                "cpus": resources.get("CPU", 0),
+                "gpus": resources.get("GPU", 0),
+                "env": resources.get(cluster.env_resource, 0),
+            }
+        )
+    if not nodes:
+        raise WebrlError(f"the Ray cluster at {cluster.address} has no live node")
+    return nodes
