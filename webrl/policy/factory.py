@@ -13,8 +13,8 @@ POLICY_FORMS = (
     "oracle                       run each task's scripted solution",
     "random[:SEED]                uniformly random valid actions over the page's element ids",
     (
-        "openai:MODEL@BASE_URL        an OpenAI-compatible server (vLLM or an API); add ?chat for the chat "
-        "form; key from $OPENAI_API_KEY"
+        "openai:MODEL@BASE_URL[,...]  an OpenAI-compatible server (vLLM or an API), or several serving the same "
+        "model (each episode stays on one); add ?chat for the chat form; key from $OPENAI_API_KEY"
     ),
     (
         "vllm:MODEL_SPEC              a vLLM server webrl starts and stops itself (tiny, or an HF folder); "
@@ -43,10 +43,11 @@ def make_policy(spec: str, models_dir: Path | None = None, context: int | None =
     if kind == "openai" and "@" in rest:
         from webrl.policy.openai import OpenAIPolicy
 
-        model, _, url = rest.partition("@")
-        url, _, option = url.partition("?")
-        if model and url and option in ("", "chat", "completion"):
-            return OpenAIPolicy(model=model, base_url=url, chat=option == "chat")
+        model, _, urls = rest.partition("@")
+        urls, _, option = urls.partition("?")
+        pool = _server_list(urls)
+        if model and pool and option in ("", "chat", "completion"):
+            return OpenAIPolicy(model=model, base_urls=pool, chat=option == "chat")
     if kind == "vllm" and rest:
         from webrl.policy.vllm import VLLMPolicy
 
@@ -56,6 +57,15 @@ def make_policy(spec: str, models_dir: Path | None = None, context: int | None =
 
         return HFPolicy(rest, models_dir, context=context)
     raise unknown_form(f"policy spec '{spec}'", POLICY_FORMS)
+
+
+def _server_list(urls: str) -> list[str] | None:
+    """The servers of `urls` ("URL1,URL2,..."), or None unless each is a distinct http(s) URL with a host."""
+    pool = urls.split(",")
+    if all(url.startswith(("http://", "https://")) and url.partition("://")[2].strip("/") for url in pool):
+        if len({url.rstrip("/") for url in pool}) == len(pool):
+            return pool
+    return None
 
 
 @contextmanager

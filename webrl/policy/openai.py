@@ -1,5 +1,5 @@
-"""A policy served by any OpenAI-compatible endpoint: a vLLM server (completion form, the WebRL
-prompt byte for byte) or an API model (chat form). The API key comes from $OPENAI_API_KEY and is
+"""A policy served by any OpenAI-compatible endpoint, or a pool of them: a vLLM server (completion form, the
+WebRL prompt byte for byte) or an API model (chat form). The API key comes from $OPENAI_API_KEY and is
 never logged or stored."""
 
 from __future__ import annotations
@@ -12,20 +12,30 @@ import httpx
 
 from webrl.errors import WebrlError
 from webrl.policy.base import PolicyInput, Response, Sampling
+from webrl.policy.pool import ServerPool, describe_error
 from webrl.policy.prompt import chat_messages, webrl_prompt
 
 TIMEOUT_S = 300
 
 
 class OpenAIPolicy:
+    """`base_urls`: one server, or a pool of servers of the same model (webrl.policy.pool)."""
+
     def __init__(
-        self, model: str, base_url: str, chat: bool = False, api_key_env: str = "OPENAI_API_KEY", logprobs: bool = False
+        self,
+        model: str,
+        base_urls: list[str],
+        chat: bool = False,
+        api_key_env: str = "OPENAI_API_KEY",
+        logprobs: bool = False,
+        timeout_s: float = TIMEOUT_S,
     ):
         self.model = model
-        self.base_url = base_url.rstrip("/")
+        self.pool = ServerPool(base_urls)
         self.chat = chat
         self.logprobs = logprobs  # completion form: ask for each sampled token's logprob (RL needs them)
-        self.name = f"openai:{model}@{self.base_url}" + ("?chat" if chat else "")
+        self.timeout_s = timeout_s
+        self.name = f"openai:{model}@{','.join(self.pool.urls)}" + ("?chat" if chat else "")
         key = os.environ.get(api_key_env)
         self._headers = {"Authorization": f"Bearer {key}"} if key else {}
 
@@ -43,7 +53,7 @@ class OpenAIPolicy:
             if self.logprobs:
                 body["logprobs"] = 0  # the sampled tokens' own logprobs, no top-k alternatives
         start = time.perf_counter()
-        choice, reply = self._post(path, body)
+        choice, reply = self._post(path, body, x.episode)
         text = choice["message"]["content"] if self.chat else choice["text"]
         logprobs = (choice.get("logprobs") or {}).get("token_logprobs") if self.logprobs else None
         return Response(
@@ -57,7 +67,7 @@ class OpenAIPolicy:
         /chat/completions, a plain prompt to /completions."""
         chat = isinstance(prompt, list)
         body = self._body(sampling) | ({"messages": prompt} if chat else {"prompt": prompt})
-        choice, _ = self._post("/chat/completions" if chat else "/completions", body)
+        choice, _ = self._post("/chat/completions" if chat else "/completions", body, None)
         return (choice["message"]["content"] if chat else choice["text"]) or ""
 
     def _body(self, sampling: Sampling) -> dict:
@@ -73,13 +83,20 @@ class OpenAIPolicy:
             body["seed"] = sampling.seed
         return body
 
-    def _post(self, path: str, body: dict) -> tuple[dict, dict]:
-        """(the first choice, the whole reply) of one request; errors name the status, never the key."""
-        try:
-            reply = httpx.post(self.base_url + path, json=body, headers=self._headers, timeout=TIMEOUT_S)
+    def _post(self, path: str, body: dict, episode: str | None) -> tuple[dict, dict]:
+        """(the first choice, the whole reply) of one request, on the episode's server of the pool; errors name
+        the status, never the key."""
+
+        def send(base_url: str) -> dict:
+            reply = httpx.post(base_url + path, json=body, headers=self._headers, timeout=self.timeout_s)
             reply.raise_for_status()
-            data = reply.json()
+            return reply.json()
+
+        try:
+            data = self.pool.call(episode, send)
             return data["choices"][0], data
+        except WebrlError as err:  # every server failed
+            raise WebrlError(f"policy {self.name}: {err}") from None
         except (httpx.HTTPError, KeyError, IndexError, ValueError) as err:
             # The status and reason only: never the request headers, which hold the key.
-            raise WebrlError(f"policy {self.name}: {type(err).__name__}: {str(err).splitlines()[0][:200]}") from None
+            raise WebrlError(f"policy {self.name}: {describe_error(err)}") from None

@@ -25,6 +25,7 @@ from webrl.errors import UsageError, WebrlError
 from webrl.netutil import free_port
 from webrl.policy.base import PolicyInput, Response, Sampling
 from webrl.policy.openai import OpenAIPolicy
+from webrl.policy.pool import ServerPool
 
 SERVED_NAME = "webrl-policy"
 START_TIMEOUT_S = 600  # model load plus, on first use, vLLM's compile caches
@@ -243,7 +244,7 @@ class VLLMPolicy(OpenAIPolicy):
         if not model_spec:
             raise UsageError("vllm: needs a model spec, e.g. vllm:tiny or vllm:/path/to/hf_folder")
         # api_key_env="": a local server needs no key, so $OPENAI_API_KEY is never sent to it
-        super().__init__(model=SERVED_NAME, base_url="http://127.0.0.1:0/v1", api_key_env="", logprobs=True)
+        super().__init__(model=SERVED_NAME, base_urls=["http://127.0.0.1:0/v1"], api_key_env="", logprobs=True)
         self.name = f"vllm:{model_spec}"
         self.model_spec = model_spec
         self.models_dir = models_dir
@@ -268,7 +269,7 @@ class VLLMPolicy(OpenAIPolicy):
                 log = self.log_path or models_dir.parent / "vllm" / f"{datetime.now():%Y%m%d-%H%M%S}-{os.getpid()}.log"
                 server = VLLMServer(weights, log, **self.server_options)
                 server.start()
-                self.server, self.base_url = server, server.base_url
+                self.server, self.pool = server, ServerPool([server.base_url])
             return self.server
 
     def load(self, weights: Path) -> None:
@@ -277,7 +278,7 @@ class VLLMPolicy(OpenAIPolicy):
             self._weights = Path(weights)
             if self.server is not None:
                 self.server.restart(self._weights)
-                self.base_url = self.server.base_url
+                self.pool = ServerPool([self.server.base_url])
 
     def close(self) -> None:
         with self._lock:
