@@ -17,7 +17,7 @@ from webrl.cli.main import GLOBALS
 from webrl.cli.sites import compact_table
 from webrl.env.miniwob import DEFAULT_TIME_LIMIT_S
 from webrl.errors import IncompleteRun, UsageError
-from webrl.policy.factory import POLICY_FORMS
+from webrl.policy.factory import POLICY_FORMS, policy_builder
 from webrl.policy.models import model_cache
 from webrl.runs.records import EpisodeRecord
 from webrl.sites.backends import make_backend
@@ -75,6 +75,13 @@ def eval_command(
     ] = False,
     temperature: Annotated[float, typer.Option(help="Sampling temperature (WebRL evaluates at 0).")] = 0.0,
     max_tokens: Annotated[int, typer.Option(help="Token limit of each answer (WebRL: 2048).")] = 2048,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            help="With --temperature above 0: each answer samples with a seed from (this, task, repeat, step), so "
+            "a run gives the same answers again, on any executor and in any order [default: unseeded]."
+        ),
+    ] = None,
     context: Annotated[
         int | None,
         typer.Option(
@@ -111,7 +118,7 @@ def eval_command(
 ) -> None:
     """Run a policy over a task set in real browsers; write episodes.jsonl, summary.json and report.html."""
     from webrl.evaluators.judge import parse_judge_spec  # Playwright & co. only when evaluating
-    from webrl.runs.eval import SITE_COLUMNS, EvalSettings, incomplete, run_eval
+    from webrl.runs.eval import SITE_COLUMNS, EvalSettings, incomplete
     from webrl.runs.executor import executor_for
     from webrl.sites.task_sets import resolve_task_set
 
@@ -134,6 +141,7 @@ def eval_command(
             escape_text=escape_text,
             temperature=temperature,
             max_tokens=max_tokens,
+            seed=seed,
             context=context,
             resume=resume,
             limit=limit,
@@ -144,38 +152,15 @@ def eval_command(
         first = err.errors()[0]
         option = {"action_space": "actions"}.get(str(first["loc"][0]), str(first["loc"][0])).replace("_", "-")
         raise UsageError(f"--{option}: {first['msg']}") from None
+    policy_builder(policy)  # a bad spec is refused before tasks are read or anything starts
     judge_model = parse_judge_spec(judge)
     site_backend = make_backend(config)
-    plan = site_backend.running() if config.sites.backend == "embedded" else None
-    task_list = resolve_task_set(tasks, config.state_dir, plan.seed if plan else config.sites.seed)[:limit]
-    settings.task_suite = getattr(task_list[0], "suite_version", None) if task_list else None
     starting = lambda: console.status(f"starting {policy} ({config.cluster.executor})")  # noqa: E731
-    with (
-        executor_for(settings, site_backend, model_cache(config), judge_model, starting) as runner,
-        Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("{task.fields[rate]}"),
-            console=console,
-        ) as progress,
-    ):
-        bar = progress.add_task("episodes", total=len(task_list) * repeats, rate="")
-        successes = []
-
-        def on_episode(record: EpisodeRecord) -> None:
-            successes.append(record.score == 1.0)
-            progress.update(bar, advance=1, rate=f"{sum(successes)}/{len(successes)} succeeded")
-
-        try:
-            summary = asyncio.run(run_eval(settings, task_list, runner, on_episode))
-        except KeyboardInterrupt:
-            console.print(
-                f"interrupted: {len(successes)} episodes are recorded in {settings.out}; continue with "
-                f"--resume --out {settings.out}"
-            )
-            raise typer.Exit(130) from None
+    with executor_for(settings, site_backend, model_cache(config), judge_model, starting) as runner:
+        plan = site_backend.running() if config.sites.backend == "embedded" else None
+        task_list = resolve_task_set(tasks, config.state_dir, plan.seed if plan else config.sites.seed)[:limit]
+        settings.task_suite = getattr(task_list[0], "suite_version", None) if task_list else None
+        summary = run_with_progress(settings, task_list, runner, repeats)
     table = compact_table(*SITE_COLUMNS, "Other", "Average", title=f"success rate (%), {summary['policy']}")
     rates = summary["success_rate"]
     table.add_row(
@@ -197,6 +182,36 @@ def eval_command(
             f"{problem}; continue with `webrl eval --resume --out {settings.out}` once the sites "
             "answer (`webrl status`)"
         )
+
+
+def run_with_progress(settings, tasks: list, runner, repeats: int) -> dict:
+    """`run_eval` with a progress bar of episodes and successes; Ctrl-C says how to continue."""
+    from webrl.runs.eval import run_eval
+
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[rate]}"),
+        console=console,
+    )
+    with progress:
+        bar = progress.add_task("episodes", total=len(tasks) * repeats, rate="")
+        successes = []
+
+        def on_episode(record: EpisodeRecord) -> None:
+            successes.append(record.score == 1.0)
+            progress.update(bar, advance=1, rate=f"{sum(successes)}/{len(successes)} succeeded")
+
+        try:
+            return asyncio.run(run_eval(settings, tasks, runner, on_episode))
+        except KeyboardInterrupt:
+            console.print(
+                f"interrupted: {len(successes)} episodes are recorded in {settings.out}; continue with "
+                f"--resume --out {settings.out}"
+            )
+            raise typer.Exit(130) from None
 
 
 def summary_table(extra: SummaryTable):

@@ -12,6 +12,7 @@ from typing import Annotated, Any, NoReturn
 import click
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from webrl.config import Config, load_config
 from webrl.errors import WebrlError
@@ -105,25 +106,30 @@ def run() -> None:
     except BAD_USAGE as err:  # bad flags or arguments: click's message, on one line like every other error
         ctx = getattr(err, "ctx", None)
         hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
-        err_console.print(f"[red]error:[/red] {err.format_message()}{hint}", highlight=False)
+        print_error(f"{err.format_message()}{hint}")
         sys.exit(2)
     except EXITED as err:
         sys.exit(err.exit_code)
     except WebrlError as err:
         if GLOBALS.debug:
             raise
-        err_console.print(f"[red]error:[/red] {err}", highlight=False)
+        print_error(str(err))
         sys.exit(err.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
     except OSError as err:
         if err.errno not in STORAGE_ERRORS or GLOBALS.debug:
             unexpected(err)
-        err_console.print(f"[red]error:[/red] {storage_message(err)}", highlight=False)
+        print_error(storage_message(err))
         sys.exit(2)
     except Exception as err:
         unexpected(err)
     sys.exit(result if isinstance(result, int) else 0)
+
+
+def print_error(message: str) -> None:
+    """One error line; the message as it is (a `[cluster]` in it is text, not console markup)."""
+    err_console.print(f"[red]error:[/red] {escape(message)}", highlight=False)
 
 
 def storage_message(err: OSError) -> str:
@@ -138,9 +144,7 @@ def unexpected(err: Exception) -> NoReturn:
     """A bug or an unexpected environment fault: still one line by default, the traceback with --debug."""
     if GLOBALS.debug:
         raise err
-    err_console.print(
-        f"[red]error:[/red] unexpected {type(err).__name__}: {err} (run with --debug for details)", highlight=False
-    )
+    print_error(f"unexpected {type(err).__name__}: {err} (run with --debug for details)")
     sys.exit(1)
 
 

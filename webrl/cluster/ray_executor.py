@@ -27,6 +27,7 @@ from ray.exceptions import RayActorError
 from webrl.cluster.servers import server_pool
 from webrl.config import ClusterConfig, Config, on_free_ports
 from webrl.errors import UsageError, WebrlError
+from webrl.policy.factory import policy_builder
 from webrl.runs.episodes import Browsers, EvalSettings, open_env
 from webrl.runs.executor import EnvSlot, Job, Slot, T, WorkerLost
 from webrl.tasks.model import Task
@@ -82,6 +83,7 @@ class RayExecutor:
         self._servers = ExitStack()
 
     def __enter__(self) -> RayExecutor:
+        policy_builder(self.worker_policy)  # a bad spec: refused here, not on every worker
         connect(self.cluster.address)
         capacity = env_capacity(self.cluster)
         if capacity == 0:

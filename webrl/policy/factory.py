@@ -31,15 +31,21 @@ def make_policy(spec: str, models_dir: Path | None = None, context: int | None =
     """Build a policy from its command-line spec (see POLICY_FORMS); model specs of hf:/vllm: are prepared in
     `models_dir` (default: `<state dir>/models` of the environment's configuration). `context` caps an hf:
     model's prompt plus answer in tokens (below its own context); a server (vllm:, openai:) has its own limit."""
+    return policy_builder(spec, models_dir, context)()
+
+
+def policy_builder(spec: str, models_dir: Path | None = None, context: int | None = None) -> Callable[[], Policy]:
+    """What builds the policy `spec` names, without building it (a bad spec is refused before any model loads, or
+    before a cluster's workers start); the usage error listing the forms for a spec of none of them."""
     kind, _, rest = spec.partition(":")
     if kind == "oracle" and not rest:
         from webrl.policy.oracle import OraclePolicy
 
-        return OraclePolicy()
+        return OraclePolicy
     if kind == "random" and (not rest or rest.isdigit()):
         from webrl.policy.random import RandomPolicy
 
-        return RandomPolicy(int(rest or 0))
+        return lambda: RandomPolicy(int(rest or 0))
     if kind == "openai" and "@" in rest:
         from webrl.policy.openai import OpenAIPolicy
 
@@ -47,15 +53,19 @@ def make_policy(spec: str, models_dir: Path | None = None, context: int | None =
         urls, _, option = urls.partition("?")
         pool = _server_list(urls)
         if model and pool and option in ("", "chat", "completion"):
-            return OpenAIPolicy(model=model, base_urls=pool, chat=option == "chat")
+            return lambda: OpenAIPolicy(model=model, base_urls=pool, chat=option == "chat")
     if kind == "vllm" and rest:
         from webrl.policy.vllm import VLLMPolicy
 
-        return VLLMPolicy(rest, models_dir)
+        return lambda: VLLMPolicy(rest, models_dir)
     if kind == "hf" and rest:
-        from webrl.policy.hf import HFPolicy
 
-        return HFPolicy(rest, models_dir, context=context)
+        def hf() -> Policy:
+            from webrl.policy.hf import HFPolicy  # torch and transformers: only when one is built
+
+            return HFPolicy(rest, models_dir, context=context)
+
+        return hf
     raise unknown_form(f"policy spec '{spec}'", POLICY_FORMS)
 
 
