@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 from rich.table import Table
 
+from webrl.cli.cluster import ExecutorOption, RayAddressOption, cluster_flags
 from webrl.cli.console import make_console
 from webrl.errors import UsageError
 from webrl.rl.settings import COSINE_WARMUP, SftSettings, UpdateSettings
@@ -407,6 +408,8 @@ def train_command(
         bool,
         typer.Option("--print-config", help="Print the resolved settings as a file --config reads back, and stop."),
     ] = False,
+    executor: ExecutorOption = None,
+    ray_address: RayAddressOption = None,
     **options: Any,
 ) -> None:
     """The whole WebRL run: SFT (phase 0), then per phase: tasks from the last phase's failures, critic filter,
@@ -419,7 +422,7 @@ def train_command(
 
     if resume and out is None:
         raise UsageError("--resume needs the --out folder of the run to continue")
-    site_config = GLOBALS.config()
+    site_config = GLOBALS.config(**cluster_flags(executor, ray_address))
     settings = resolve_run_settings(settings_layers(preset, config, site_config.train, options))
     if print_config:
         typer.echo(settings_yaml(settings), nl=False)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -34,7 +34,8 @@ from webrl.policy.prompt import webrl_prompt
 from webrl.rl.critic import Critic
 from webrl.rl.data import Encoded, collate, encode_prompt, pad_token_id
 from webrl.rl.objective import value_from_logits
-from webrl.runs.episodes import Browsers, open_env
+from webrl.runs.episodes import EvalSettings
+from webrl.runs.executor import EnvSlot, Executor, Work, dispatch, executor_for
 from webrl.sites.base import SiteBackend
 from webrl.tasks.family import family_of
 from webrl.tasks.model import Task
@@ -54,32 +55,42 @@ def page_key(task: Task) -> PageKey:
     return task.start_url, tuple(task.sites), task.storage_state is not None, family_of(task).start_key(task)
 
 
-async def observe_start_pages(
-    tasks: Sequence[Task], backend: SiteBackend, instance: int = 0, cache: dict[PageKey, str] | None = None
-) -> dict[PageKey, str]:
-    """The start page's observation text for every distinct `page_key` of `tasks`, from a real browser on the
-    running backend's `instance`; keys already in `cache` are not observed again (the cache is filled in)."""
-    pages = {} if cache is None else cache
-    todo = {page_key(t): t for t in tasks if page_key(t) not in pages}
-    if not todo:
-        return pages
-    async with Browsers() as browsers, open_env(browsers, backend, instance) as env:
-        for key, task in todo.items():
-            observation, _ = await env.reset(task)
-            pages[key] = observation.text
-    return pages
+async def observe_start(slot: EnvSlot, task: Task) -> str:
+    """A job for an executor's slot (webrl.runs.executor): the observation text of `task`'s start page."""
+    observation, _ = await slot.env.reset(task)
+    return observation.text
 
 
 def start_pages(
-    tasks: Sequence[Task], backend: SiteBackend, instance: int = 0, cache: dict[PageKey, str] | None = None
+    tasks: Sequence[Task], backend: SiteBackend, cache: dict[PageKey, str] | None = None
 ) -> dict[PageKey, str]:
-    """`observe_start_pages` for callers outside an event loop."""
-    return asyncio.run(observe_start_pages(tasks, backend, instance, cache))
+    """The start page's observation text for every distinct `page_key` of `tasks`, from real browsers on the
+    executor the backend's configuration names (locally: the running sites' instance 0); keys already in `cache`
+    are not observed again (the cache is filled in)."""
+    pages = {} if cache is None else cache
+    todo = list({page_key(t): t for t in tasks if page_key(t) not in pages}.values())
+    if todo:
+        settings = EvalSettings(tasks="start pages", out=Path())
+        with executor_for(settings, backend) as executor:
+            asyncio.run(_observe(executor, executor.check(settings, todo), todo, pages))
+    return pages
 
 
-def stored_start_pages(
-    tasks: Sequence[Task], backend: SiteBackend, path: Path, instance: int = 0
-) -> dict[PageKey, str]:
+async def _observe(executor: Executor, settings: EvalSettings, tasks: list[Task], pages: dict[PageKey, str]) -> None:
+    def observed(work: Work, text: str) -> None:
+        pages[page_key(work.args[0])] = text
+
+    def lost(work: Work, error: str) -> None:
+        raise WebrlError(f"the start page of task {work.args[0].task_id} could not be observed: {error}")
+
+    async with executor.slots(settings, tasks) as slots:
+        queue = deque(Work((task,)) for task in tasks)
+        await dispatch(slots, queue, observe_start, observed, lost)
+        if queue:
+            raise WebrlError(f"{len(queue)} start pages could not be observed: no environment worker is left")
+
+
+def stored_start_pages(tasks: Sequence[Task], backend: SiteBackend, path: Path) -> dict[PageKey, str]:
     """`start_pages` with a JSON file as the cache, so that a page is observed once per run (and a resumed run
     scores its tasks on the very pages it saw before)."""
     try:
@@ -89,7 +100,7 @@ def stored_start_pages(
         }
     except (OSError, ValueError, TypeError):  # none yet, or unreadable: it is only a cache, observe again
         cache = {}
-    pages = start_pages(tasks, backend, instance, cache)
+    pages = start_pages(tasks, backend, cache)
     write_atomically(
         path,
         json.dumps(

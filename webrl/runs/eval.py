@@ -17,16 +17,18 @@ import platform
 import statistics
 import subprocess
 from collections import defaultdict, deque
+from collections.abc import Callable
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
+from typing import TextIO
 
 from webrl.errors import IncompleteRun, UsageError
 from webrl.evaluators.judge import Judge
 from webrl.evaluators.result import ERROR_COUNTS_AS
 from webrl.files import write_atomically
 from webrl.runs.episodes import EvalSettings, save_screenshots
-from webrl.runs.executor import Executor, Slot, WorkerLost, executor_for, play_episode
+from webrl.runs.executor import Executor, Work, dispatch, executor_for, play_episode
 from webrl.runs.records import EPISODES_FILE, EpisodeRecord, parse_episode, read_episodes
 from webrl.runs.report import write_report
 from webrl.sites.base import SiteBackend
@@ -54,7 +56,6 @@ IDENTITY = (
     "miniwob_time_limit_s",
 )
 STOP_AFTER_FAULTS = 2  # environment faults in a row that end a run
-MAX_REQUEUES = 1  # an episode whose worker died is played once more elsewhere; then it is an environment fault
 # WebRL's table convention: column -> site; a task counts under its first site.
 SITE_COLUMNS = {"Reddit": "reddit", "GitLab": "gitlab", "CMS": "shopping_admin", "Map": "map", "OSS": "shopping"}
 
@@ -110,54 +111,48 @@ async def run_eval(
     identity = run_identity(settings, tasks)
     check_identity(settings.out, identity, settings.resume)
     planned = len(tasks) * settings.repeats
-    queue: deque[tuple[Task, int]] = deque()
-    requeued: dict[tuple[int | str, int], int] = defaultdict(int)
-    in_flight = 0
-    faults_in_a_row = 0  # episodes that ended in an environment fault, since the last that did not
-
-    async def drive(slot: Slot, sink) -> None:
-        """Play queued episodes on `slot` until none is left or in flight (a lost one may come back)."""
-        nonlocal in_flight, faults_in_a_row
-        while faults_in_a_row < STOP_AFTER_FAULTS:
-            if not queue:
-                if not in_flight:
-                    return
-                await asyncio.sleep(0.05)
-                continue
-            task, repeat = queue.popleft()
-            in_flight += 1
-            try:
-                record, screenshots = await slot.run(play_episode, task, repeat)
-            except WorkerLost as lost:
-                requeued[task.task_id, repeat] += 1
-                if requeued[task.task_id, repeat] <= MAX_REQUEUES:
-                    queue.appendleft((task, repeat))  # another slot plays it; this one is gone
-                    return
-                record, screenshots = lost_episode(task, repeat, f"{slot.name}: {lost}"), {}
-            finally:
-                in_flight -= 1
-            faults_in_a_row = faults_in_a_row + 1 if record.status == "env_error" else 0
-            record.requeued = requeued.get((task.task_id, repeat), 0)
-            save_screenshots(settings.out, screenshots)
-            sink.write(record.to_line())
-            sink.flush()
-            on_episode(record)
-
     async with executor.slots(settings, tasks) as slots:  # nothing is written before they are ours
         settings.out.mkdir(parents=True, exist_ok=True)
         write_atomically(settings.out / RUN_FILE, json.dumps(identity, indent=1))
         done = finished_episodes(episodes_path) if settings.resume else set()
-        queue.extend((t, r) for r in range(settings.repeats) for t in tasks if (t.task_id, r) not in done)
+        queue = deque(Work((t, r)) for r in range(settings.repeats) for t in tasks if (t.task_id, r) not in done)
         try:
             with episodes_path.open("a") as sink:
-                await asyncio.gather(*(drive(slot, sink) for slot in slots))
+                writer = EpisodeWriter(settings.out, sink, on_episode)
+                await dispatch(slots, queue, play_episode, writer.played, writer.lost, writer.stopped)
         finally:  # also on Ctrl-C: what finished is summarised and reported, the rest runs with --resume
             summary = write_summary(settings, executor, planned)
     return summary
 
 
-def lost_episode(task: Task, repeat: int, error: str) -> EpisodeRecord:
-    """The record of an episode whose environment workers died under it twice: an environment fault."""
+class EpisodeWriter:
+    """Appends each episode that comes back to the run folder at once (its record, its screenshots), and counts
+    the environment faults in a row that stop a run."""
+
+    def __init__(self, out: Path, sink: TextIO, on_episode: Callable[[EpisodeRecord], None]):
+        self.out, self.sink, self.on_episode = out, sink, on_episode
+        self.faults_in_a_row = 0
+
+    def played(self, work: Work, result: tuple[EpisodeRecord, dict[str, bytes]]) -> None:
+        record, screenshots = result
+        self.write(record.model_copy(update={"requeued": work.lost}), screenshots)
+
+    def lost(self, work: Work, error: str) -> None:
+        self.write(lost_episode(*work.args, error, requeued=work.lost - 1), {})
+
+    def stopped(self) -> bool:
+        return self.faults_in_a_row >= STOP_AFTER_FAULTS
+
+    def write(self, record: EpisodeRecord, screenshots: dict[str, bytes]) -> None:
+        self.faults_in_a_row = self.faults_in_a_row + 1 if record.status == "env_error" else 0
+        save_screenshots(self.out, screenshots)
+        self.sink.write(record.to_line())
+        self.sink.flush()
+        self.on_episode(record)
+
+
+def lost_episode(task: Task, repeat: int, error: str, requeued: int) -> EpisodeRecord:
+    """The record of an episode whose environment workers died under it again and again: an environment fault."""
     return EpisodeRecord(
         task_id=task.task_id,
         repeat=repeat,
@@ -165,7 +160,8 @@ def lost_episode(task: Task, repeat: int, error: str) -> EpisodeRecord:
         intent=task.intent,
         miniwob=task.miniwob,
         status="env_error",
-        error=f"environment worker lost twice ({error})",
+        error=f"its environment worker died {requeued + 1} times (last: {error})",
+        requeued=requeued,
     )
 
 

@@ -1,5 +1,5 @@
 """Where a run's episodes are played: in this process (`LocalExecutor`, the default) or by environment workers on a
-Ray cluster (webrl.cluster.ray_executor). The driver (run_eval) keeps the queue and writes the run folder either
+Ray cluster (webrl.runs.ray_executor). The driver (run_eval) keeps the queue and writes the run folder either
 way; an executor only offers *slots*, each of which plays one job at a time on its own browser environment.
 
 A job is a module-level coroutine function `job(slot, *args)` given an `EnvSlot` (the environment, the browser, the
@@ -11,7 +11,9 @@ This module never imports Ray: a run with the local executor needs no cluster pa
 
 from __future__ import annotations
 
+import asyncio
 import gc
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import (
     AbstractAsyncContextManager,
@@ -78,6 +80,57 @@ class Executor(Protocol):
 
     def describe(self) -> dict:
         """What the summary records of where the episodes ran."""
+
+
+MAX_REQUEUES = 1  # a job whose worker died runs once more elsewhere; then it is given up (on_lost)
+
+
+@dataclass
+class Work:
+    """One job's arguments in a queue, and how often a dying worker took it down."""
+
+    args: tuple
+    lost: int = 0
+
+
+async def dispatch(
+    slots: list[Slot],
+    queue: deque[Work],
+    job: Job[T],
+    on_result: Callable[[Work, T], None],
+    on_lost: Callable[[Work, str], None],
+    stop: Callable[[], bool] = lambda: False,
+) -> None:
+    """Run `job` over the queue, each free slot taking the next work, until the queue is empty (or `stop()`);
+    `on_result` as each comes back. A work whose slot's worker died goes back to the front of the queue for the
+    other slots (MAX_REQUEUES times; then `on_lost`), and that slot is gone. Works left when every slot is gone
+    stay in the queue."""
+    in_flight = 0
+
+    async def drive(slot: Slot) -> None:
+        nonlocal in_flight
+        while not stop():
+            if not queue:
+                if not in_flight:
+                    return
+                await asyncio.sleep(0.05)  # a work in flight may yet come back to the queue
+                continue
+            work = queue.popleft()
+            in_flight += 1
+            try:
+                result = await slot.run(job, *work.args)
+            except WorkerLost as err:
+                work.lost += 1
+                if work.lost <= MAX_REQUEUES:
+                    queue.appendleft(work)
+                else:
+                    on_lost(work, f"{slot.name}: {err}")
+                return
+            finally:
+                in_flight -= 1
+            on_result(work, result)
+
+    await asyncio.gather(*(drive(slot) for slot in slots))
 
 
 async def play_episode(slot: EnvSlot, task: Task, repeat: int) -> tuple[EpisodeRecord, dict[str, bytes]]:
@@ -157,7 +210,7 @@ def executor_for(
     cluster = backend.config.cluster
     if cluster.executor == "ray":
         try:
-            from webrl.cluster.ray_executor import RayExecutor
+            from webrl.runs.ray_executor import RayExecutor
         except ImportError as err:
             raise UsageError(
                 f"--executor ray needs Ray ({err.name} is not installed): pip install 'webrl[cluster]'"

@@ -139,7 +139,7 @@ class TrainRun:
 
     def run(self) -> list[dict]:
         """Every stage not finished yet; the metrics of every phase."""
-        if self.backend.running() is None:
+        if self.config.cluster.executor == "local" and self.backend.running() is None:  # on Ray: the workers' own
             raise UsageError(
                 "the sites are not running; start them with `webrl up"
                 + (f" --instances {self.settings.parallel}`" if self.settings.parallel > 1 else "`")
@@ -214,7 +214,7 @@ class TrainRun:
                 known,
                 trained,
                 Path(self.config.state_dir),
-                self.backend.running().seed,
+                self.sites_seed(),
                 self.models_dir,
             )
             candidates, report["feasibility"] = phase_tasks.feasible(settings, candidates)
@@ -330,9 +330,14 @@ class TrainRun:
     def task_set(self, name: str) -> list[Task]:
         """A named task set (the embedded suite of the running sites' data), resolved once per run."""
         if name not in self._task_sets:
-            plan = self.backend.running()
-            self._task_sets[name] = resolve_task_set(name, self.config.state_dir, plan.seed if plan else 0)
+            self._task_sets[name] = resolve_task_set(name, self.config.state_dir, self.sites_seed())
         return self._task_sets[name]
+
+    def sites_seed(self) -> int:
+        """The embedded sites' data seed: the running sites', else the configuration's (the Ray workers start
+        theirs with it)."""
+        plan = self.backend.running()
+        return plan.seed if plan else self.config.sites.seed
 
     def demo_tasks(self) -> list[Task]:
         """Phase 0's demonstration tasks: those of --demo-tasks (default the train tasks) with a scripted solution,

@@ -24,7 +24,7 @@ from typing import Any
 import ray
 from ray.exceptions import RayActorError
 
-from webrl.cluster.servers import server_pool
+from webrl.runs.model_servers import server_pool
 from webrl.config import ClusterConfig, Config, on_free_ports
 from webrl.errors import UsageError, WebrlError
 from webrl.policy.factory import policy_builder
@@ -76,9 +76,10 @@ class RayExecutor:
         models_dir: Path | None = None,
         starting: Callable[[], AbstractContextManager] = nullcontext,
     ):
-        self.config, self.cluster, self.models_dir, self.starting = config, config.cluster, models_dir, starting
+        self.config, self.cluster, self.starting = config, config.cluster, starting
+        self.models_dir = Path(models_dir).resolve() if models_dir else None
         self.policy_name = settings.policy
-        self.worker_policy = settings.policy  # what the workers build: a vllm: policy becomes the server pool
+        self.worker_policy = absolute_model_path(settings.policy)  # what the workers build (vllm: becomes a pool)
         self.workers: list[dict] = []  # what each worker reported when it started
         self._servers = ExitStack()
 
@@ -138,6 +139,15 @@ class RayExecutor:
             "policy": self.worker_policy,
             "workers": self.workers,
         }
+
+
+def absolute_model_path(spec: str) -> str:
+    """`spec` with a model folder given by a relative path made absolute: a worker's working directory is not the
+    driver's (the folder itself must be on storage every node sees, docs/cluster.md)."""
+    kind, _, rest = spec.partition(":")
+    if kind in ("hf", "vllm") and rest and Path(rest).exists():
+        return f"{kind}:{Path(rest).resolve()}"
+    return spec
 
 
 async def _stop(actor) -> None:
