@@ -4,16 +4,20 @@ worker counts; ratios side by side from one run (these machines are shared and n
 
     .venv/bin/python bench/cluster.py [--episodes 40] [--workers 1 2] [--json bench/results/cluster.json]
 
-Prints per worker count: wall time and episodes/s of both executors, Ray's time to start its workers (sites,
-browser, policy), the memory of a worker's process tree (worker, its site server and Chromium) beside the local
-run's, and each Ray node's own memory (its raylet); the last line is Ray's wall time over local's at the largest
-worker count, workers' start included.
+Prints per number of episodes at once: the local run (one process, one Chromium, one site server), Ray with a
+worker per node (a Chromium and a site server each: the cluster layout) and Ray with one worker holding every slot
+(the local run's processes: what Ray itself adds); wall time and episodes/s, Ray's time to have its workers ready
+(placing, spawning, sites, browser, policy), the memory of a worker's process tree (worker, site server, Chromium)
+beside the local process tree's, and a Ray node's own memory (its raylet). The last line is Ray with a worker per
+node over local at the most episodes at once, the workers' start included ("after start": without it, the
+cost of a long run).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -55,18 +59,19 @@ def run(settings: EvalSettings, tasks: list, executor, pids) -> dict:
     start = time.perf_counter()
     summary = asyncio.run(run_eval(settings, tasks, executor, sampled))
     wall = time.perf_counter() - start
-    return {"wall_s": wall, "episodes_per_s": len(tasks) / wall, "done": summary["episodes"].get("done", 0), "mb": peak[0]}
+    done = summary["episodes"].get("done", 0)
+    return {"wall_s": wall, "episodes_per_s": len(tasks) / wall, "done": done, "mb": peak[0]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=40)
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="episodes at once")
     parser.add_argument("--json", type=Path, help="also write the numbers, stamped (bench/stamp.py), to this file")
     args = parser.parse_args()
     console = Console()
     most = max(args.workers)
-    numbers: dict[str, dict] = {}
+    rows: list[dict] = []
     with tempfile.TemporaryDirectory() as tmp:
         state = Path(tmp)
         config = on_free_ports(
@@ -79,59 +84,61 @@ def main() -> None:
         nodes = [cluster.add_node(num_cpus=1, resources={"webrl_env": 1}) for _ in range(most)]
         cluster.wait_for_nodes()
         ray.init(address=cluster.address, log_to_driver=False, logging_level="ERROR")
+        base = dict(tasks=TASKS, policy="oracle", screenshots=False)
         try:
-            for workers in args.workers:
-                base = dict(tasks=TASKS, policy="oracle", screenshots=False)
-                local = run(
-                    EvalSettings(**base, parallel=workers, out=state / f"local-{workers}"),
-                    tasks,
-                    LocalExecutor(local_sites, make_policy("oracle")),
-                    lambda: [psutil.Process().pid],
-                )
-                ray_config = config.model_copy(
-                    update={"cluster": config.cluster.model_copy(update={"executor": "ray", "workers": workers})}
-                )
-                settings = EvalSettings(**base, out=state / f"ray-{workers}")
-                with RayExecutor(ray_config, settings) as executor:
-                    remote = run(settings, tasks, executor, lambda: [w["pid"] for w in executor.workers])
-                    remote["start_s"] = max(w["start_s"] for w in executor.workers)
-                remote["raylet_mb"] = max(tree_mb(node.all_processes["raylet"][0].process.pid) for node in nodes)
-                numbers[str(workers)] = {"local": local, "ray": remote, "ratio": remote["wall_s"] / local["wall_s"]}
+            for at_once in args.workers:
+                settings = EvalSettings(**base, parallel=at_once, out=state / f"local-{at_once}")
+                local = run(settings, tasks, LocalExecutor(local_sites, make_policy("oracle")), lambda: [os.getpid()])
+                rows.append({"executor": "local", "workers": 1, "slots": at_once, **local})
+                # Ray: a worker per node (a browser and a site server each), and one worker with every slot (the
+                # local run's processes: what Ray itself adds)
+                for workers, slots in sorted({(at_once, 1), (1, at_once)}, reverse=True):
+                    cluster_settings = config.cluster.model_copy(update={"executor": "ray", "workers": workers})
+                    settings = EvalSettings(**base, parallel=slots, out=state / f"ray-{workers}x{slots}")
+                    with RayExecutor(config.model_copy(update={"cluster": cluster_settings}), settings) as executor:
+                        remote = run(settings, tasks, executor, lambda: [w["pid"] for w in executor.workers])
+                    raylet = max(tree_mb(node.all_processes["raylet"][0].process.pid) for node in nodes)
+                    remote |= {
+                        "ready_s": executor.ready_s,
+                        "raylet_mb": raylet,
+                        "ratio": remote["wall_s"] / local["wall_s"],
+                        "ratio_after_start": (remote["wall_s"] - executor.ready_s) / local["wall_s"],
+                    }
+                    rows.append({"executor": "ray", "workers": workers, "slots": slots, **remote})
         finally:
             ray.shutdown()
             cluster.shutdown()
             local_sites.down()
     table = Table(
-        "workers",
-        "local s",
-        "ray s",
-        "local ep/s",
-        "ray ep/s",
-        "ray start s",
-        "local MB",
-        "ray worker MB",
+        "executor",
+        "workers × slots",
+        "wall s",
+        "episodes/s",
+        "workers ready s",
+        "MB per worker",
         "raylet MB",
-        "ray / local",
+        "÷ local",
+        "÷ local after start",
         title=f"{args.episodes} oracle episodes of {TASKS}, one machine ({psutil.cpu_count()} cores)",
     )
-    for workers, n in numbers.items():
-        local, remote = n["local"], n["ray"]
+    for row in rows:
+        ray_row = row["executor"] == "ray"
         table.add_row(
-            workers,
-            f"{local['wall_s']:.1f}",
-            f"{remote['wall_s']:.1f}",
-            f"{local['episodes_per_s']:.2f}",
-            f"{remote['episodes_per_s']:.2f}",
-            f"{remote['start_s']:.1f}",
-            f"{local['mb']:.0f}",
-            f"{remote['mb']:.0f}",
-            f"{remote['raylet_mb']:.0f}",
-            f"{n['ratio']:.2f}×",
+            row["executor"],
+            f"{row['workers']} × {row['slots']}",
+            f"{row['wall_s']:.1f}",
+            f"{row['episodes_per_s']:.2f}",
+            f"{row['ready_s']:.1f}" if ray_row else "",
+            f"{row['mb']:.0f}",
+            f"{row['raylet_mb']:.0f}" if ray_row else "",
+            f"{row['ratio']:.2f}×" if ray_row else "",
+            f"{row['ratio_after_start']:.2f}×" if ray_row else "",
         )
     console.print(table)
     if args.json:
-        write_result(args.json, {"bench": "cluster", "episodes": args.episodes, "tasks": TASKS, "workers": numbers})
-    console.print(f"ray / local wall time, {most} worker(s), {args.episodes} episodes: {numbers[str(most)]['ratio']:.2f}×")
+        write_result(args.json, {"bench": "cluster", "episodes": args.episodes, "tasks": TASKS, "rows": rows})
+    ratio = next(r["ratio"] for r in rows if r["executor"] == "ray" and (r["workers"], r["slots"]) == (most, 1))
+    console.print(f"ray ({most} workers) / local wall time, {most} at once, {args.episodes} episodes: {ratio:.2f}×")
 
 
 if __name__ == "__main__":

@@ -24,12 +24,12 @@ from typing import Any
 import ray
 from ray.exceptions import RayActorError
 
-from webrl.runs.model_servers import server_pool
 from webrl.config import ClusterConfig, Config, on_free_ports
 from webrl.errors import UsageError, WebrlError
 from webrl.policy.factory import policy_builder
 from webrl.runs.episodes import Browsers, EvalSettings, open_env
 from webrl.runs.executor import EnvSlot, Job, Slot, T, WorkerLost
+from webrl.runs.model_servers import server_pool
 from webrl.tasks.model import Task
 
 CONNECT_TIMEOUT_S = 5  # a cluster address that does not accept a connection by then is refused
@@ -81,6 +81,7 @@ class RayExecutor:
         self.policy_name = settings.policy
         self.worker_policy = absolute_model_path(settings.policy)  # what the workers build (vllm: becomes a pool)
         self.workers: list[dict] = []  # what each worker reported when it started
+        self.ready_s: float | None = None  # from asking for the workers to all of them ready
         self._servers = ExitStack()
 
     def __enter__(self) -> RayExecutor:
@@ -122,8 +123,10 @@ class RayExecutor:
         actors = [
             worker_class.remote(self.config, settings, sites, self.worker_policy, self.models_dir) for _ in range(count)
         ]
+        began = time.perf_counter()
         try:
             self.workers = await asyncio.gather(*(actor.start.remote() for actor in actors))
+            self.ready_s = round(time.perf_counter() - began, 2)  # placing, spawning and starting them
             yield [
                 RaySlot(f"worker {k} slot {j} on {info['node']}", actor, j)
                 for k, (actor, info) in enumerate(zip(actors, self.workers, strict=True))
@@ -137,6 +140,7 @@ class RayExecutor:
             "kind": self.kind,
             "address": self.cluster.address,
             "policy": self.worker_policy,
+            "ready_s": self.ready_s,
             "workers": self.workers,
         }
 
