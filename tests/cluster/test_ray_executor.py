@@ -29,6 +29,9 @@ def ray_cluster():
         cluster.add_node(num_cpus=1, resources={"webrl_env": 1})
     cluster.wait_for_nodes()
     yield cluster
+    import ray
+
+    ray.shutdown()  # where a test joined it from this process
     cluster.shutdown()
 
 
@@ -188,3 +191,22 @@ def test_the_local_executor_never_imports_ray(site_servers, tmp_path):
     result = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().endswith("NO RAY")
+
+
+def test_doctor_shows_the_cluster_s_nodes(ray_cluster, driver_env):
+    result = webrl(driver_env, "doctor", "--ray-address", ray_cluster.address)
+    assert f"Ray cluster at {ray_cluster.address}" in result.stdout, result.stderr
+    assert "webrl_env" in result.stdout and "2 environment worker(s) fit; 3 node(s)" in result.stdout
+
+
+@pytest.mark.slow  # ~15 s
+def test_the_critic_filter_s_start_pages_come_from_the_workers(ray_cluster, site_servers, tmp_path):
+    """The training loop's other use of browsers: the start pages it scores tasks on, observed on the cluster."""
+    from webrl.curriculum.filters import start_pages
+    from webrl.sites.task_sets import resolve_task_set
+
+    local = site_servers("miniwob")
+    tasks = resolve_task_set("miniwob:click-button,enter-text:test", local.config.state_dir)[:4]
+    cluster = local.config.cluster.model_copy(update={"executor": "ray", "address": ray_cluster.address})
+    on_ray = type(local)(local.config.model_copy(update={"cluster": cluster}))
+    assert start_pages(tasks, on_ray) == start_pages(tasks, local)
