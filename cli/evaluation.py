@@ -9,10 +9,9 @@ from typing import Annotated
 
 import typer
 from pydantic import ValidationError
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from webrl.cli.cluster import ExecutorOption, RayAddressOption, cluster_flags
-from webrl.cli.console import make_console
+from webrl.cli.console import episode_progress, make_console
 from webrl.cli.main import GLOBALS
 from webrl.cli.sites import compact_table
 from webrl.env.miniwob import DEFAULT_TIME_LIMIT_S
@@ -188,15 +187,7 @@ def run_with_progress(settings, tasks: list, runner, repeats: int) -> dict:
     """`run_eval` with a progress bar of episodes and successes; Ctrl-C says how to continue."""
     from webrl.runs.eval import run_eval
 
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("{task.fields[rate]}"),
-        console=console,
-    )
-    with progress:
+    with episode_progress(console) as progress:
         bar = progress.add_task("episodes", total=len(tasks) * repeats, rate="")
         successes = []
 

@@ -25,7 +25,7 @@ from pydantic.fields import FieldInfo
 from rich.table import Table
 
 from webrl.cli.cluster import ExecutorOption, RayAddressOption, cluster_flags
-from webrl.cli.console import make_console
+from webrl.cli.console import episode_progress, make_console
 from webrl.errors import UsageError
 from webrl.rl.settings import COSINE_WARMUP, SftSettings, UpdateSettings
 from webrl.train.settings import options_layer, preset, resolve_run_settings, settings_yaml
@@ -414,8 +414,6 @@ def train_command(
 ) -> None:
     """The whole WebRL run: SFT (phase 0), then per phase: tasks from the last phase's failures, critic filter,
     rollouts, rewards (rules or ORM), critic and actor update with replay, evaluation. Needs `webrl up`."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from webrl.cli.main import GLOBALS
     from webrl.sites.backends import make_backend
     from webrl.train.recipe import TrainRun
@@ -428,14 +426,7 @@ def train_command(
         typer.echo(settings_yaml(settings), nl=False)
         return
     out = out or Path("runs") / f"train-{datetime.now():%Y%m%d-%H%M%S}"
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("{task.fields[rate]}"),
-        console=console,
-    ) as progress:
+    with episode_progress(console) as progress:
         run = TrainRun.start(settings, out, site_config, make_backend(site_config), None, resume)
         run.progress = LiveView(progress, run.phases)
         try:

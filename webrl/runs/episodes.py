@@ -159,15 +159,7 @@ async def run_episode(
                 pass
         finally:
             await env.close()
-    return EpisodeRecord(
-        task_id=task.task_id,
-        repeat=repeat,
-        sites=task.sites,
-        intent=task.intent,
-        miniwob=task.miniwob,
-        status=status,
-        error=error,
-    )
+    return EpisodeRecord.unplayed(task, repeat, status, error)
 
 
 def step_sampling(settings: EvalSettings, task: Task, repeat: int, step: int) -> Sampling:

@@ -153,16 +153,8 @@ class EpisodeWriter:
 
 def lost_episode(task: Task, repeat: int, error: str, requeued: int) -> EpisodeRecord:
     """The record of an episode whose environment workers died under it again and again: an environment fault."""
-    return EpisodeRecord(
-        task_id=task.task_id,
-        repeat=repeat,
-        sites=task.sites,
-        intent=task.intent,
-        miniwob=task.miniwob,
-        status="env_error",
-        error=f"its environment worker died {requeued + 1} times (last: {error})",
-        requeued=requeued,
-    )
+    why = f"its environment worker died {requeued + 1} times (last: {error})"
+    return EpisodeRecord.unplayed(task, repeat, "env_error", why, requeued=requeued)
 
 
 def incomplete(summary: dict) -> str | None:

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError, model_validator
 
 from webrl.errors import UsageError
 from webrl.files import json_object
-from webrl.tasks.model import MiniwobEpisode
+from webrl.tasks.model import MiniwobEpisode, Task
 
 SCHEMA_VERSION = 2  # 2: schema_version itself; 1: every line before it
 EPISODES_FILE = "episodes.jsonl"
@@ -77,6 +77,20 @@ class EpisodeRecord(BaseModel):
         if self.status == "done" and self.score is None:
             raise ValueError("a judged episode (status done) needs a score")
         return self
+
+    @classmethod
+    def unplayed(cls, task: Task, repeat: int, status: Status, error: str, **fields: Any) -> EpisodeRecord:
+        """The record of an episode that never got to a judgement (the environment or the policy failed)."""
+        return cls(
+            task_id=task.task_id,
+            repeat=repeat,
+            sites=task.sites,
+            intent=task.intent,
+            miniwob=task.miniwob,
+            status=status,
+            error=error,
+            **fields,
+        )
 
     @property
     def key(self) -> tuple[int | str, int]:
