@@ -1,4 +1,5 @@
-"""The options that say where episodes run (`--executor`, `--ray-address`), shared by eval, demos and train."""
+"""The options that say where episodes and trainings run (`--executor`, `--ray-address`), shared by eval, train,
+sft and rl-update."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import typer
 ExecutorOption = Annotated[
     Literal["local", "ray"] | None,
     typer.Option(
-        help="Where episodes run: local (this process) or ray (environment workers on a Ray cluster, "
-        "docs/cluster.md) [default: the configuration's cluster.executor, else local]."
+        help="Where episodes and trainings run: local (this machine) or ray (environment workers and training "
+        "ranks on a Ray cluster, docs/cluster.md) [default: the configuration's cluster.executor, else local]."
     ),
 ]
 RayAddressOption = Annotated[

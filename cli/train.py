@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 import os
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -26,6 +28,7 @@ from rich.table import Table
 
 from webrl.cli.cluster import ExecutorOption, RayAddressOption, cluster_flags
 from webrl.cli.console import episode_progress, make_console
+from webrl.config import ClusterConfig
 from webrl.errors import UsageError
 from webrl.rl.settings import COSINE_WARMUP, SftSettings, UpdateSettings
 from webrl.train.settings import options_layer, preset, resolve_run_settings, settings_yaml
@@ -44,6 +47,9 @@ ProcsOption = Annotated[
     typer.Option(
         min=1, help="Processes per machine, run under the DeepSpeed launcher (GPUs, or CPU processes over gloo)."
     ),
+]
+NodesOption = Annotated[
+    int, typer.Option(min=1, help="Machines the training spans, --procs processes on each (needs --executor ray).")
 ]
 HostfileOption = Annotated[
     Path | None,
@@ -125,12 +131,32 @@ def with_train_settings(model: type[BaseModel], **defaults: Any) -> Callable[[Ca
     return wrap
 
 
+@dataclass(frozen=True)
+class Placement:
+    """Where a training's ranks run: `nodes` × `procs` placed by Ray (None: here, or under the DeepSpeed launcher)."""
+
+    nodes: int
+    procs: int
+    cluster: ClusterConfig
+
+
 def launchable(command: Callable) -> Callable:
-    """Give a command --procs and --hostfile: with several processes or a hostfile, the same command line runs
-    again under the DeepSpeed launcher (`relaunch`), and this process only waits for it."""
+    """Give a command --procs, --nodes, --hostfile, --executor and --ray-address. With --executor ray the command
+    runs its job as ranks placed by Ray (`Placement`); else, with several processes or a hostfile, the same command
+    line runs again under the DeepSpeed launcher (`relaunch`), and this process only waits for it."""
 
     def call(kwargs: dict[str, Any]) -> Any:
-        code = relaunch(kwargs.pop("procs"), kwargs.pop("hostfile"))
+        from webrl.cli.main import GLOBALS
+
+        procs, nodes, hostfile = kwargs.pop("procs"), kwargs.pop("nodes"), kwargs.pop("hostfile")
+        cluster = GLOBALS.config(**cluster_flags(kwargs.pop("executor"), kwargs.pop("ray_address"))).cluster
+        if cluster.executor == "ray":
+            if hostfile is not None:
+                raise UsageError("--hostfile is for the DeepSpeed launcher; with --executor ray, Ray places the ranks")
+            return command(**kwargs, placement=Placement(nodes, procs, cluster))
+        if nodes > 1:
+            raise UsageError(f"--nodes {nodes} needs --executor ray (or the DeepSpeed launcher's --hostfile)")
+        code = relaunch(procs, hostfile)
         if code is not None:
             raise typer.Exit(code)
         return command(**kwargs)
@@ -140,10 +166,27 @@ def launchable(command: Callable) -> Callable:
         command,
         [
             inspect.Parameter("procs", keyword, default=1, annotation=ProcsOption),
+            inspect.Parameter("nodes", keyword, default=1, annotation=NodesOption),
             inspect.Parameter("hostfile", keyword, default=None, annotation=HostfileOption),
+            inspect.Parameter("executor", keyword, default=None, annotation=ExecutorOption),
+            inspect.Parameter("ray_address", keyword, default=None, annotation=RayAddressOption),
         ],
         call,
+        drop="placement",
     )
+
+
+def run_training(job: Any, placement: Placement | None) -> dict[str, Any]:
+    """Train as `job` says: here (this process is one of the launcher's, or alone), or as ranks placed by Ray; the
+    training's summary."""
+    from webrl.rl.job import run_job
+
+    if placement is None:
+        return run_job(job)
+    from webrl.rl.ranks import train_on_ray
+
+    train_on_ray(job, placement.nodes, placement.procs, placement.cluster, job.out.parent / f"{job.out.name}.log")
+    return json.loads((job.out / "metrics.json").read_text())
 
 
 # ---- running ---------------------------------------------------------------------------------------------
@@ -219,14 +262,16 @@ def sft(
     max_tokens: MaxTokensOption = None,
     *,
     settings: Any = None,
+    placement: Placement | None = None,
 ) -> None:
     """Supervised fine-tuning on demonstrations: token-mean NLL of the response tokens (and, with --page-loss,
     of the prompt's). Writes OUT/actor for `webrl rl-update --actor OUT/actor`."""
-    from webrl.rl.job import SftJob, run_job
+    from webrl.rl.job import SftJob
 
-    summary = run_job(
-        SftJob(data=data, model=model, out=out, settings=settings, max_tokens=max_tokens, models_dir=model_cache_dir())
+    job = SftJob(
+        data=data, model=model, out=out, settings=settings, max_tokens=max_tokens, models_dir=model_cache_dir()
     )
+    summary = run_training(job, placement)
     print_summary(f"sft → {out}", summary)
 
 
@@ -266,12 +311,13 @@ def rl_update(
     max_tokens: MaxTokensOption = None,
     *,
     settings: Any = None,
+    placement: Placement | None = None,
 ) -> None:
     """One WebRL phase: reference log-probs and replay selection, critic update, advantages, actor update.
     Writes OUT/actor, OUT/critic and OUT/metrics.json."""
-    from webrl.rl.job import UpdateJob, run_job
+    from webrl.rl.job import UpdateJob
 
-    summary = run_job(
+    summary = run_training(
         UpdateJob(
             data=data,
             model=actor,
@@ -281,7 +327,8 @@ def rl_update(
             models_dir=model_cache_dir(),
             critic=critic,
             replay=replay_steps or [],
-        )
+        ),
+        placement,
     )
     print_summary(f"rl-update ({settings.objective}) → {out}", summary)
 

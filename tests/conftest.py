@@ -122,3 +122,19 @@ def run_oracle(tmp_path):
         return {row["task_id"]: row for row in rows}
 
     return run
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """A real three-node Ray cluster on this machine: a head with no CPUs for work, two nodes with one CPU and one
+    unit of the environment resource `webrl_env` each (skipped without the cluster extra)."""
+    cluster_utils = pytest.importorskip("ray.cluster_utils", reason="the cluster extra (pip install '.[cluster]')")
+    cluster = cluster_utils.Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
+    for _ in range(2):
+        cluster.add_node(num_cpus=1, resources={"webrl_env": 1})
+    cluster.wait_for_nodes()
+    yield cluster
+    import ray
+
+    ray.shutdown()  # where a test joined it from this process
+    cluster.shutdown()

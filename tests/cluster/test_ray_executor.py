@@ -14,25 +14,9 @@ import time
 import pytest
 from cli_support import webrl
 
-ray_cluster_utils = pytest.importorskip("ray.cluster_utils", reason="the cluster extra (pip install '.[cluster]')")
+pytest.importorskip("ray", reason="the cluster extra (pip install '.[cluster]')")
 
 TASKS = ("--tasks", "miniwob:test", "--limit", "12")
-
-
-@pytest.fixture(scope="module")
-def ray_cluster():
-    """A three-node Ray cluster: a head with no CPUs for work, two nodes with one CPU and one `webrl_env` each."""
-    cluster = ray_cluster_utils.Cluster(
-        initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False}
-    )
-    for _ in range(2):
-        cluster.add_node(num_cpus=1, resources={"webrl_env": 1})
-    cluster.wait_for_nodes()
-    yield cluster
-    import ray
-
-    ray.shutdown()  # where a test joined it from this process
-    cluster.shutdown()
 
 
 @pytest.fixture(scope="module")

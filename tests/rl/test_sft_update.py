@@ -377,21 +377,52 @@ def test_a_critic_without_replay_trains_on_the_rollouts_and_scores_every_step(ph
     assert current_mean(values[out]) < current_mean(values[phase["update"]]), values
 
 
+def assert_same_update(out: Path, baseline: Path) -> None:
+    """The update in `out` saw the data `baseline` saw and took the same steps (losses within float noise)."""
+    assert (
+        json.loads((out / "metrics.json").read_text())["data"]
+        == json.loads((baseline / "metrics.json").read_text())["data"]
+    )
+    for name in ("critic", "actor"):
+        assert_same_losses(out, baseline, name)
+
+
+def assert_same_losses(out: Path, baseline: Path, name: str) -> None:
+    mine, theirs = events(out, name), events(baseline, name)
+    assert mine and len(mine) == len(theirs)
+    for a, b in zip(mine, theirs, strict=True):
+        assert a["loss"] == pytest.approx(b["loss"], rel=1e-3, abs=1e-5), (name, a["step"])
+
+
 def test_two_processes_under_the_launcher_match_one_process(phase, tmp_path, cli_env):
     out = tmp_path / "two"
     result = webrl(update_env(cli_env), *update_command(phase, out, "--procs", "2", "--zero-stage", "2"), timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert (
-        json.loads((out / "metrics.json").read_text())["data"]
-        == json.loads((phase["update"] / "metrics.json").read_text())["data"]
-    )
-    for name in ("critic", "actor"):
-        two, one = events(out, name), events(phase["update"], name)
-        assert len(two) == len(one)
-        for a, b in zip(two, one, strict=True):
-            assert a["loss"] == pytest.approx(b["loss"], rel=1e-3, abs=1e-5), (name, a["step"])
+    assert_same_update(out, phase["update"])
     checkpoint = out / "checkpoints" / "actor" / (out / "checkpoints" / "actor" / "latest").read_text().strip()
     assert {p.name for p in checkpoint.glob("rng-rank*.pt")} == {"rng-rank0.pt", "rng-rank1.pt"}
+
+
+@pytest.mark.slow  # ~1 min: two SFTs and an update
+def test_two_ranks_ray_places_on_two_nodes_match_one_process(phase, ray_cluster, tmp_path, cli_env):
+    """`--executor ray --nodes 2`: a rank on each of the cluster fixture's two worker nodes (gloo between them),
+    for the WebRL update and for SFT, against one process with grad_accum 2."""
+    on_ray = ("--executor", "ray", "--ray-address", ray_cluster.address, "--nodes", "2", "--zero-stage", "2")
+    env = update_env(cli_env)
+    result = webrl(env, *update_command(phase, tmp_path / "update", *on_ray), timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert_same_update(tmp_path / "update", phase["update"])
+    assert "--- rank 1" in (tmp_path / "update.log").read_text()
+
+    def sft(out: Path, *extra: str) -> None:
+        args = ["--data", str(phase["demos"]), "--model", str(phase["sft"] / "actor"), "--out", str(out)]
+        args += ["--lr", "1e-3", "--precision", "fp32", "--max-tokens", str(MAX_TOKENS), "--epochs", "1"]
+        done = webrl(env, "sft", *args, *extra, timeout=300)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+    sft(tmp_path / "sft-one", "--grad-accum", "2", "--zero-stage", "2")
+    sft(tmp_path / "sft-ray", *on_ray)
+    assert_same_losses(tmp_path / "sft-ray", tmp_path / "sft-one", "sft")
 
 
 def test_a_killed_rl_update_resumed_ends_with_the_uninterrupted_actor(phase, tmp_path, cli_env):

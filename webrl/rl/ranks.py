@@ -1,0 +1,148 @@
+"""A training's ranks on a Ray cluster (`--executor ray`, docs/cluster.md part 2): `nodes` × `procs` processes placed
+by Ray, each running the same job file (`python -m webrl.rl.job FILE`) as the DeepSpeed launcher's processes do,
+with the same environment variables (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR/PORT: rank 0's node is the
+rendezvous), so one code path trains under both (webrl.rl.engine.init_distributed). Gloo on CPU, NCCL on GPUs.
+
+The job's folder must be on storage every node sees (checkpoints, per-rank RNG files, the weights rank 0 writes):
+`check_shared` proves it before a rank starts, and names the node that cannot see it.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+import ray
+from ray.util.placement_group import placement_group, remove_placement_group
+from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+from webrl.config import ClusterConfig
+from webrl.errors import UsageError, WebrlError
+from webrl.netutil import free_port
+from webrl.rl.engine import DIST_VARIABLES
+from webrl.rl.job import SftJob, UpdateJob, write_job
+from webrl.runs.ray_executor import connect
+
+PLACE_TIMEOUT_S = 120  # a placement the cluster cannot give by then is refused
+TAIL_LINES = 8
+
+
+class Rank:
+    """One training process's host (a Ray actor in a bundle of the training's placement group)."""
+
+    def node(self) -> str:
+        return ray.util.get_node_ip_address()
+
+    def rendezvous(self) -> tuple[str, int]:
+        """Rank 0's: this node's address and a free port on it."""
+        return ray.util.get_node_ip_address(), free_port()
+
+    def sees(self, path: str, token: str) -> bool:
+        """Whether the driver's `token` file is at `path` here, and this node's answer can be left beside it."""
+        try:
+            if Path(path).read_text() != token:
+                return False
+            Path(f"{path}.{ray.util.get_node_ip_address()}.{os.getpid()}").write_text(token)
+            return True
+        except OSError:
+            return False
+
+    def train(self, job_file: str, variables: dict[str, str]) -> tuple[int, str]:
+        """Run the job as a process of its own (all its memory returned when it ends); exit code and output."""
+        env = {k: v for k, v in os.environ.items() if k not in DIST_VARIABLES} | variables
+        done = subprocess.run(
+            [sys.executable, "-m", "webrl.rl.job", job_file], env=env, capture_output=True, text=True, check=False
+        )
+        return done.returncode, done.stdout + done.stderr
+
+
+def check_shared(folder: Path, ranks: list) -> None:
+    """Refuse a folder that a rank's node cannot see: the driver writes a token there, every rank reads it back
+    and leaves its own answer, which the driver reads."""
+    folder.mkdir(parents=True, exist_ok=True)
+    probe, token = folder / ".shared-check", secrets.token_hex(8)
+    probe.write_text(token)
+    try:
+        nodes = ray.get([rank.node.remote() for rank in ranks])
+        seen = ray.get([rank.sees.remote(str(probe.resolve()), token) for rank in ranks])
+        answers = {p.read_text() for p in folder.glob(".shared-check.*")}
+        for node, ok in zip(nodes, seen, strict=True):
+            if not ok or answers != {token}:
+                raise UsageError(
+                    f"{folder.resolve()}: node {node} cannot see this folder; a training's folder must be on storage "
+                    "every node sees, at the same path (docs/cluster.md)"
+                )
+    finally:
+        for path in [probe, *folder.glob(".shared-check.*")]:
+            path.unlink(missing_ok=True)
+
+
+def train_on_ray(job: SftJob | UpdateJob, nodes: int, procs: int, cluster: ClusterConfig, log: Path) -> None:
+    """Run `job` as `nodes` × `procs` ranks placed by Ray (a GPU per rank where the cluster has GPUs, else a CPU);
+    each rank's output goes to `log`; a failed rank is a WebrlError with the end of its output."""
+    connect(cluster.address)
+    job = absolute_paths(job)
+    path = write_job(job)
+    gpus = ray.cluster_resources().get("GPU", 0) > 0
+    unit = {"GPU": 1, "CPU": 1} if gpus else {"CPU": 1}
+    bundles = [{k: v * procs for k, v in unit.items()} for _ in range(nodes)]  # one per node
+    group = placement_group(bundles, strategy="STRICT_SPREAD" if nodes > 1 else "PACK")
+    if not _placed(group):
+        remove_placement_group(group)
+        raise UsageError(
+            f"the Ray cluster at {cluster.address} cannot place {nodes} node(s) × {procs} training process(es) "
+            f"({'a GPU' if gpus else 'a CPU'} each, every node its own)"
+        )
+    try:
+        rank_class = ray.remote(Rank)
+        ranks = [
+            rank_class.options(
+                num_cpus=1,
+                num_gpus=1 if gpus else 0,
+                scheduling_strategy=PlacementGroupSchedulingStrategy(group, placement_group_bundle_index=node),
+            ).remote()
+            for node in range(nodes)
+            for _ in range(procs)
+        ]
+        check_shared(job.out, ranks)
+        address, port = ray.get(ranks[0].rendezvous.remote())
+        common = {"WORLD_SIZE": str(nodes * procs), "MASTER_ADDR": address, "MASTER_PORT": str(port)}
+        results = ray.get(
+            [
+                # Ray shows a rank only its own GPU: device 0 for it
+                rank.train.remote(str(path), common | {"RANK": str(k), "LOCAL_RANK": "0" if gpus else str(k % procs)})
+                for k, rank in enumerate(ranks)
+            ]
+        )
+    finally:
+        remove_placement_group(group)
+    with log.open("a") as sink:
+        for k, (_, output) in enumerate(results):
+            sink.write(f"--- rank {k}\n{output}")
+    failed = [(k, code, output) for k, (code, output) in enumerate(results) if code != 0]
+    if failed:
+        k, code, output = failed[0]
+        tail = "".join(output.splitlines(keepends=True)[-TAIL_LINES:])
+        raise WebrlError(f"training `{job.kind}` into {job.out} failed on rank {k} (exit {code}); its end:\n{tail}")
+
+
+def absolute_paths(job: SftJob | UpdateJob) -> SftJob | UpdateJob:
+    """`job` with every path absolute: a rank's working directory is not the driver's."""
+    paths = {name: getattr(job, name) for name in ("data", "out", "models_dir", "critic") if hasattr(job, name)}
+    update = {name: Path(path).resolve() for name, path in paths.items() if path is not None}
+    if Path(job.model).exists():  # a folder (else a model spec, resolved in models_dir)
+        update["model"] = str(Path(job.model).resolve())
+    if isinstance(job, UpdateJob):
+        update["replay"] = [Path(path).resolve() for path in job.replay]
+    return job.model_copy(update=update)
+
+
+def _placed(group) -> bool:
+    try:
+        ray.get(group.ready(), timeout=PLACE_TIMEOUT_S)
+        return True
+    except ray.exceptions.GetTimeoutError:
+        return False
