@@ -166,6 +166,45 @@ def test_a_killed_run_resumes_to_the_same_result(sites, ci_run, tmp_path):
     assert (out / "phases/1/update/checkpoints/actor/latest").exists()
 
 
+def comparable(metrics, run: Path):
+    """Metrics without what differs between two runs of the same recipe: times, speeds and the run's own path."""
+    if isinstance(metrics, dict):
+        timings = ("seconds", "created", "ready_s")
+        return {k: comparable(v, run) for k, v in metrics.items() if k not in timings and not k.endswith("_per_s")}
+    if isinstance(metrics, list):
+        return [comparable(v, run) for v in metrics]
+    return metrics.replace(str(run), "RUN") if isinstance(metrics, str) else metrics
+
+
+@pytest.mark.slow  # ~4 min: the ci preset on the cluster fixture, killed after phase 1's update and resumed
+def test_on_ray_the_run_gives_the_local_metrics_killed_and_resumed(sites, ci_run, ray_cluster, tmp_path):
+    """`--executor ray`: episodes on the fixture's environment workers, trainings as ranks Ray places; killed
+    (the driver's process group) once phase 1's update is done, then resumed on the cluster: every phase's metrics
+    equal the local run's, and so does the last actor."""
+    reference, _ = ci_run
+    out = tmp_path / "ray"
+    on_ray = ["--executor", "ray", "--ray-address", ray_cluster.address]
+    command = [sys.executable, "-m", "webrl", "train", "--preset", "ci", "--out", str(out), *on_ray]
+    child = subprocess.Popen(
+        command, env=sites, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True, text=True
+    )
+    deadline = time.monotonic() + TRAIN_TIMEOUT
+    progress = out / "progress.json"
+    while child.poll() is None and "1:update" not in (read_json(progress)["done"] if progress.exists() else {}):
+        assert time.monotonic() < deadline, "phase 1's update never ended"
+        time.sleep(0.2)
+    assert child.poll() is None, f"the run ended (exit {child.returncode}) early: {child.stderr.read()[-2000:]}"
+    os.killpg(child.pid, signal.SIGKILL)
+    child.wait()
+    resumed = webrl(sites, "train", "--resume", "--out", str(out), *on_ray, timeout=TRAIN_TIMEOUT)
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    ours, theirs = read_json(out / "metrics.json"), read_json(reference / "metrics.json")
+    assert comparable(ours, out) == comparable(theirs, reference)
+    actors = [actor_tensors(run / "phases/2/update/actor") for run in (out, reference)]
+    assert actors[0].keys() == actors[1].keys() and all(torch.equal(actors[0][k], actors[1][k]) for k in actors[0])
+    assert "--- rank 0" in (out / "phases/2/update.log").read_text()  # trained by a rank Ray placed
+
+
 def test_filtered_bc_baseline_from_an_initial_model(sites, ci_run, tmp_path):
     """--init skips the demonstrations and SFT (filtered BC has no replay buffer); the phase imitates only its
     successful rollouts, and with none the actor stays the initial one."""

@@ -13,6 +13,7 @@ import os
 import secrets
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import ray
@@ -54,9 +55,25 @@ class Rank:
         """Run the job as a process of its own (all its memory returned when it ends); exit code and output."""
         env = {k: v for k, v in os.environ.items() if k not in DIST_VARIABLES} | variables
         done = subprocess.run(
-            [sys.executable, "-m", "webrl.rl.job", job_file], env=env, capture_output=True, text=True, check=False
+            [sys.executable, "-m", "webrl.rl.job", job_file],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            preexec_fn=_die_with_parent,
         )
         return done.returncode, done.stdout + done.stderr
+
+
+def _die_with_parent() -> None:
+    """In the training process, before it runs: end it when the rank that started it ends (a killed driver's
+    ranks are killed by Ray; their training must not go on writing into the folder a resumed run uses)."""
+    import ctypes
+    import signal
+
+    if sys.platform != "linux":
+        return
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
 
 
 def check_shared(folder: Path, ranks: list) -> None:
@@ -88,6 +105,7 @@ def train_on_ray(job: SftJob | UpdateJob, nodes: int, procs: int, cluster: Clust
     path = write_job(job)
     gpus = ray.cluster_resources().get("GPU", 0) > 0
     unit = {"GPU": 1, "CPU": 1} if gpus else {"CPU": 1}
+    began = time.perf_counter()
     bundles = [{k: v * procs for k, v in unit.items()} for _ in range(nodes)]  # one per node
     group = placement_group(bundles, strategy="STRICT_SPREAD" if nodes > 1 else "PACK")
     if not _placed(group):
@@ -109,6 +127,7 @@ def train_on_ray(job: SftJob | UpdateJob, nodes: int, procs: int, cluster: Clust
         ]
         check_shared(job.out, ranks)
         address, port = ray.get(ranks[0].rendezvous.remote())
+        placed_s = time.perf_counter() - began
         common = {"WORLD_SIZE": str(nodes * procs), "MASTER_ADDR": address, "MASTER_PORT": str(port)}
         results = ray.get(
             [
@@ -120,6 +139,7 @@ def train_on_ray(job: SftJob | UpdateJob, nodes: int, procs: int, cluster: Clust
     finally:
         remove_placement_group(group)
     with log.open("a") as sink:
+        sink.write(f"--- {nodes} node(s) × {procs} rank(s) placed by Ray in {placed_s:.1f} s (folder checked)\n")
         for k, (_, output) in enumerate(results):
             sink.write(f"--- rank {k}\n{output}")
     failed = [(k, code, output) for k, (code, output) in enumerate(results) if code != 0]

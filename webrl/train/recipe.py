@@ -139,6 +139,8 @@ class TrainRun:
 
     def run(self) -> list[dict]:
         """Every stage not finished yet; the metrics of every phase."""
+        if self.settings.nodes > 1 and self.config.cluster.executor != "ray":
+            raise UsageError(f"--nodes {self.settings.nodes}: a training across machines needs --executor ray")
         if self.config.cluster.executor == "local" and self.backend.running() is None:  # on Ray: the workers' own
             raise UsageError(
                 "the sites are not running; start them with `webrl up"
@@ -181,7 +183,7 @@ class TrainRun:
                 f"{demos}: no demonstrations (no scripted solution succeeded); see "
                 f"{self.phase_dir(0) / 'demos' / 'report.html'}"
             )
-        spawn(
+        self.train(
             SftJob(
                 data=demos,
                 model=self.settings.model,
@@ -190,9 +192,18 @@ class TrainRun:
                 max_tokens=self.settings.max_tokens,
                 models_dir=self.models_dir,
             ),
-            self.settings.procs,
             self.phase_dir(0) / "sft.log",
         )
+
+    def train(self, job: SftJob | UpdateJob, log: Path) -> None:
+        """One training, in processes of its own: here (the DeepSpeed launcher for procs > 1), or as nodes × procs
+        ranks placed by Ray (`--executor ray`)."""
+        if self.config.cluster.executor == "ray":
+            from webrl.rl.ranks import train_on_ray
+
+            train_on_ray(job, self.settings.nodes, self.settings.procs, self.config.cluster, log)
+        else:
+            spawn(job, self.settings.procs, log)
 
     def make_tasks(self, k: int) -> None:
         """Phase k's tasks (module docstring, stage 1); nothing new to try: the train split again, so the phase
@@ -294,7 +305,7 @@ class TrainRun:
                 replay=[p for p in replay if p.exists() and p.read_text().strip()],
             )
         if job.data.read_text().strip():  # the phase's steps, or Filtered BC's selection of them
-            spawn(job, settings.procs, phase / "update.log")
+            self.train(job, phase / "update.log")
 
     def evaluate(self, k: int) -> None:
         self._episodes(self.phase_dir(k) / "eval", self.eval_tasks(), self.actor(k), temperature=0.0, seed=None)

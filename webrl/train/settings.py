@@ -125,7 +125,8 @@ class RunSettings(BaseModel):
         "update (webrl and awr; Filtered BC trains with its engine settings)",
     )
     max_tokens: int | None = Field(None, ge=2, description="Token limit of prompt + response in training.")
-    procs: int = Field(1, ge=1, description="Training processes per machine (DeepSpeed launcher).")
+    procs: int = Field(1, ge=1, description="Training processes per machine (DeepSpeed launcher, or Ray's placement).")
+    nodes: int = Field(1, ge=1, description="Machines each training spans, procs on each (needs --executor ray).")
     seed: int = Field(
         0,
         description="Seeds task sampling, generation, rollouts and the trainings (their data order "
