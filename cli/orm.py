@@ -12,14 +12,7 @@ import typer
 
 from webrl.cli.console import make_console
 from webrl.cli.sites import compact_table
-from webrl.cli.train import (
-    HostfileOption,
-    ProcsOption,
-    model_cache_dir,
-    print_summary,
-    relaunch,
-    with_train_settings,
-)
+from webrl.cli.train import launchable, model_cache_dir, print_summary, with_train_settings
 from webrl.orm import ORM_EPOCHS, ORM_LR
 from webrl.rl.settings import COSINE_WARMUP, TrainSettings
 
@@ -50,6 +43,7 @@ TABLE_COLUMNS = ("n", "accuracy", "precision", "recall", "f1", "majority", "tp",
 
 
 @app.command("train")
+@launchable
 @with_train_settings(TrainSettings, lr=ORM_LR, epochs=ORM_EPOCHS, **COSINE_WARMUP)
 def train(
     data: DataOption,
@@ -69,16 +63,11 @@ def train(
     balance: Annotated[
         bool, typer.Option("--balance", help="Repeat random examples of the rarer label until both labels are as many.")
     ] = False,
-    procs: ProcsOption = 1,
-    hostfile: HostfileOption = None,
     *,
     settings: Any = None,
 ) -> None:
     """Fine-tune a model into an ORM: cross-entropy of the answer token YES (success) or NO at the end of the
     prompt. Writes OUT/orm for `webrl orm eval --orm OUT/orm`. Constant learning rate (the official: cosine)."""
-    code = relaunch(procs, hostfile)
-    if code is not None:
-        raise typer.Exit(code)
     from webrl.orm.train import run_orm_train
     from webrl.rl.engine import quiet_deepspeed
 

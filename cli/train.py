@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 import os
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -131,29 +129,22 @@ def with_train_settings(model: type[BaseModel], **defaults: Any) -> Callable[[Ca
     return wrap
 
 
-@dataclass(frozen=True)
-class Placement:
-    """Where a training's ranks run: `nodes` × `procs` placed by Ray (None: here, or under the DeepSpeed launcher)."""
-
-    nodes: int
-    procs: int
-    cluster: ClusterConfig
-
-
 def launchable(command: Callable) -> Callable:
-    """Give a command --procs, --nodes, --hostfile, --executor and --ray-address. With --executor ray the command
-    runs its job as ranks placed by Ray (`Placement`); else, with several processes or a hostfile, the same command
-    line runs again under the DeepSpeed launcher (`relaunch`), and this process only waits for it."""
+    """Give a command --procs, --nodes, --hostfile, --executor and --ray-address: with several processes, nodes or
+    a hostfile, the same command line runs again as those processes (under the DeepSpeed launcher, `relaunch`, or
+    as ranks a Ray cluster places, `--executor ray`), and this process only waits for them."""
 
     def call(kwargs: dict[str, Any]) -> Any:
         from webrl.cli.main import GLOBALS
 
         procs, nodes, hostfile = kwargs.pop("procs"), kwargs.pop("nodes"), kwargs.pop("hostfile")
         cluster = GLOBALS.config(**cluster_flags(kwargs.pop("executor"), kwargs.pop("ray_address"))).cluster
+        if launched():  # one of the processes the launcher or Ray started: train
+            return command(**kwargs)
         if cluster.executor == "ray":
             if hostfile is not None:
                 raise UsageError("--hostfile is for the DeepSpeed launcher; with --executor ray, Ray places the ranks")
-            return command(**kwargs, placement=Placement(nodes, procs, cluster))
+            raise typer.Exit(relaunch_on_ray(nodes, procs, cluster, kwargs["out"]))
         if nodes > 1:
             raise UsageError(f"--nodes {nodes} needs --executor ray (or the DeepSpeed launcher's --hostfile)")
         code = relaunch(procs, hostfile)
@@ -172,21 +163,7 @@ def launchable(command: Callable) -> Callable:
             inspect.Parameter("ray_address", keyword, default=None, annotation=RayAddressOption),
         ],
         call,
-        drop="placement",
     )
-
-
-def run_training(job: Any, placement: Placement | None) -> dict[str, Any]:
-    """Train as `job` says: here (this process is one of the launcher's, or alone), or as ranks placed by Ray; the
-    training's summary."""
-    from webrl.rl.job import run_job
-
-    if placement is None:
-        return run_job(job)
-    from webrl.rl.ranks import train_on_ray
-
-    train_on_ray(job, placement.nodes, placement.procs, placement.cluster, job.out.parent / f"{job.out.name}.log")
-    return json.loads((job.out / "metrics.json").read_text())
 
 
 # ---- running ---------------------------------------------------------------------------------------------
@@ -208,6 +185,19 @@ def relaunch(procs: int, hostfile: Path | None) -> int | None:
         raise UsageError(f"--hostfile {hostfile}: no such file")
     command = [*launch_command(procs, hostfile), "--module", "webrl", *sys.argv[1:]]
     return subprocess.run(command, check=False).returncode
+
+
+def relaunch_on_ray(nodes: int, procs: int, cluster: ClusterConfig, out: Path) -> int:
+    """Run this very command as `nodes` × `procs` ranks a Ray cluster places (webrl.rl.ranks), every rank's output
+    in OUT.log; print rank 0's (the summary), or the failed rank's; its exit code."""
+    from webrl.rl.ranks import run_ranks
+
+    log = out.parent / f"{out.name}.log"
+    command = [sys.executable, "-m", "webrl", *sys.argv[1:]]
+    settings = {k: v for k, v in os.environ.items() if k.startswith("WEBRL_")}  # as the launcher's children have
+    code, output = run_ranks(command, out, nodes, procs, cluster, log, settings)
+    (sys.stdout if code == 0 else sys.stderr).write(output)
+    return code
 
 
 def flatten(metrics: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -262,16 +252,14 @@ def sft(
     max_tokens: MaxTokensOption = None,
     *,
     settings: Any = None,
-    placement: Placement | None = None,
 ) -> None:
     """Supervised fine-tuning on demonstrations: token-mean NLL of the response tokens (and, with --page-loss,
     of the prompt's). Writes OUT/actor for `webrl rl-update --actor OUT/actor`."""
-    from webrl.rl.job import SftJob
+    from webrl.rl.job import SftJob, run_job
 
-    job = SftJob(
-        data=data, model=model, out=out, settings=settings, max_tokens=max_tokens, models_dir=model_cache_dir()
+    summary = run_job(
+        SftJob(data=data, model=model, out=out, settings=settings, max_tokens=max_tokens, models_dir=model_cache_dir())
     )
-    summary = run_training(job, placement)
     print_summary(f"sft → {out}", summary)
 
 
@@ -311,13 +299,12 @@ def rl_update(
     max_tokens: MaxTokensOption = None,
     *,
     settings: Any = None,
-    placement: Placement | None = None,
 ) -> None:
     """One WebRL phase: reference log-probs and replay selection, critic update, advantages, actor update.
     Writes OUT/actor, OUT/critic and OUT/metrics.json."""
-    from webrl.rl.job import UpdateJob
+    from webrl.rl.job import UpdateJob, run_job
 
-    summary = run_training(
+    summary = run_job(
         UpdateJob(
             data=data,
             model=actor,
@@ -327,8 +314,7 @@ def rl_update(
             models_dir=model_cache_dir(),
             critic=critic,
             replay=replay_steps or [],
-        ),
-        placement,
+        )
     )
     print_summary(f"rl-update ({settings.objective}) → {out}", summary)
 

@@ -44,6 +44,7 @@ def test_a_training_folder_one_node_cannot_see_is_refused(tmp_path):
         stderr=subprocess.DEVNULL,
     )
     try:
+        ray.shutdown()  # an earlier test in this process may still be a driver of the session's cluster
         ray.init(address=cluster.address, logging_level="ERROR")
         deadline = time.monotonic() + 60
         while ray.cluster_resources().get("CPU", 0) < 2 and time.monotonic() < deadline:

@@ -1,10 +1,12 @@
 """A training's ranks on a Ray cluster (`--executor ray`, docs/cluster.md part 2): `nodes` × `procs` processes placed
-by Ray, each running the same job file (`python -m webrl.rl.job FILE`) as the DeepSpeed launcher's processes do,
-with the same environment variables (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR/PORT: rank 0's node is the
-rendezvous), so one code path trains under both (webrl.rl.engine.init_distributed). Gloo on CPU, NCCL on GPUs.
+by Ray, each running what the DeepSpeed launcher's processes run — `webrl train`'s job file, or the very `webrl
+sft` / `rl-update` / `orm train` command line — in the driver's working directory, with the launcher's variables
+(RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR/PORT: rank 0's node is the rendezvous), so one code path trains under
+both (webrl.rl.engine.init_distributed). Gloo on CPU, NCCL on GPUs.
 
-The job's folder must be on storage every node sees (checkpoints, per-rank RNG files, the weights rank 0 writes):
-`check_shared` proves it before a rank starts, and names the node that cannot see it.
+The working directory and the training's folder must be on storage every node sees, at the same path (checkpoints,
+per-rank RNG files, the weights rank 0 writes): `check_shared` proves it before a rank starts, and names the node
+that cannot see it.
 """
 
 from __future__ import annotations
@@ -51,16 +53,14 @@ class Rank:
         except OSError:
             return False
 
-    def train(self, job_file: str, variables: dict[str, str]) -> tuple[int, str]:
-        """Run the job as a process of its own (all its memory returned when it ends); exit code and output."""
+    def run(self, command: list[str], cwd: str, variables: dict[str, str]) -> tuple[int, str]:
+        """Run the rank's process (all its memory returned when it ends) in the driver's working directory, which
+        the shared storage gives every node; exit code and output."""
+        if not Path(cwd).is_dir():
+            return 2, f"error: {ray.util.get_node_ip_address()} has no folder {cwd} (the driver's working directory)\n"
         env = {k: v for k, v in os.environ.items() if k not in DIST_VARIABLES} | variables
         done = subprocess.run(
-            [sys.executable, "-m", "webrl.rl.job", job_file],
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-            preexec_fn=_die_with_parent,
+            command, cwd=cwd, env=env, capture_output=True, text=True, check=False, preexec_fn=_die_with_parent
         )
         return done.returncode, done.stdout + done.stderr
 
@@ -98,11 +98,27 @@ def check_shared(folder: Path, ranks: list) -> None:
 
 
 def train_on_ray(job: SftJob | UpdateJob, nodes: int, procs: int, cluster: ClusterConfig, log: Path) -> None:
-    """Run `job` as `nodes` × `procs` ranks placed by Ray (a GPU per rank where the cluster has GPUs, else a CPU);
-    each rank's output goes to `log`; a failed rank is a WebrlError with the end of its output."""
+    """Run `job` (its job file) as `nodes` × `procs` ranks placed by Ray; see `run_ranks`."""
+    command = [sys.executable, "-m", "webrl.rl.job", str(write_job(job))]
+    code, output = run_ranks(command, job.out, nodes, procs, cluster, log)
+    if code != 0:
+        tail = "".join(output.splitlines(keepends=True)[-TAIL_LINES:])
+        raise WebrlError(f"training `{job.kind}` into {job.out} failed (exit {code}); its end:\n{tail}")
+
+
+def run_ranks(
+    command: list[str],
+    folder: Path,
+    nodes: int,
+    procs: int,
+    cluster: ClusterConfig,
+    log: Path,
+    variables: dict[str, str] | None = None,
+) -> tuple[int, str]:
+    """Run `command` as `nodes` × `procs` ranks placed by Ray (a GPU per rank where the cluster has GPUs, else a
+    CPU), each with `variables` and the DeepSpeed launcher's, once every node has shown it sees `folder`. Every
+    rank's output goes to `log`; returns the first failed rank's exit code and output, else rank 0's."""
     connect(cluster.address)
-    job = absolute_paths(job)
-    path = write_job(job)
     gpus = ray.cluster_resources().get("GPU", 0) > 0
     unit = {"GPU": 1, "CPU": 1} if gpus else {"CPU": 1}
     began = time.perf_counter()
@@ -125,39 +141,28 @@ def train_on_ray(job: SftJob | UpdateJob, nodes: int, procs: int, cluster: Clust
             for node in range(nodes)
             for _ in range(procs)
         ]
-        check_shared(job.out, ranks)
+        check_shared(folder, ranks)
         address, port = ray.get(ranks[0].rendezvous.remote())
         placed_s = time.perf_counter() - began
-        common = {"WORLD_SIZE": str(nodes * procs), "MASTER_ADDR": address, "MASTER_PORT": str(port)}
+        rendezvous = {"WORLD_SIZE": str(nodes * procs), "MASTER_ADDR": address, "MASTER_PORT": str(port)}
+        common = (variables or {}) | rendezvous
         results = ray.get(
             [
                 # Ray shows a rank only its own GPU: device 0 for it
-                rank.train.remote(str(path), common | {"RANK": str(k), "LOCAL_RANK": "0" if gpus else str(k % procs)})
+                rank.run.remote(
+                    command, os.getcwd(), common | {"RANK": str(k), "LOCAL_RANK": "0" if gpus else str(k % procs)}
+                )
                 for k, rank in enumerate(ranks)
             ]
         )
     finally:
         remove_placement_group(group)
+    log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("a") as sink:
         sink.write(f"--- {nodes} node(s) × {procs} rank(s) placed by Ray in {placed_s:.1f} s (folder checked)\n")
         for k, (_, output) in enumerate(results):
             sink.write(f"--- rank {k}\n{output}")
-    failed = [(k, code, output) for k, (code, output) in enumerate(results) if code != 0]
-    if failed:
-        k, code, output = failed[0]
-        tail = "".join(output.splitlines(keepends=True)[-TAIL_LINES:])
-        raise WebrlError(f"training `{job.kind}` into {job.out} failed on rank {k} (exit {code}); its end:\n{tail}")
-
-
-def absolute_paths(job: SftJob | UpdateJob) -> SftJob | UpdateJob:
-    """`job` with every path absolute: a rank's working directory is not the driver's."""
-    paths = {name: getattr(job, name) for name in ("data", "out", "models_dir", "critic") if hasattr(job, name)}
-    update = {name: Path(path).resolve() for name, path in paths.items() if path is not None}
-    if Path(job.model).exists():  # a folder (else a model spec, resolved in models_dir)
-        update["model"] = str(Path(job.model).resolve())
-    if isinstance(job, UpdateJob):
-        update["replay"] = [Path(path).resolve() for path in job.replay]
-    return job.model_copy(update=update)
+    return next(((code, output) for code, output in results if code != 0), results[0])
 
 
 def _placed(group) -> bool:
