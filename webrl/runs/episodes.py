@@ -232,12 +232,9 @@ async def _episode(
     with timed(timings, "close"):
         await env.close()
     timings["total"] = round((time.perf_counter() - started) * 1000, 1)
-    return EpisodeRecord(
-        task_id=task.task_id,
-        repeat=repeat,
-        sites=task.sites,
-        intent=task.intent,
-        miniwob=task.miniwob,
+    return EpisodeRecord.of(
+        task,
+        repeat,
         status="done" if result.status == "scored" else result.status,
         score=result.score,
         answer=env.answer,

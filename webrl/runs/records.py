@@ -79,18 +79,16 @@ class EpisodeRecord(BaseModel):
         return self
 
     @classmethod
+    def of(cls, task: Task, repeat: int, **fields: Any) -> EpisodeRecord:
+        """The record of `task`'s episode `repeat`: the task's own fields, and what happened."""
+        return cls(
+            task_id=task.task_id, repeat=repeat, sites=task.sites, intent=task.intent, miniwob=task.miniwob, **fields
+        )
+
+    @classmethod
     def unplayed(cls, task: Task, repeat: int, status: Status, error: str, **fields: Any) -> EpisodeRecord:
         """The record of an episode that never got to a judgement (the environment or the policy failed)."""
-        return cls(
-            task_id=task.task_id,
-            repeat=repeat,
-            sites=task.sites,
-            intent=task.intent,
-            miniwob=task.miniwob,
-            status=status,
-            error=error,
-            **fields,
-        )
+        return cls.of(task, repeat, status=status, error=error, **fields)
 
     @property
     def key(self) -> tuple[int | str, int]:
