@@ -51,7 +51,8 @@ def test_oracle_solves_every_smoke_task(store, tmp_path):
     for row in rows:  # where each episode's time went, its parts adding up to no more than the whole
         spent = row["timings_ms"]
         assert set(spent) == {"reset", "policy", "screenshots", "steps", "close", "total"}
-        assert all(v >= 0 for v in spent.values()) and sum(spent.values()) - spent["total"] <= spent["total"]
+        parts = sum(spent.values()) - spent["total"]
+        assert all(v >= 0 for v in spent.values()) and parts <= spent["total"] + 0.05 * 5  # each rounded to 0.1
         assert {"close", "reset", "sign_in", "context", "start_page", "observe"} <= set(row["reset"]["timings_ms"])
         assert sum(row["reset"]["timings_ms"].values()) <= spent["reset"] + 1
         assert "evaluate" in row["steps"][-1]["timings_ms"]
