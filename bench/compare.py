@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 from rich.table import Table
+from stamp import write_result  # bench/ is on sys.path when a bench runs
 
 from webrl.cli.console import make_console
 from webrl.runs.train_report import ENVIRONMENT_COLUMNS, eval_rate
@@ -111,6 +112,7 @@ def main() -> None:
     parser.add_argument("--arms", nargs="+", choices=list(ARMS), default=list(DEFAULT_ARMS))
     parser.add_argument("--orm", type=Path, help="the ORM of the orm-reward arm (bench/orm.py's OUT/orm/orm)")
     parser.add_argument("--out", type=Path, default=Path("runs/compare"))
+    parser.add_argument("--json", type=Path, help="also write the result, stamped (bench/stamp.py), to this file")
     args = parser.parse_args()
     if "orm-reward" in args.arms and args.orm is None:
         parser.error("the orm-reward arm needs --orm")
@@ -139,16 +141,14 @@ def report(curves: dict[str, dict[str, list[list[float | None]]]], args: argpars
             cells = [mean_std([c[k] for c in runs]) if all(len(c) > k for c in runs) else "–" for k in range(phases)]
             table.add_row(name, str(len(runs)), *cells, mean_std([c[-1] for c in runs]))
         make_console().print(table)
-    (args.out / "compare.json").write_text(
-        json.dumps(
-            {
-                "seeds": args.seeds,
-                "curves": curves["Average"],
-                "environments": {column: curves[column] for column in ENVIRONMENT_COLUMNS},
-            },
-            indent=1,
-        )
-    )
+    result = {
+        "bench": "compare",
+        "seeds": args.seeds,
+        "curves": curves["Average"],
+        "environments": {column: curves[column] for column in ENVIRONMENT_COLUMNS},
+    }
+    for path in (args.out / "compare.json", *([args.json] if args.json else [])):
+        write_result(path, result)
     plot(curves, args.out / "compare.png")
 
 

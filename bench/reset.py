@@ -10,7 +10,7 @@ content checksum is the pristine one again.
   way, so its time depends on the database size, not on what was written.
 - read-only (map) and data-less (homepage) sites have nothing to restore: their reset is a no-op.
 
-    .venv/bin/python bench/reset.py [--rounds 30]
+    .venv/bin/python bench/reset.py [--rounds 30] [--json bench/results/reset.json]
 
 Columns: the restore time measured inside the server, the round trip of the reset call as a client
 sees it, and whether the checksum was pristine after every reset.
@@ -29,6 +29,7 @@ from pathlib import Path
 import httpx
 from rich.console import Console
 from rich.table import Table
+from stamp import write_result  # bench/ is on sys.path when a bench runs
 
 from webrl.config import load_config, on_free_ports
 from webrl.sites.embedded.backend import EmbeddedBackend
@@ -80,6 +81,7 @@ def measure(backend: EmbeddedBackend, site: str, rounds: int, dirty) -> tuple[li
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--json", type=Path, help="also write the numbers, stamped (bench/stamp.py), to this file")
     args = parser.parse_args()
     console = Console()
     rows = {}
@@ -137,6 +139,20 @@ def main() -> None:
         )
     console.print(table)
     console.print("shopping and shopping_admin share the store database: one restore resets both.")
+    if args.json:
+        numbers = {
+            label: {
+                "database_kib": None if noop else size_kb,
+                "restore_median_ms": statistics.median(server_ms),
+                "restore_p90_ms": statistics.quantiles(server_ms, n=10)[-1],
+                "round_trip_median_ms": statistics.median(client_ms),
+                "round_trip_max_ms": max(client_ms),
+                "exact": exact,
+                "rounds": len(server_ms),
+            }
+            for label, (server_ms, client_ms, exact, size_kb, noop) in rows.items()
+        }
+        write_result(args.json, {"bench": "reset", "goal_ms": GOAL_MS, "sites": numbers})
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ def up(
         typer.Option(
             help=f"Independent copies of every site, at most {MAX_INSTANCES}; "
             "instance k < 50 uses the default ports + 1000·k, later "
-            "ones ports between those (README: The sites) "
+            "ones ports between those (docs/sites.md) "
             "[default: 1]."
         ),
     ] = None,

@@ -2,7 +2,7 @@
 evaluators of ``browsergym-webarenalite`` and the task's ``validate`` of ``browsergym-webarena`` (the open-tab
 safeguard, the answer taken from the chat, AssertionError scored 0), run on the same local pages, answers and
 judge replies as ``evaluate(..., mode="browsergym")``. Both judges talk to the same local stand-in for the OpenAI
-API. ``DIFFERENCES`` lists every case where the two disagree on purpose (README, evaluators).
+API. ``DIFFERENCES`` lists every case where the two disagree on purpose (docs/fidelity.md).
 
 BrowserGym's code needs packages the project does not install (browsergym-core, browsergym-webarena, libwebarena's
 openai, beartype, gymnasium, aiolimiter, text-generation, tiktoken, aiohttp...; browsergym-core also pins

@@ -37,7 +37,7 @@ def state(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def oracle_run(sites, state, tmp_path_factory):
-    """The oracle over the first CI_SEEDS test seeds of every scripted environment (the README gives the whole
+    """The oracle over the first CI_SEEDS test seeds of every scripted environment (docs/tasks.md gives the whole
     test split), two at a time: (its tasks, {task_id: episode row}, the summary). Run once for the tests that
     read what the oracle did."""
     tasks = [t for t in resolve_task_set("miniwob:test", state) if t.miniwob.seed < CI_SEEDS]
@@ -124,7 +124,7 @@ def reward_of(row: dict) -> dict:
 
 @pytest.mark.slow  # the oracle over ~240 episodes
 def test_oracle_solves_every_scripted_environment_and_hides_the_score_panel(oracle_run):
-    """The first CI_SEEDS test seeds of every scripted environment (the README gives the whole test split)."""
+    """The first CI_SEEDS test seeds of every scripted environment (docs/tasks.md gives the whole test split)."""
     scripted = miniwob.scripted_names()
     tasks, rows, summary = oracle_run
     assert {t.miniwob.env for t in tasks} == set(scripted) and set(rows) == {t.task_id for t in tasks}

@@ -163,7 +163,7 @@ def _tiny_corpus() -> list[str]:
     """Text shaped like what the model will see: the prompt formats' text and the sites' HTML templates. The prompt
     text is rendered rather than read from its module's source, so that editing a comment there keeps the same
     model: any change to this corpus is a new vocabulary and a new random initialisation, which alone moves the
-    CPU demo's first evaluation by several points (README, "Training")."""
+    CPU demo's first evaluation by several points (docs/log.md)."""
     example = webrl_prompt("Click the button", ['# Element: the button\ndo(action="Click", element="1")'], "<html>")
     texts = [SYSTEM_PROMPT, example]
     sites = resources.files("webrl.sites")

@@ -4,7 +4,7 @@ WebRL update, with the token-mean NLL of the response tokens only (objective.sft
 `page_loss` > 0 adds a language-model loss on the prompt's tokens. WebRL starts from a pretrained model that
 already reads pages; a from-scratch one (`tiny`) learns from the answer's one token of signal per page to
 output the commonest element id, and only with the page's own text as a target does it learn to look the
-instruction up in the page (README "Training": click-tab's held-out answers 26/80 -> 80/80).
+instruction up in the page (docs/log.md, "a loss on the page": click-tab's held-out answers 26/80 -> 80/80).
 
 Output layout of `run_sft(job)` in job.out, the same as an RL update's so the next command takes `--actor OUT/actor`:
 

@@ -1,0 +1,259 @@
+"""The docs' generated tables: numbers from the benches' stamped result files (bench/results/*.json) and settings
+from the settings models, so that no page holds a number or a default typed by hand.
+
+A page asks for a table with a marker line; this script writes the table below it, up to an end marker:
+
+    <!-- table: NAME[/VIEW] -->       bench/results/NAME.json, drawn by the renderer of its "bench" field
+    <!-- settings: MODULE:CLASS [PREFIX] -->   every field of a settings model: key, default, description
+    <!-- end -->
+
+    .venv/bin/python scripts/docs_tables.py            # rewrite the generated blocks of docs/*.md and README.md
+    .venv/bin/python scripts/docs_tables.py --check    # exit 1 naming each page whose blocks differ (tests run it)
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import re
+import statistics
+import sys
+import types
+import typing
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
+BLOCK = re.compile(r"^<!-- (table|settings): (.+?) -->\n(.*?)^<!-- end -->$", re.M | re.S)
+MARKER = re.compile(r"^<!-- (table|settings): ", re.M)
+ENVIRONMENT_COLUMNS = ("demonstrated envs", "new envs")
+
+
+def stamp_line(name: str, result: dict) -> str:
+    """Where a table's numbers come from: the file, its commit and date, the machine and the command."""
+    machine = f"{result['machine']}, " if result.get("machine") else ""
+    command = f"; `{result['command']}`" if result.get("command") else ""
+    return (
+        f"*From `bench/results/{name}.json`: commit `{result['commit']}`, {result['date'][:10]}, "
+        f"{machine}{result['cores']} cores at load {result['load_1min']}{command}.*"
+    )
+
+
+def markdown_table(headings: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(headings) + " |", "|" + "---|" * len(headings)]
+    return "\n".join([*lines, *("| " + " | ".join(row) + " |" for row in rows)])
+
+
+def mean_std(values: list[float]) -> str:
+    return f"{statistics.mean(values):.1f} ± {statistics.stdev(values) if len(values) > 1 else 0.0:.1f}"
+
+
+def throughput(result: dict, view: str) -> str:
+    tables = []
+    for task_set, by_workers in result["workers"].items():
+        base = by_workers[min(by_workers, key=int)]["steps_per_s"]
+        rows = [
+            [
+                w,
+                f"{r['steps_per_s']:.2f}",
+                f"{r['episodes_per_s']:.2f}",
+                f"{r['success']}/{r['episodes']}",
+                f"{r['steps_per_s'] / base:.2f}",
+            ]
+            for w, r in by_workers.items()
+        ]
+        headings = ["workers", "oracle steps/s", "episodes/s", "oracle success", "ratio vs 1 worker"]
+        tables.append(f"**{task_set}**\n\n" + markdown_table(headings, rows))
+    return "\n\n".join(tables)
+
+
+def step(result: dict, view: str) -> str:
+    rows = [[part, f"{n['median_ms']:.0f} ms", f"{n['p90_ms']:.0f} ms"] for part, n in result["parts"].items()]
+    return markdown_table(["part of a step", "median", "p90"], rows) + f"\n\nover {result['steps']} steps"
+
+
+def reset(result: dict, view: str) -> str:
+    rows = [
+        [
+            site,
+            "no-op" if n["database_kib"] is None else f"{n['database_kib']:,.0f} KiB",
+            f"{n['restore_median_ms']:.1f} ms",
+            f"{n['restore_p90_ms']:.1f} ms",
+            f"{n['round_trip_median_ms']:.1f} ms",
+            f"{n['exact']}/{n['rounds']}",
+        ]
+        for site, n in result["sites"].items()
+    ]
+    headings = ["site", "database", "restore median", "restore p90", "round trip median", "exact after reset"]
+    return markdown_table(headings, rows)
+
+
+def cluster(result: dict, view: str) -> str:
+    rows = [
+        [
+            r["executor"],
+            f"{r['workers']} × {r['slots']}",
+            f"{r['wall_s']:.1f} s",
+            f"{r['episodes_per_s']:.2f}",
+            f"{r['mb']:,.0f} MB",
+            f"{r['ready_s']:.1f} s" if "ready_s" in r else "–",
+            f"{r['ratio']:.2f} / {r['ratio_after_start']:.2f}" if "ratio" in r else "–",
+        ]
+        for r in result["rows"]
+    ]
+    headings = ["executor", "workers × slots", "wall", "episodes/s", "memory", "workers ready"]
+    headings.append("vs local (after start)")
+    return markdown_table(headings, rows) + f"\n\n{result['episodes']} oracle episodes of `{result['tasks']}` a row"
+
+
+def before_after(result: dict, view: str) -> str:
+    means = result["means"]
+    rows = [
+        [name, f"{means['before'][name]:.3g}", f"{after:.3g}", f"{after / means['before'][name]:.2f}"]
+        for name, after in means["after"].items()
+    ]
+    rounds = len(result["rounds"]["after"])
+    title = f"before `{result['before']['commit']}`, after `{result['commit']}`, mean of {rounds} alternating rounds"
+    return f"{title}\n\n" + markdown_table(["number", "before", "after", "after / before"], rows)
+
+
+def splits(result: dict, view: str) -> str:
+    """headline: the preset's own split, phase by phase; gains: every split's gain over its SFT actor."""
+    if view == "headline":
+        seeds = result["runs"]["preset"]
+        curve = next(iter(seeds.values()))
+        rows = [
+            [
+                "0: SFT" if k == 0 else str(k),
+                f"{curve['Average'][k]:.1f}%",
+                *(f"{curve[c][k]:.1f}%" for c in ENVIRONMENT_COLUMNS),
+            ]
+            for k in range(len(curve["Average"]))
+        ]
+        return markdown_table(["phase", "held-out success", *ENVIRONMENT_COLUMNS], rows)
+    rows = []
+    for split, seeds in result["runs"].items():
+        curves = list(seeds.values())
+        phases = range(len(curves[0]["Average"]))
+        gains = [c["Average"][-1] - c["Average"][0] for c in curves]
+        new_gains = [c["new envs"][-1] - c["new envs"][0] for c in curves]
+        rows.append(
+            [
+                "the preset's" if split == "preset" else f"random, seed {split}",
+                ", ".join(result["splits"][split]["new"]),
+                str(len(curves)),
+                " → ".join(f"{statistics.mean(c['Average'][k] for c in curves):.1f}" for k in phases),
+                mean_std(new_gains),
+                f"**{mean_std(gains)}**",
+            ]
+        )
+    overall = result["summary"]["overall"]
+    rows.append(["**all**", "", str(overall["n"]), "", "", f"**{overall['mean']:.1f} ± {overall['std']:.1f}**"])
+    headings = ["split", "new environments (never demonstrated)", "seeds", "held-out success by phase"]
+    headings += ["gain on new envs", "gain over SFT"]
+    return markdown_table(headings, rows)
+
+
+def compare(result: dict, view: str) -> str:
+    curves = result["curves"]
+    phases = max(len(c) for runs in curves.values() for c in runs)
+    rows = []
+    for arm, runs in curves.items():
+        cells = [mean_std([c[k] for c in runs]) if all(len(c) > k for c in runs) else "–" for k in range(phases)]
+        rows.append([arm, str(len(runs)), *cells, f"**{mean_std([c[-1] for c in runs])}**"])
+    return markdown_table(["arm", "seeds", *(f"phase {k}" for k in range(phases)), "final"], rows)
+
+
+RENDERERS: dict[str, Callable[[dict, str], str]] = {
+    "throughput": throughput,
+    "step": step,
+    "reset": reset,
+    "cluster": cluster,
+    "before_after": before_after,
+    "splits": splits,
+    "compare": compare,
+}
+
+
+def table_block(spec: str) -> str:
+    name, _, view = spec.partition("/")
+    path = RESULTS / f"{name}.json"
+    if not path.is_file():
+        return f"*Not measured yet: `bench/results/{name}.json` does not exist (run the bench above).*"
+    result = json.loads(path.read_text())
+    return RENDERERS[result["bench"]](result, view) + "\n\n" + stamp_line(name, result)
+
+
+def type_name(annotation: object) -> str:
+    """A field's type as a reader writes it: int, a | b for choices, list[str], ... or nothing."""
+    if typing.get_origin(annotation) is typing.Literal:
+        return " \\| ".join(str(a) for a in typing.get_args(annotation))
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return " \\| ".join(type_name(a) for a in typing.get_args(annotation) if a is not type(None))
+    return getattr(annotation, "__name__", str(annotation)).replace("typing.", "")
+
+
+def settings_rows(model: type[BaseModel], prefix: str) -> list[list[str]]:
+    rows = []
+    for key, field in model.model_fields.items():
+        nested = field.annotation
+        if isinstance(nested, type) and issubclass(nested, BaseModel):
+            rows += settings_rows(nested, f"{prefix}{key}.")
+            continue
+        default = field.get_default(call_default_factory=True)
+        if isinstance(default, Path):  # the user's data folder: the same page on every machine
+            default = str(default).replace(str(Path.home()), "~")
+        shown = "–" if default is None or default == {} else f"`{json.dumps(default, default=str)}`"
+        description = (field.description or "").replace("\n", " ").replace("|", "\\|")
+        rows.append([f"`{prefix}{key}`", type_name(field.annotation), shown, description])
+    return rows
+
+
+def settings_block(spec: str) -> str:
+    target, _, prefix = spec.partition(" ")
+    module, _, name = target.partition(":")
+    model = getattr(importlib.import_module(module), name)
+    return markdown_table(["setting", "type", "default", "what it does"], settings_rows(model, prefix))
+
+
+def render(text: str) -> str:
+    """`text` with every generated block made anew."""
+
+    def fill(match: re.Match) -> str:
+        kind, spec = match.group(1), match.group(2)
+        body = table_block(spec) if kind == "table" else settings_block(spec)
+        return f"<!-- {kind}: {spec} -->\n{body}\n<!-- end -->"
+
+    return BLOCK.sub(fill, text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a page's blocks differ")
+    parser.add_argument("pages", nargs="*", type=Path, default=list(PAGES))
+    args = parser.parse_args(argv)
+    stale = []
+    for page in args.pages:
+        text = page.read_text()
+        if len(MARKER.findall(text)) != len(BLOCK.findall(text)):
+            print(f"{page}: a table or settings marker without its `<!-- end -->` line", file=sys.stderr)
+            return 2
+        made = render(text)
+        if made != text:
+            stale.append(page)
+            if not args.check:
+                page.write_text(made)
+    if args.check and stale:
+        for page in stale:
+            print(f"{page}: a generated table differs from what scripts/docs_tables.py makes of it", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
