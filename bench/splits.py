@@ -122,7 +122,7 @@ def main() -> None:
     parser.add_argument("--result", type=Path, default=RESULT)
     args = parser.parse_args()
     preset = RunSettings.model_validate(preset_settings(PRESET))
-    result: dict = {"command": " ".join(["bench/splits.py", *sys.argv[1:]]), "preset": PRESET, "splits": {}, "runs": {}}
+    result: dict = {"bench": "splits", "preset": PRESET, "splits": {}, "runs": {}}
     for seed in args.seeds:  # seed by seed: a bench stopped early has every split at least once
         for split in args.splits:
             shown = demonstrated(split, preset)

@@ -7,6 +7,8 @@ A page asks for a table with a marker line; this script writes the table below i
     <!-- settings: MODULE:CLASS [PREFIX] -->   every field of a settings model: key, default, description
     <!-- end -->
 
+It also draws the figures in FIGURES (SVG, from result files the same way).
+
     .venv/bin/python scripts/docs_tables.py            # rewrite the generated blocks of docs/*.md and README.md
     .venv/bin/python scripts/docs_tables.py --check    # exit 1 naming each page whose blocks differ (tests run it)
 """
@@ -49,8 +51,10 @@ def markdown_table(headings: list[str], rows: list[list[str]]) -> str:
     return "\n".join([*lines, *("| " + " | ".join(row) + " |" for row in rows)])
 
 
-def mean_std(values: list[float]) -> str:
-    return f"{statistics.mean(values):.1f} ± {statistics.stdev(values) if len(values) > 1 else 0.0:.1f}"
+def mean_std(values: list[float], sign: str = "") -> str:
+    """Mean ± std; one value alone, since it has no spread to show. sign="+" writes gains as +2.1 / -1.5."""
+    mean = f"{statistics.mean(values):{sign}.1f}"
+    return f"{mean} ± {statistics.stdev(values):.1f}" if len(values) > 1 else mean
 
 
 def throughput(result: dict, view: str) -> str:
@@ -148,12 +152,12 @@ def splits(result: dict, view: str) -> str:
                 ", ".join(result["splits"][split]["new"]),
                 str(len(curves)),
                 " → ".join(f"{statistics.mean(c['Average'][k] for c in curves):.1f}" for k in phases),
-                mean_std(new_gains),
-                f"**{mean_std(gains)}**",
+                mean_std(new_gains, "+"),
+                f"**{mean_std(gains, '+')}**",
             ]
         )
     overall = result["summary"]["overall"]
-    rows.append(["**all**", "", str(overall["n"]), "", "", f"**{overall['mean']:.1f} ± {overall['std']:.1f}**"])
+    rows.append(["**all**", "", str(overall["n"]), "", "", f"**{overall['mean']:+.1f} ± {overall['std']:.1f}**"])
     headings = ["split", "new environments (never demonstrated)", "seeds", "held-out success by phase"]
     headings += ["gain on new envs", "gain over SFT"]
     return markdown_table(headings, rows)
@@ -187,6 +191,46 @@ def table_block(spec: str) -> str:
         return f"*Not measured yet: `bench/results/{name}.json` does not exist (run the bench above).*"
     result = json.loads(path.read_text())
     return RENDERERS[result["bench"]](result, view) + "\n\n" + stamp_line(name, result)
+
+
+def splits_figure(result: dict) -> str:
+    """Held-out success by phase for every split (the preset's bold): all environments, and the never-demonstrated
+    ones; the stamp in the title."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, no display
+    import matplotlib.pyplot as plt
+
+    # Text as text and fixed ids: the same result file gives the same SVG bytes, so --check can compare them.
+    plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "webrl", "font.size": 9})
+    figure, panels = plt.subplots(1, 2, figsize=(8, 3), sharey=True)
+    for panel, column, title in zip(panels, ("Average", "new envs"), ("all 20 environments", "never demonstrated")):
+        for split, seeds in result["runs"].items():
+            curves = [c[column] for c in seeds.values()]
+            means = [statistics.mean(values) for values in zip(*curves)]
+            label = "the preset's split" if split == "preset" else f"random split {split}"
+            panel.plot(range(len(means)), means, marker="o", linewidth=2.5 if split == "preset" else 1, label=label)
+        panel.set_title(title)
+        panel.set_xticks(range(len(means)), ["SFT", *(str(k) for k in range(1, len(means)))])
+        panel.set_xlabel("phase")
+        panel.grid(alpha=0.3)
+    panels[0].set_ylabel("held-out success (%)")
+    panels[1].legend(fontsize=8)
+    machine = f", {result['machine']}" if result.get("machine") else ""
+    figure.suptitle(f"cpu-demo: commit {result['commit']}, {result['date'][:10]}, {result['cores']} cores{machine}")
+    figure.tight_layout()
+    svg = io.StringIO()
+    figure.savefig(svg, format="svg", metadata={"Date": None})
+    plt.close(figure)
+    return svg.getvalue()
+
+
+# A figure of the docs: its file, the result file it is drawn from, and how.
+FIGURES: dict[Path, tuple[str, Callable[[dict], str]]] = {
+    ROOT / "docs" / "splits-curve.svg": ("splits", splits_figure),
+}
 
 
 def type_name(annotation: object) -> str:
@@ -238,6 +282,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("pages", nargs="*", type=Path, default=list(PAGES))
     args = parser.parse_args(argv)
     stale = []
+    for figure, (name, draw) in FIGURES.items():
+        made = draw(json.loads((RESULTS / f"{name}.json").read_text()))
+        if not figure.is_file() or figure.read_text() != made:
+            stale.append(figure)
+            if not args.check:
+                figure.write_text(made)
     for page in args.pages:
         text = page.read_text()
         if len(MARKER.findall(text)) != len(BLOCK.findall(text)):
@@ -250,7 +300,8 @@ def main(argv: list[str] | None = None) -> int:
                 page.write_text(made)
     if args.check and stale:
         for page in stale:
-            print(f"{page}: a generated table differs from what scripts/docs_tables.py makes of it", file=sys.stderr)
+            what = "figure" if page.suffix == ".svg" else "table"
+            print(f"{page}: a generated {what} differs from what scripts/docs_tables.py makes of it", file=sys.stderr)
         return 1
     return 0
 

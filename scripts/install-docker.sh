@@ -136,8 +136,8 @@ suite_context() {
                   -o Debug::NoLocking=1 --download-only --no-install-recommends install chromium chromium-headless-shell libatomic1)
   apt_get "${download[@]}" >/dev/null 2>&1 || { apt_get update && apt_get "${download[@]}" >/dev/null; }
   rm -rf "$apt_state" "$SUITE_CONTEXT/debs/partial" "$SUITE_CONTEXT/debs/lock"
-  # Every package of .venv at its installed version: the image runs what the tests ran here.
-  pip_quiet list --format=freeze --exclude-editable --exclude pip >"$SUITE_CONTEXT/requirements.txt"
+  # Every package of .venv at its installed version but the docs tools: the image runs what the tests ran here.
+  "$PYTHON" scripts/suite_requirements.py >"$SUITE_CONTEXT/requirements.txt"
   pip_quiet wheel -q --no-deps -w "$SUITE_CONTEXT/wheelhouse" -r "$SUITE_CONTEXT/requirements.txt"
   pip_quiet wheel -q --no-deps -w "$SUITE_CONTEXT/webrl" .
   say "suite context: $(ls "$SUITE_CONTEXT/debs" | wc -l) Debian packages, $(ls "$SUITE_CONTEXT/wheelhouse" | wc -l)" \
