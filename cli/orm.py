@@ -67,7 +67,7 @@ def train(
     settings: Any = None,
 ) -> None:
     """Fine-tune a model into an ORM: cross-entropy of the answer token YES (success) or NO at the end of the
-    prompt. Writes OUT/orm for `webrl orm eval --orm OUT/orm`. Constant learning rate (the official: cosine)."""
+    prompt. Writes OUT/orm for `webrl orm eval --orm OUT/orm`. Cosine schedule with 10% warm-up (paper Table 5)."""
     from webrl.orm.train import run_orm_train
     from webrl.rl.engine import quiet_deepspeed
 

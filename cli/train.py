@@ -28,7 +28,7 @@ from webrl.cli.cluster import ExecutorOption, RayAddressOption, cluster_flags
 from webrl.cli.console import episode_progress, make_console
 from webrl.config import ClusterConfig
 from webrl.errors import UsageError
-from webrl.rl.settings import COSINE_WARMUP, SftSettings, UpdateSettings
+from webrl.rl.settings import SftSettings, UpdateSettings
 from webrl.train.settings import options_layer, preset, resolve_run_settings, settings_yaml
 
 console = make_console()
@@ -234,7 +234,7 @@ def model_cache_dir() -> Path:
 
 
 @launchable
-@with_train_settings(SftSettings, lr=1e-5, **COSINE_WARMUP)
+@with_train_settings(SftSettings)
 def sft(
     data: Annotated[
         Path,

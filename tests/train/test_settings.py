@@ -29,6 +29,17 @@ def test_an_update_setting_is_an_option_of_its_own_name_on_the_nested_training()
     assert settings.update.replay_confidence == (0.5, 1.0) and settings.sft.lr == 0.25 and settings.phases == 2
 
 
+def test_a_settings_file_naming_one_sft_field_keeps_webrl_s_sft_schedule():
+    settings = resolve_run_settings([("run.yaml", {"sft": {"epochs": 3}})])
+    assert (settings.sft.epochs, settings.sft.lr, settings.sft.lr_schedule, settings.sft.warmup) == (
+        3,
+        1e-5,
+        "cosine",
+        0.1,
+    )
+    assert settings.update.lr_schedule == "constant"  # the actor and critic updates keep a constant rate
+
+
 def test_print_config_writes_what_config_reads_back(tmp_path):
     env = private_env(tmp_path / "state")
     printed = webrl(

@@ -39,7 +39,7 @@ class TrainSettings(BaseModel):
         description="Weights and compute in fp32, or in bf16 with fp32 master weights; auto: bf16 on "
         "GPUs, fp32 on CPU (where bf16 training is no faster, often slower).",
     )
-    lr: float = Field(1e-6, gt=0, description="AdamW learning rate (the peak one, with a cosine schedule).")
+    lr: float = Field(1e-6, gt=0, description="AdamW learning rate (the peak one under a cosine schedule).")
     lr_schedule: Literal["constant", "cosine"] = Field(
         "constant",
         description="constant (WebRL's actor and critic updates), or cosine: linear warm-up over "
@@ -92,7 +92,16 @@ class TrainSettings(BaseModel):
 
 
 class SftSettings(TrainSettings):
-    """Supervised fine-tuning: the token-mean NLL of the answers (WebRL's SFT), optionally of the pages too."""
+    """Supervised fine-tuning: the token-mean NLL of the answers (WebRL's SFT), optionally of the pages too. Its
+    defaults are WebRL's SFT schedule (paper Table 4), so that a settings file naming one field keeps the others."""
+
+    lr: float = Field(1e-5, gt=0, description="AdamW learning rate (the peak one under a cosine schedule).")
+    lr_schedule: Literal["constant", "cosine"] = Field(
+        COSINE_WARMUP["lr_schedule"], description=TrainSettings.model_fields["lr_schedule"].description
+    )
+    warmup: float = Field(
+        COSINE_WARMUP["warmup"], ge=0, lt=1, description=TrainSettings.model_fields["warmup"].description
+    )
 
     page_loss: float = Field(
         0.0,

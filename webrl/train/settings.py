@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from webrl.errors import UsageError
 from webrl.files import write_atomically
-from webrl.rl.settings import COSINE_WARMUP, SftSettings, TrainSettings, UpdateSettings
+from webrl.rl.settings import SftSettings, TrainSettings, UpdateSettings
 from webrl.tasks.family import TaskFamily, family_of_set
 
 SETTINGS_FILE = "settings.yaml"
@@ -118,7 +118,7 @@ class RunSettings(BaseModel):
     )
     eval_tasks: str = Field("embedded:test", description="Task set each phase is evaluated on (greedy).")
     eval_limit: int | None = Field(None, ge=1, description="Evaluate on a fixed sample of N of them only.")
-    sft: SftSettings = Field(default_factory=lambda: SftSettings(lr=1e-5, **COSINE_WARMUP), description="Phase 0's SFT")
+    sft: SftSettings = Field(default_factory=SftSettings, description="Phase 0's SFT")
     update: UpdateSettings = Field(
         default_factory=UpdateSettings,
         description="Every phase's critic and actor "
