@@ -20,7 +20,7 @@ from webrl.policy.factory import POLICY_FORMS, policy_builder
 from webrl.policy.models import model_cache
 from webrl.runs.records import EpisodeRecord
 from webrl.sites.backends import make_backend
-from webrl.tasks.family import SummaryTable, families
+from webrl.tasks.family import SummaryTable, summary_tables
 
 console = make_console()
 
@@ -117,8 +117,9 @@ def eval_command(
 ) -> None:
     """Run a policy over a task set in real browsers; write episodes.jsonl, summary.json and report.html."""
     from webrl.evaluators.judge import parse_judge_spec  # Playwright & co. only when evaluating
-    from webrl.runs.eval import SITE_COLUMNS, EvalSettings, incomplete
+    from webrl.runs.eval import EvalSettings, incomplete
     from webrl.runs.executor import executor_for
+    from webrl.runs.report import headline
     from webrl.sites.task_sets import resolve_task_set
 
     if resume and out is None:
@@ -160,21 +161,15 @@ def eval_command(
         task_list = resolve_task_set(tasks, config.state_dir, plan.seed if plan else config.sites.seed)[:limit]
         settings.task_suite = getattr(task_list[0], "suite_version", None) if task_list else None
         summary = run_with_progress(settings, task_list, runner, repeats)
-    table = compact_table(*SITE_COLUMNS, "Other", "Average", title=f"success rate (%), {summary['policy']}")
-    rates = summary["success_rate"]
-    table.add_row(
-        *(f"{rates[c]['mean']} ± {rates[c]['std']}" if c in rates else "–" for c in [*SITE_COLUMNS, "Other", "Average"])
-    )
-    console.print(table)
+    console.print(headline(summary))
+    for extra in summary_tables(summary):  # the tables of the run's task families (MiniWoB++: one per environment)
+        console.print(summary_table(extra))
     for error in summary["evaluator_errors"]:  # each task's own line: which field, and how the rate counted it
         where = f" ({error['field']})" if error["field"] else ""
         console.print(
             f"task {error['task_id']}, repeat {error['repeat']}: evaluation error{where}: {error['error']}"
             f" (in the {settings.mode} success rate: {error['counts_as']})"
         )
-    for family in families():  # what a family adds (MiniWoB++: a row per environment)
-        for extra in family.summary_tables(summary):
-            console.print(summary_table(extra))
     console.print(f"episodes: {summary['episodes']}  ·  report: {settings.out / 'report.html'}")
     if problem := incomplete(summary):
         raise IncompleteRun(

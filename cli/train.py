@@ -398,9 +398,9 @@ class LiveView:
 
 
 def phase_table(phases: list[dict]) -> Table:
-    from webrl.runs.train_report import COLUMNS, eval_rate, rollout_rate, valid_actions
+    from webrl.runs.train_report import eval_columns, eval_rate, rollout_rate, valid_actions
 
-    columns = [c for c in COLUMNS if any(eval_rate(m, c) is not None for m in phases)]  # the sites evaluated on
+    columns = eval_columns(phases)
     table = Table("phase", *columns, "rollouts", "valid actions", title="success rate (%) on the evaluation tasks")
     for m in phases:
         cells = [*(eval_rate(m, c) for c in columns), rollout_rate(m), valid_actions(m)]

@@ -31,6 +31,9 @@ class MiniwobFamily(TaskFamily):
     def owns(self, task: Task) -> bool:
         return task.miniwob is not None
 
+    def owns_record(self, record: EpisodeRecord) -> bool:
+        return record.miniwob is not None
+
     def reuses_page(self, task: Task) -> bool:
         # MiniWoB++'s own driver starts episode after episode on one load (it ends the last one, seeds and calls
         # core.startEpisodeReal), which gives the same problem as a fresh load without the load
@@ -56,9 +59,9 @@ class MiniwobFamily(TaskFamily):
         and the mean of the environments' success rates, the number MiniWoB++ papers report."""
         by_env: dict[str, list[EpisodeRecord]] = defaultdict(list)
         for record in records:
-            if record.miniwob and record.judged:
+            if self.owns_record(record) and record.judged:
                 by_env[record.miniwob.env].append(record)
-        if not any(record.miniwob for record in records):
+        if not any(self.owns_record(record) for record in records):
             return {}
         environments = {}
         for env, episodes in sorted(by_env.items()):
@@ -73,6 +76,8 @@ class MiniwobFamily(TaskFamily):
         return {"miniwob": {"environments": environments, "mean_success": None if mean is None else round(mean, 1)}}
 
     def summary_tables(self, summary: dict[str, Any]) -> list[SummaryTable]:
+        """A row per environment, and (a training run's evaluation) the environments the SFT was shown and the
+        others."""
         if "miniwob" not in summary:
             return []
         miniwob = summary["miniwob"]
@@ -87,14 +92,25 @@ class MiniwobFamily(TaskFamily):
             for env, row in miniwob["environments"].items()
         ]
         mean = "–" if miniwob["mean_success"] is None else f"{miniwob['mean_success']:.1f}"
-        return [
+        timer = summary["settings"].get("miniwob_time_limit_s")
+        tables = [
             SummaryTable(
-                "MiniWoB++",
+                f"MiniWoB++ (episode timer {timer:g} s)" if timer else "MiniWoB++",
                 ("environment", "episodes", "success %", "raw reward", "steps"),
                 rows,
                 total=("mean over environments", "", mean, "", ""),
             )
         ]
+        split = [(name, cell) for name, cell in summary.get("groups", {}).items() if name in ENVIRONMENT_COLUMNS]
+        if split:
+            tables.append(
+                SummaryTable(
+                    "MiniWoB++: environments the SFT was shown (demonstrated) and the others (new)",
+                    ("environments", "episodes", "success %"),
+                    [(name, str(cell["episodes"]), f"{cell['mean']:.1f}") for name, cell in split],
+                )
+            )
+        return tables
 
     def groups(self, records: Sequence[EpisodeRecord], demonstrated: Sequence[Task]) -> dict[str, dict]:
         """Success (%) on the judged episodes of the environments the SFT was shown and of the others, which only
@@ -102,7 +118,7 @@ class MiniwobFamily(TaskFamily):
         shown_envs = {t.miniwob.env for t in demonstrated if t.miniwob is not None}
         groups: dict[str, list[bool]] = {name: [] for name in ENVIRONMENT_COLUMNS}
         for record in records:
-            if record.miniwob is not None and record.judged:
+            if self.owns_record(record) and record.judged:
                 shown = record.miniwob.env in shown_envs
                 groups[ENVIRONMENT_COLUMNS[0 if shown else 1]].append(record.success)
         return {

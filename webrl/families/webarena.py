@@ -7,8 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from webrl.curriculum.seen import Seen, next_task_id
+from webrl.runs.eval import SITE_COLUMNS, site_column
+from webrl.runs.records import EpisodeRecord
 from webrl.sites.embedded.suite import TASK_SETS as EMBEDDED_SUITE
-from webrl.tasks.family import CurriculumContext, TaskFamily
+from webrl.tasks.family import CurriculumContext, SummaryTable, TaskFamily
 from webrl.tasks.load import WEBARENA_FILES
 from webrl.tasks.model import Task
 
@@ -17,9 +19,22 @@ class WebArenaFamily(TaskFamily):
     name = "webarena"
     task_sets = (EMBEDDED_SUITE, WEBARENA_FILES)
     default = True  # a task file's tasks are in WebArena's format unless another family claims them
+    success_columns = (*SITE_COLUMNS, "Other")  # WebRL's table: a task counts under its first site
 
     def owns(self, task: Task) -> bool:
         return True
+
+    def success_column(self, record: EpisodeRecord) -> str:
+        return site_column(record.sites)
+
+    def summary_tables(self, summary: dict[str, Any]) -> list[SummaryTable]:
+        """WebRL's table (mean ± std over repeats); its Average is the whole run's."""
+        rates = summary["success_rate"]
+        if not any(column in rates for column in self.success_columns):
+            return []  # none of the run's episodes is a WebArena-format task
+        columns = (*self.success_columns, "Average")
+        cells = tuple(f"{rates[c]['mean']} ± {rates[c]['std']}" if c in rates else "–" for c in columns)
+        return [SummaryTable("success rate (%)", columns, [cells])]
 
     def is_train_set(self, name: str) -> bool:
         return name == "embedded:train"  # the WebArena files have no train split

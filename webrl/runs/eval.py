@@ -32,7 +32,7 @@ from webrl.runs.executor import Executor, Work, dispatch, executor_for, play_epi
 from webrl.runs.records import EPISODES_FILE, EpisodeRecord, parse_episode, read_episodes
 from webrl.runs.report import write_report
 from webrl.sites.base import SiteBackend
-from webrl.tasks.family import families
+from webrl.tasks.family import families, family_of_record
 from webrl.tasks.model import Task
 
 RUN_FILE = "run.json"  # what the run's episodes depend on; a --resume must not change it
@@ -99,11 +99,19 @@ def finished_episodes(path: Path) -> set[tuple[int | str, int]]:
     return {record.key for record in kept}
 
 
+Groups = Callable[[list[EpisodeRecord]], dict[str, dict]]  # a run's groups of episodes: name -> success
+
+
 async def run_eval(
-    settings: EvalSettings, tasks: list[Task], executor: Executor, on_episode=lambda record: None
+    settings: EvalSettings,
+    tasks: list[Task],
+    executor: Executor,
+    on_episode=lambda record: None,
+    groups: Groups | None = None,
 ) -> dict:
     """Play every (task, repeat) of the run on the executor's slots, each free slot taking the next from one
-    queue; write each record (and its screenshots) as it comes back, then the summary and report."""
+    queue; write each record (and its screenshots) as it comes back, then the summary (with the `groups` of its
+    episodes, if given) and report."""
     settings = executor.check(settings, tasks)
     episodes_path = settings.out / EPISODES_FILE
     if not settings.resume and episodes_path.exists():
@@ -121,7 +129,7 @@ async def run_eval(
                 writer = EpisodeWriter(settings.out, sink, on_episode)
                 await dispatch(slots, queue, play_episode, writer.played, writer.lost, writer.stopped)
         finally:  # also on Ctrl-C: what finished is summarised and reported, the rest runs with --resume
-            summary = write_summary(settings, executor, planned)
+            summary = write_summary(settings, executor, planned, groups)
     return summary
 
 
@@ -175,20 +183,21 @@ def run_policy(
     models_dir: Path | None = None,
     judge: Judge | None = None,
     on_episode=lambda record: None,
+    groups: Groups | None = None,
 ) -> dict:
     """`run_eval` with the policy `settings.policy` names, on the executor the backend's configuration names
     (the training loop's rollouts, evaluations and demonstrations: each frees its model before the next stage)."""
     with executor_for(settings, backend, models_dir, judge) as executor:
-        summary = asyncio.run(run_eval(settings, tasks, executor, on_episode))
+        summary = asyncio.run(run_eval(settings, tasks, executor, on_episode, groups))
     if summary["episodes"]["missing"]:  # stopped by faults: the stage is not done
         raise IncompleteRun(f"{settings.out}: {incomplete(summary)}")
     return summary
 
 
-def write_summary(settings: EvalSettings, executor: Executor, planned: int) -> dict:
+def write_summary(settings: EvalSettings, executor: Executor, planned: int, groups: Groups | None = None) -> dict:
     """summary.json and report.html from the episodes recorded so far, out of `planned`."""
     records = read_episodes(settings.out)
-    summary = summarize(records, settings, executor.policy_name, planned) | {"executor": executor.describe()}
+    summary = summarize(records, settings, executor.policy_name, planned, groups) | {"executor": executor.describe()}
     write_atomically(settings.out / "summary.json", json.dumps(summary, indent=2, default=str))
     write_report(settings.out, records, summary)
     return summary
@@ -199,21 +208,30 @@ def site_column(sites: list[str]) -> str:
     return next((column for column, site in SITE_COLUMNS.items() if sites and sites[0] == site), "Other")
 
 
-def summarize(rows: list[EpisodeRecord], settings: EvalSettings, policy: str, planned: int) -> dict:
-    """Per-site success rates in WebRL's column order, mean ± std over repeats; the episodes planned, by
-    status, and missing (planned but not recorded: the run stopped before them). An episode whose evaluation
-    raised (status 'error', e.g. an eval block the mode's original evaluator rejects) enters the rates as that
-    mode's original run loop counts it (``ERROR_COUNTS_AS``: left out, or a failure) and is listed under
-    ``evaluator_errors`` with its task, the field at fault and how it counted."""
+def summarize(
+    rows: list[EpisodeRecord],
+    settings: EvalSettings,
+    policy: str,
+    planned: int,
+    groups: Groups | None = None,
+) -> dict:
+    """Success rates per column of the episodes' task families (WebArena: per site in WebRL's order) and on
+    average, mean ± std over repeats; each family's own section; the episodes planned, by status, and missing
+    (planned but not recorded: the run stopped before them). An episode whose evaluation raised (status 'error',
+    e.g. an eval block the mode's original evaluator rejects) enters the rates as that mode's original run loop
+    counts it (``ERROR_COUNTS_AS``: left out, or a failure) and is listed under ``evaluator_errors`` with its task,
+    the field at fault and how it counted. `groups`: the run's groups of episodes (a training run's evaluation:
+    the family's split by what its SFT was shown), under ``groups``."""
     counts_as = ERROR_COUNTS_AS[settings.mode]
     by_repeat: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
         if row.judged or (row.status == "error" and counts_as == "failure"):
-            column = site_column(row.sites)
-            by_repeat[row.repeat][column].append(float(row.score == 1.0))
-            by_repeat[row.repeat]["Average"].append(float(row.score == 1.0))
+            won = float(row.score == 1.0)
+            if column := family_of_record(row).success_column(row):
+                by_repeat[row.repeat][column].append(won)
+            by_repeat[row.repeat]["Average"].append(won)
     table = {}
-    for column in [*SITE_COLUMNS, "Other", "Average"]:
+    for column in [*(c for family in families() for c in family.success_columns), "Average"]:
         rates = [100 * statistics.mean(r[column]) for r in by_repeat.values() if r.get(column)]
         if rates:
             table[column] = {
@@ -230,6 +248,7 @@ def summarize(rows: list[EpisodeRecord], settings: EvalSettings, policy: str, pl
         "policy": policy,
         "success_rate": table,
         **{key: value for family in families() for key, value in family.summary(rows).items()},
+        **({"groups": groups(rows)} if groups else {}),
         "episodes": {
             "planned": planned,
             **counts,

@@ -6,20 +6,25 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from jinja2 import Environment, FileSystemLoader, select_autoescape
-
 from webrl.files import write_atomically
-from webrl.runs.eval import SITE_COLUMNS
-from webrl.runs.report import TEMPLATES
+from webrl.runs.report import render
 
 ENVIRONMENT_COLUMNS = ("demonstrated envs", "new envs")  # MiniWoB++ environments the SFT saw, and the others
-COLUMNS = [*SITE_COLUMNS, "Other", "Average", *ENVIRONMENT_COLUMNS]
 
 
 def eval_rate(metrics: dict, column: str = "Average") -> float | None:
-    """A success-rate column: a WebRL site column, or (MiniWoB++) the environments the SFT saw or not."""
+    """A success-rate column: one of the task family's (a WebRL site column) or Average, or one of its groups
+    (MiniWoB++: the environments the SFT saw or not)."""
     cell = metrics["eval"]["success_rate"].get(column) or metrics["eval"].get("environments", {}).get(column)
     return cell["mean"] if cell else None
+
+
+def eval_columns(phases: list[dict]) -> list[str]:
+    """The success-rate columns some phase's evaluation measured, in its summary's order, then its groups: those
+    of the run's task family (WebArena: the sites evaluated on, Other, Average; MiniWoB++: Average and the
+    demonstrated / new environments), none left empty."""
+    found = [column for m in phases for column in [*m["eval"]["success_rate"], *m["eval"].get("environments", {})]]
+    return list(dict.fromkeys(found))
 
 
 def valid_actions(metrics: dict) -> float | None:
@@ -41,7 +46,7 @@ def write_curve(path: Path, title: str, phases: list[dict]) -> Path:
     fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
     xs = [m["phase"] for m in phases]
     top = 0.0
-    for column in COLUMNS:
+    for column in eval_columns(phases):
         ys = [eval_rate(m, column) for m in phases]
         if any(y is not None for y in ys):
             top = max([top, *(y for y in ys if y is not None)])
@@ -79,15 +84,13 @@ def write_curve(path: Path, title: str, phases: list[dict]) -> Path:
 
 def write_train_report(out: Path, settings, phases: list[dict]) -> Path:
     write_curve(out / "curve.png", f"{settings.algorithm} from {settings.init or settings.model}", phases)
-    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]))
-    html = env.get_template("train.html").render(
+    return render(
+        "train.html",
+        out / "report.html",
         settings=settings.model_dump(mode="json"),
         phases=phases,
-        columns=COLUMNS,
+        columns=eval_columns(phases),
         eval_rate=eval_rate,
         rollout_rate=rollout_rate,
         valid_actions=valid_actions,
     )
-    path = out / "report.html"
-    write_atomically(path, html)
-    return path

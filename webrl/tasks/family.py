@@ -10,7 +10,7 @@ those of the WebArena-format tasks: the page never ends an episode, and there is
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib.metadata import entry_points
@@ -56,6 +56,7 @@ class TaskFamily:
     task_sets: tuple[NamedTaskSets, ...] = ()  # the named task sets the family provides
     llm_generation: bool = True  # whether an LLM generator (not only the evolver) may write the family's tasks
     default: bool = False  # the family of every task no other family owns (the WebArena format's)
+    success_columns: tuple[str, ...] = ()  # what `success_column` gives, in the table's order
 
     # -- tasks ---------------------------------------------------------------------------------------------------
 
@@ -95,12 +96,23 @@ class TaskFamily:
 
     # -- what the family adds to reports -------------------------------------------------------------------------
 
+    def owns_record(self, record: Any) -> bool:
+        """Whether an episode record (webrl.runs.records) is of one of the family's tasks (the default family's
+        are the records no other family owns)."""
+        return False
+
+    def success_column(self, record: Any) -> str | None:
+        """The column of the success-rate table (summary.json's success_rate) that a judged episode of the family
+        counts under besides "Average"; None: "Average" only (the family's own tables break it down)."""
+        return None
+
     def summary(self, records: Sequence[Any]) -> dict[str, Any]:
         """A section of an evaluation's summary.json from its episode records (webrl.runs.records); {}: none."""
         return {}
 
     def summary_tables(self, summary: dict[str, Any]) -> list[SummaryTable]:
-        """The tables `webrl eval` prints from the evaluation's summary (its section of it)."""
+        """The tables of the family's episodes that `webrl eval` prints and report.html shows, from the
+        evaluation's summary (its section of it, the success rates, the groups); []: none of its episodes."""
         return []
 
     def groups(self, records: Sequence[Any], demonstrated: Sequence[Task]) -> dict[str, dict]:
@@ -127,10 +139,24 @@ def families() -> tuple[TaskFamily, ...]:
 
 def family_of(task: Task) -> TaskFamily:
     """The family that owns `task`, else the default family."""
-    owners = [family for family in families() if not family.default and family.owns(task)]
+    return _owner(task.task_id, lambda family: family.owns(task))
+
+
+def family_of_record(record: Any) -> TaskFamily:
+    """The family whose task an episode record (webrl.runs.records) is of, else the default family."""
+    return _owner(record.task_id, lambda family: family.owns_record(record))
+
+
+def _owner(task_id: int | str, owns: Callable[[TaskFamily], bool]) -> TaskFamily:
+    owners = [family for family in families() if not family.default and owns(family)]
     if len(owners) > 1:
-        raise UsageError(f"task {task.task_id!r}: several task families claim it ({', '.join(f.name for f in owners)})")
+        raise UsageError(f"task {task_id!r}: several task families claim it ({', '.join(f.name for f in owners)})")
     return owners[0] if owners else next(family for family in families() if family.default)
+
+
+def summary_tables(summary: dict[str, Any]) -> list[SummaryTable]:
+    """Every family's tables of an evaluation's summary, for the console and report.html alike."""
+    return [table for family in families() for table in family.summary_tables(summary)]
 
 
 def family_of_set(name: str) -> TaskFamily | None:

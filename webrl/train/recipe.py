@@ -50,7 +50,7 @@ from webrl.files import write_atomically
 from webrl.rl.data import StepRecord
 from webrl.rl.job import SftJob, UpdateJob, spawn
 from webrl.rl.settings import SftSettings, TrainSettings
-from webrl.runs.eval import EvalSettings, run_policy
+from webrl.runs.eval import EvalSettings, Groups, run_policy
 from webrl.runs.records import EpisodeRecord, read_episodes
 from webrl.runs.train_report import write_train_report
 from webrl.sites.base import SiteBackend
@@ -308,7 +308,14 @@ class TrainRun:
             self.train(job, phase / "update.log")
 
     def evaluate(self, k: int) -> None:
-        self._episodes(self.phase_dir(k) / "eval", self.eval_tasks(), self.actor(k), temperature=0.0, seed=None)
+        self._episodes(
+            self.phase_dir(k) / "eval", self.eval_tasks(), self.actor(k), temperature=0.0, seed=None, groups=self.groups
+        )
+
+    def groups(self, records: list[EpisodeRecord]) -> dict[str, dict]:
+        """An evaluation's episodes in the task family's groups (MiniWoB++: the environments phase 0 demonstrated
+        and the others), for its summary and the phase's metrics."""
+        return self.settings.task_family.groups(records, self.demo_tasks())
 
     def training(self, settings: Training) -> Training:
         """A training's settings with the run's seed (its data order, a fresh critic's heads): runs that differ
@@ -398,7 +405,16 @@ class TrainRun:
         path.mkdir(parents=True, exist_ok=True)
         return path
 
-    def _episodes(self, out: Path, tasks: Sequence[Task], actor: str, *, temperature: float, seed: int | None) -> None:
+    def _episodes(
+        self,
+        out: Path,
+        tasks: Sequence[Task],
+        actor: str,
+        *,
+        temperature: float,
+        seed: int | None,
+        groups: Groups | None = None,
+    ) -> None:
         """The actor's episodes over `tasks` into `out` (continuing what is there), through `webrl eval`'s runner."""
         settings = EvalSettings(
             tasks=str(out),
@@ -424,6 +440,7 @@ class TrainRun:
             self.models_dir,
             parse_judge_spec(self.settings.judge),
             self._on_episode,
+            groups,
         )
 
     def _on_episode(self, record: EpisodeRecord) -> None:
@@ -437,7 +454,7 @@ class TrainRun:
             self.settings.algorithm,
             self.actor(k),
             seconds,
-            lambda records: self.settings.task_family.groups(records, self.demo_tasks()),
+            self.groups,
         )
         write_atomically(self.phase_dir(k) / METRICS_FILE, json.dumps(metrics, indent=1, default=str))
         every = all_metrics(self.out)
