@@ -15,10 +15,8 @@ import hashlib
 import json
 import platform
 import statistics
-import subprocess
 from collections import defaultdict, deque
 from collections.abc import Callable
-from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import TextIO
@@ -27,6 +25,7 @@ from webrl.errors import IncompleteRun, UsageError
 from webrl.evaluators.judge import Judge
 from webrl.evaluators.result import ERROR_COUNTS_AS
 from webrl.files import write_atomically
+from webrl.provenance import provenance
 from webrl.runs.episodes import EvalSettings, save_screenshots
 from webrl.runs.executor import Executor, Work, dispatch, executor_for, play_episode
 from webrl.runs.records import EPISODES_FILE, EpisodeRecord, parse_episode, read_episodes
@@ -243,7 +242,7 @@ def summarize(
     for row in rows:
         counts[row.status] += 1
     return {
-        "created": datetime.now(UTC).isoformat(),
+        "provenance": provenance(),  # the commit, date, machine and command that made these numbers
         "settings": settings.model_dump(mode="json"),
         "policy": policy,
         "success_rate": table,
@@ -262,7 +261,6 @@ def summarize(
         ],
         "versions": {name: _version(name) for name in ("webrl", "playwright", "torch", "transformers")},
         "python": platform.python_version(),
-        "git_commit": _git_commit(),
     }
 
 
@@ -279,16 +277,3 @@ def _version(name: str) -> str | None:
         return None
 
 
-def _git_commit() -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            check=False,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            cwd=Path(__file__).resolve().parent,
-        )
-        return out.stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        return None
