@@ -170,7 +170,8 @@ def eval_command(
             f"task {error['task_id']}, repeat {error['repeat']}: evaluation error{where}: {error['error']}"
             f" (in the {settings.mode} success rate: {error['counts_as']})"
         )
-    console.print(f"episodes: {summary['episodes']}  ·  report: {settings.out / 'report.html'}")
+    counts = ", ".join(f"{n} {what}" for what, n in summary["episodes"].items() if n or what == "planned")
+    console.print(f"episodes: {counts}  ·  report: {settings.out / 'report.html'}")
     if problem := incomplete(summary):
         raise IncompleteRun(
             f"{problem}; continue with `webrl eval --resume --out {settings.out}` once the sites "

@@ -56,6 +56,7 @@ def test_a_miniwob_run_shows_its_environments_not_site_columns(miniwob_run):
     summary = json.loads((out / "summary.json").read_text())
     assert set(summary["success_rate"]) == {"Average"}  # no site column, no "Other" repeating the average
     assert set(summary["miniwob"]["environments"]) == set(ENVS)
+    assert "episodes: 3 planned, 3 done  ·  report:" in stdout  # the counts as words, not a dict
     for shown in (stdout, text_of((out / "report.html").read_text())):
         assert "100.0% of 3 judged episodes succeeded" in shown
         assert not any(re.search(rf"\b{column}\b", shown) for column in [*SITE_COLUMNS, "Other"]), shown
