@@ -205,7 +205,7 @@ def splits_figure(result: dict) -> str:
 
     # Text as text and fixed ids: the same result file gives the same SVG bytes, so --check can compare them.
     plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "webrl", "font.size": 9})
-    figure, panels = plt.subplots(1, 2, figsize=(8, 3), sharey=True)
+    figure, panels = plt.subplots(1, 2, figsize=(8, 3.3), sharey=True)
     for panel, column, title in zip(panels, ("Average", "new envs"), ("all 20 environments", "never demonstrated")):
         for split, seeds in result["runs"].items():
             curves = [c[column] for c in seeds.values()]
@@ -217,10 +217,10 @@ def splits_figure(result: dict) -> str:
         panel.set_xlabel("phase")
         panel.grid(alpha=0.3)
     panels[0].set_ylabel("held-out success (%)")
-    panels[1].legend(fontsize=8)
+    figure.legend(*panels[0].get_legend_handles_labels(), loc="lower center", ncol=4, frameon=False)
     machine = f", {result['machine']}" if result.get("machine") else ""
     figure.suptitle(f"cpu-demo: commit {result['commit']}, {result['date'][:10]}, {result['cores']} cores{machine}")
-    figure.tight_layout()
+    figure.tight_layout(rect=(0, 0.07, 1, 1))  # room for the legend below the panels
     svg = io.StringIO()
     figure.savefig(svg, format="svg", metadata={"Date": None})
     plt.close(figure)
