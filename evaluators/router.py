@@ -90,6 +90,9 @@ async def evaluate(
     if urls and _has_placeholder(task):
         task = substitute(task, urls)
     details: list[dict[str, Any]] = [{"type": "warning", "text": w} for w in task.warnings]
+    if "verified" in task.eval.eval_types:
+        why = "not yet: WebArena-Verified's tasks need its own evaluator (a verified mode), which webrl lacks so far"
+        return _error(details, why, "eval.eval_types", mode, judge_name)
     parts: list[float | None] = []
     try:
         unknown = [t for t in task.eval.eval_types if t not in EVAL_TYPES]
