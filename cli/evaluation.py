@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated
@@ -27,12 +28,12 @@ console = make_console()
 
 def eval_command(
     tasks: Annotated[
-        str,
+        str | None,
         typer.Option(
-            help="A task set (webarena-lite, webarena, embedded[:train|:test], "
+            help="A task set (webarena-lite, webarena, webarena-verified[:hard], embedded[:train|:test], "
             "miniwob[:ENV,...][:train|:test]) or a task file/folder."
         ),
-    ],
+    ] = None,
     policy: Annotated[
         str, typer.Option(help="Who acts: " + "; ".join(f.split("  ")[0] for f in POLICY_FORMS) + ".")
     ] = "oracle",
@@ -46,8 +47,27 @@ def eval_command(
     repeats: Annotated[int, typer.Option(help="Runs of every task (mean ± std over repeats).")] = 1,
     max_steps: Annotated[int, typer.Option(help="Step limit per episode (WebRL: 30).")] = 30,
     mode: Annotated[
-        str, typer.Option(help="Evaluator semantics: webarena (original), vab (WebRL's numbers) or browsergym.")
+        str,
+        typer.Option(
+            help="Evaluator semantics: webarena (original), vab (WebRL's numbers), browsergym, or verified "
+            "(WebArena-Verified's evaluator: a structured answer and the network trace)."
+        ),
     ] = "webarena",
+    record_network: Annotated[
+        bool | None,
+        typer.Option(
+            "--record-network/--no-record-network",
+            help="Keep each episode's network trace as HAR beside its record (network/) [default: in --mode "
+            "verified only].",
+        ),
+    ] = None,
+    rescore: Annotated[
+        Path | None,
+        typer.Option(
+            help="Score a finished run folder's episodes again from their records, without the sites "
+            "(--mode verified), into --out [default: RUN/rescore-<time>].",
+        ),
+    ] = None,
     judge: Annotated[
         str,
         typer.Option(
@@ -119,12 +139,15 @@ def eval_command(
     from webrl.evaluators.judge import parse_judge_spec  # Playwright & co. only when evaluating
     from webrl.runs.eval import EvalSettings, incomplete
     from webrl.runs.executor import executor_for
-    from webrl.runs.report import headline
     from webrl.sites.task_sets import resolve_task_set
 
+    config = GLOBALS.config(**{"sites.backend": backend}, **cluster_flags(executor, ray_address))
+    if rescore is not None:
+        return rescore_run(rescore, mode, out)
+    if tasks is None:
+        raise UsageError("--tasks: give a task set or file (or --rescore RUN)")
     if resume and out is None:
         raise UsageError("--resume needs the --out folder of the run to continue")
-    config = GLOBALS.config(**{"sites.backend": backend}, **cluster_flags(executor, ray_address))
     try:
         settings = EvalSettings(
             tasks=tasks,
@@ -146,6 +169,8 @@ def eval_command(
             resume=resume,
             limit=limit,
             miniwob_time_limit_s=miniwob_time_limit,
+            record_network=record_network,
+            verified_dataset=verified_file(tasks, mode),
             out=out or Path("runs") / f"eval-{datetime.now():%Y%m%d-%H%M%S}",
         )
     except ValidationError as err:
@@ -159,24 +184,89 @@ def eval_command(
     with executor_for(settings, site_backend, model_cache(config), judge_model, starting) as runner:
         plan = site_backend.running() if config.sites.backend == "embedded" else None
         task_list = resolve_task_set(tasks, config.state_dir, plan.seed if plan else config.sites.seed)[:limit]
+        if settings.mode == "verified":
+            check_verified(task_list, settings, site_backend)
         settings.task_suite = getattr(task_list[0], "suite_version", None) if task_list else None
         summary = run_with_progress(settings, task_list, runner, repeats)
-    console.print(headline(summary))
-    for extra in summary_tables(summary):  # the tables of the run's task families (MiniWoB++: one per environment)
-        console.print(summary_table(extra))
-    for error in summary["evaluator_errors"]:  # each task's own line: which field, and how the rate counted it
-        where = f" ({error['field']})" if error["field"] else ""
-        console.print(
-            f"task {error['task_id']}, repeat {error['repeat']}: evaluation error{where}: {error['error']}"
-            f" (in the {settings.mode} success rate: {error['counts_as']})"
-        )
-    counts = ", ".join(f"{n} {what}" for what, n in summary["episodes"].items() if n or what == "planned")
-    console.print(f"episodes: {counts}  ·  report: {settings.out / 'report.html'}")
+    print_summary(summary, settings.out)
     if problem := incomplete(summary):
         raise IncompleteRun(
             f"{problem}; continue with `webrl eval --resume --out {settings.out}` once the sites "
             "answer (`webrl status`)"
         )
+
+
+def print_summary(summary: dict, out: Path) -> None:
+    """The run's headline, its task families' tables, a line per evaluation error, the verified mode's facts and the
+    episode counts."""
+    from webrl.runs.report import headline
+
+    console.print(headline(summary))
+    for extra in summary_tables(summary):  # the tables of the run's task families (MiniWoB++: one per environment)
+        console.print(summary_table(extra))
+    mode = summary["settings"]["mode"]
+    for error in summary["evaluator_errors"]:  # each task's own line: which field, and how the rate counted it
+        where = f" ({error['field']})" if error["field"] else ""
+        console.print(
+            f"task {error['task_id']}, repeat {error['repeat']}: evaluation error{where}: {error['error']}"
+            f" (in the {mode} success rate: {error['counts_as']})"
+        )
+    print_verified(summary)
+    counts = ", ".join(f"{n} {what}" for what, n in summary["episodes"].items() if n or what == "planned")
+    console.print(f"episodes: {counts}  ·  report: {out / 'report.html'}")
+
+
+def verified_file(tasks: str, mode: str) -> Path | None:
+    """The verified mode's dataset: a task file in WebArena-Verified's format that --tasks names (its evaluator reads
+    the whole file), else None: the installed package's."""
+    from webrl.tasks.model import is_verified_config
+
+    path = Path(tasks)
+    if mode != "verified" or not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # reading the tasks reports it, with the line
+    first = data[0] if isinstance(data, list) and data else data
+    return path if is_verified_config(first) else None
+
+
+def check_verified(tasks: list, settings, backend) -> None:
+    """Before any episode: every task is a WebArena-Verified one, and the package's evaluator takes the dataset."""
+    from webrl.evaluators.verified import verified_scorer
+
+    plain = next((t for t in tasks if t.verified is None), None)
+    if plain is not None:
+        raise UsageError(
+            f"{settings.tasks}: task {plain.task_id}: field 'eval': --mode verified scores WebArena-Verified tasks "
+            "only (webarena-verified[:hard], or a file in its format)"
+        )
+    verified_scorer(settings.verified_dataset, backend.urls(0))
+
+
+def print_verified(summary: dict) -> None:
+    if "verified" in summary:
+        facts = summary["verified"]
+        traces = facts["network_trace_bytes"]
+        console.print(
+            f"verified: {facts['answers_unparsed']} answers were not the structured response (scored by the "
+            f"package as given); network traces: {traces['episodes']}, mean {traces['mean']} bytes"
+        )
+
+
+def rescore_run(run: Path, mode: str, out: Path | None) -> None:
+    """`--rescore RUN`: the run's episodes scored again offline (the verified mode only)."""
+    from webrl.runs.rescore import rescore
+
+    if mode != "verified":
+        raise UsageError(f"--rescore with --mode {mode}: not yet: only --mode verified scores a run offline")
+    if not (run / "episodes.jsonl").is_file():
+        raise UsageError(f"--rescore {run}: no episodes.jsonl in this folder")
+    out = out or run / f"rescore-{datetime.now():%Y%m%d-%H%M%S}"
+    summary = rescore(run, out)
+    console.print("re-scored offline:")
+    print_summary(summary, out)
 
 
 def run_with_progress(settings, tasks: list, runner, repeats: int) -> dict:

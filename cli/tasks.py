@@ -22,6 +22,49 @@ app = typer.Typer(
 )
 
 SplitOption = Annotated[str | None, typer.Option("--split", help="train or test [default: both].")]
+TasksOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Another task set or file instead of the embedded suite, e.g. webarena-verified:hard (what stats "
+        "counts for it: its sites and checks)."
+    ),
+]
+
+
+def _named(tasks: str):
+    from webrl.sites.task_sets import resolve_task_set
+
+    config = GLOBALS.config()
+    return resolve_task_set(tasks, config.state_dir, config.sites.seed)
+
+
+def _checks(task) -> list[str]:
+    """What a task's evaluation checks, for stats: WebArena-Verified's task type and network check, else the
+    eval types."""
+    if task.verified is None:
+        return list(task.eval.eval_types)
+    network = any(b.get("evaluator") == "NetworkEventEvaluator" for b in task.verified.eval)
+    return [(task.verified.task_type or "?").lower(), *(["network"] if network else [])]
+
+
+def _set_stats(tasks: str) -> None:
+    """`stats --tasks NAME`: counts by site group and by what is checked."""
+    from webrl.tasks.templates import site_group
+
+    loaded = _named(tasks)
+    counts: dict[str, Counter] = {}
+    for t in loaded:
+        for group in (site_group(t), "total"):
+            counts.setdefault(group, Counter()).update(["tasks", *_checks(t)])
+    columns = sorted({c for c in counts["total"] if c != "tasks"}) if loaded else []
+    table = compact_table("site", "tasks", *columns)
+    for group in sorted(counts, key=lambda g: (g == "total", g == "multi", g)):
+        table.add_row(group, *(str(counts[group][c]) for c in ["tasks", *columns]), end_section=group == "multi")
+    console.print(table)
+    console.print(
+        f"{tasks}: {len(loaded)} tasks. Checks: retrieve/mutate/navigate = WebArena-Verified's expected task type, "
+        "network = a NetworkEventEvaluator on the trace; otherwise the eval types."
+    )
 
 
 def _suite(split: str | None = None, site: str | None = None):
@@ -56,11 +99,13 @@ def list_tasks(
 
 
 @app.command("stats")
-def stats(split: SplitOption = None) -> None:
+def stats(split: SplitOption = None, tasks: TasksOption = None) -> None:
     """Task counts by site (multi = several sites): split, what the evaluator checks, and tier."""
     from webrl.sites.embedded.suite import TEST_SHARE
     from webrl.tasks.templates import eval_kind, site_group
 
+    if tasks is not None:
+        return _set_stats(tasks)
     tasks = _suite(split)
     kinds = {
         "exact_match": "exact",
@@ -89,11 +134,13 @@ def stats(split: SplitOption = None) -> None:
 
 
 @app.command("show")
-def show(task_id: Annotated[int, typer.Argument(help="The task id.")]) -> None:
-    """The whole task in WebArena's JSON format, with its scripted solution."""
-    match = [t for t in _suite() if t.task_id == task_id]
+def show(task_id: Annotated[int, typer.Argument(help="The task id.")], tasks: TasksOption = None) -> None:
+    """The whole task in WebArena's JSON format, with its scripted solution (a WebArena-Verified task with its eval
+    blocks whole, under `verified`)."""
+    match = [t for t in (_suite() if tasks is None else _named(tasks)) if t.task_id == task_id]
     if not match:
-        raise UsageError(f"no task {task_id} in the embedded suite (see `webrl tasks list`)")
+        where = "the embedded suite (see `webrl tasks list`)" if tasks is None else tasks
+        raise UsageError(f"no task {task_id} in {where}")
     console.print_json(json.dumps(match[0].to_config()))
 
 

@@ -12,8 +12,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-Mode = Literal["webarena", "vab", "browsergym"]
-MODES: tuple[str, ...] = ("webarena", "vab", "browsergym")
+Mode = Literal["webarena", "vab", "browsergym", "verified"]
+MODES: tuple[str, ...] = ("webarena", "vab", "browsergym")  # the WebArena rule evaluators' semantics
+# WebArena-Verified's own evaluator (evaluators/verified.py): its tasks only, judged from the answer and the trace
+ALL_MODES: tuple[str, ...] = (*MODES, "verified")
 Status = Literal["scored", "unjudged", "error"]
 # How a task whose evaluation raised (status 'error') enters the success rate, per mode:
 # - webarena: WebArena's run.py catches the exception, logs it and never appends a score: the task is left out
@@ -22,7 +24,13 @@ Status = Literal["scored", "unjudged", "error"]
 #   the successes by all 165 ("overall accuracy", the number WebRL reports): the task counts as a failure.
 # - browsergym: left out, as before (BrowserGym itself scores an AssertionError 0 and lets the rest crash the
 #   episode).
-ERROR_COUNTS_AS: dict[str, str] = {"webarena": "left out", "vab": "failure", "browsergym": "left out"}
+# - verified: WebArena-Verified's evaluator gives an evaluation that failed (its status "error") the score 0.
+ERROR_COUNTS_AS: dict[str, str] = {
+    "webarena": "left out",
+    "vab": "failure",
+    "browsergym": "left out",
+    "verified": "failure",
+}
 # Why url_match or a program_html target scored 0 without looking (webrl, all modes: see evaluators/router.py).
 NOT_A_SITE_PAGE = "the last page is not an http(s) page of the sites, so it is not judged"
 
@@ -37,6 +45,13 @@ class EvalResult(BaseModel):
     @property
     def success(self) -> bool:
         return self.score == 1.0
+
+
+def error_result(details: list[dict], error: str, field: str | None, mode: str, judge: str | None = None) -> EvalResult:
+    """An evaluation that failed: the cause, the task's field at fault (None: not the task file) and how the mode
+    counts it in the success rate (``counts_as``)."""
+    details.append({"type": "error", "error": error, "field": field, "counts_as": ERROR_COUNTS_AS[mode]})
+    return EvalResult(score=None, status="error", mode=mode, judge=judge, details=details)
 
 
 class EvaluationError(Exception):

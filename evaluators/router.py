@@ -15,29 +15,33 @@ text: a ``data:`` page, a ``javascript:`` result, a ``blob:`` or another origin 
 required contents, written by the agent.
 
 Modes (``MODES``): ``webarena`` = the original evaluator, ``vab`` = VAB-WebArena-Lite's, used for the
-WebRL numbers, ``browsergym`` = BrowserGym's WebArena-Lite hybrid. BrowserGym's safeguard is applied
-in that mode: any open tab on a host:port that is none of the sites' (``urls``) scores 0. ``miniwob_reward``
-(MiniWoB++ tasks) reads the page's own reward, the same in every mode.
+WebRL numbers, ``browsergym`` = BrowserGym's WebArena-Lite hybrid; and ``verified``, which hands WebArena-Verified's
+tasks to that package's own evaluator (evaluators/verified.py) and scores nothing else. BrowserGym's safeguard is
+applied in the browsergym mode: any open tab on a host:port that is none of the sites' (``urls``) scores 0.
+``miniwob_reward`` (MiniWoB++ tasks) reads the page's own reward, the same in every mode.
 """
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 import httpx
 from playwright.async_api import Error as PlaywrightError
 
+from webrl.evaluators import verified
 from webrl.evaluators.judge import Judge
 from webrl.evaluators.miniwob_reward import miniwob_reward
 from webrl.evaluators.program_html import program_html
 from webrl.evaluators.result import (
-    ERROR_COUNTS_AS,
-    MODES,
+    ALL_MODES,
     NOT_A_SITE_PAGE,
     AssertionFailed,
     EvalResult,
     EvaluationError,
+    error_result,
 )
 from webrl.evaluators.string_match import string_match
 from webrl.evaluators.url_match import url_match
@@ -77,15 +81,20 @@ async def evaluate(
     mode: str = "webarena",
     judge: Judge | None = None,
     urls: dict[str, str] | None = None,
+    trace: list[dict] | None = None,
+    verified_dataset: Path | None = None,
 ) -> EvalResult:
     """Score one finished episode.
 
     ``answer``: the text of the agent's final ``stop [...]`` (None: the agent gave none). ``page``: the active
     Playwright **async** Page at the end (may be None for a string_match-only task). ``urls``: site name -> base
     URL; used for the ``__SITE__`` placeholders still in the task, the shopping helpers, and BrowserGym's
-    open-tab check."""
-    if mode not in MODES:
-        raise ValueError(f"unknown evaluation mode {mode!r} (one of {', '.join(MODES)})")
+    open-tab check. ``trace``: the episode's network trace (HAR entries), which the verified mode judges with the
+    answer against WebArena-Verified's dataset (``verified_dataset``; None: the installed package's)."""
+    if mode not in ALL_MODES:
+        raise ValueError(f"unknown evaluation mode {mode!r} (one of {', '.join(ALL_MODES)})")
+    if mode == "verified" or "verified" in task.eval.eval_types:
+        return await _verified(task, answer, mode, trace, verified_dataset, urls or {})
     judge_name = getattr(judge, "name", None) if judge is not None else None
     if urls and _has_placeholder(task):
         task = substitute(task, urls)
@@ -142,11 +151,21 @@ async def evaluate(
     return EvalResult(score=score, status="scored", mode=mode, judge=judge_name, details=details)
 
 
+async def _verified(task, answer, mode, trace, dataset, urls) -> EvalResult:
+    """Only the verified mode scores a WebArena-Verified task, and it scores only those."""
+    details: list[dict[str, Any]] = [{"type": "warning", "text": w} for w in task.warnings]
+    if mode != "verified":
+        why = f"a WebArena-Verified task is scored by --mode verified only, not {mode}"
+        return _error(details, why, "eval.eval_types", mode, None)
+    if task.verified is None:
+        why = "--mode verified scores WebArena-Verified tasks only; this task has no verified eval blocks"
+        return _error(details, why, "eval.eval_types", mode, None)
+    result = await asyncio.to_thread(verified.score, task.task_id, answer, trace, dataset=dataset, urls=urls)
+    return result.model_copy(update={"details": details + result.details})
+
+
 def not_a_site_page(url: str) -> dict[str, Any]:
     return {"type": "url_match", "score": 0.0, "url": url[:500], "note": NOT_A_SITE_PAGE}
 
 
-def _error(details: list[dict], error: str, field: str | None, mode: str, judge_name: str | None) -> EvalResult:
-    """``field``: the task's field that caused it (None: not the task file); ``counts_as``: in the success rate."""
-    details.append({"type": "error", "error": error, "field": field, "counts_as": ERROR_COUNTS_AS[mode]})
-    return EvalResult(score=None, status="error", mode=mode, judge=judge_name, details=details)
+_error = error_result

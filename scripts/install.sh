@@ -44,4 +44,16 @@ DS_BUILD_OPS=0 pipq install -q -e ".[dev,train,cluster,docs]"
 # files, never imports their code): WebArena-Lite's and WebArena's task files (`--tasks webarena-lite|webarena`)
 # and MiniWoB++'s pages (the `miniwob` site).
 pipq install -q --no-deps "browsergym-webarenalite==0.14.3" "libwebarena==0.0.4" "miniwob==1.1.0"
+# WebArena-Verified (`--tasks webarena-verified[:hard]`, `--mode verified`): its dataset and its evaluator, which
+# webrl imports. The package pins exact versions (pydantic==2.12.0, python-dateutil==2.9.0.post0, ...): it goes in
+# without its dependencies, and the ones its evaluator imports go in at its pins, constrained to every version
+# already installed, so that none of webrl's moves (pip fails rather than change one; docs/tasks.md).
+if ! .venv/bin/python -c "import webarena_verified.api" 2>/dev/null; then
+  .venv/bin/pip freeze --exclude-editable 2>/dev/null | grep -v " @ " > .venv/constraints-installed.txt
+  pipq install -q -c .venv/constraints-installed.txt "word2number==1.1" "price-parser==0.5.0" "unidecode==1.4.0" \
+    "pint==0.25" "us==3.2.0" "usaddress==0.5.16" "usaddress-scourgify==0.6.0" "url-normalize==2.2.1" \
+    "pytimeparse2==1.7.1" "thefuzz>=0.22.1" "geopy==2.4.1" "geographiclib==2.1" "jsonpath-ng==1.7.0" \
+    "compact-json==1.8.1"
+  pipq install -q --no-deps "webarena-verified==1.2.3"
+fi
 .venv/bin/python -c "import webrl.cli.main" && echo "webrl installed in .venv (run: .venv/bin/webrl --help)"

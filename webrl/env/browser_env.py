@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal, NamedTuple, TypedDict
 from urllib.parse import urlsplit
 
@@ -33,6 +34,7 @@ from webrl.env.actions import Action, ActionError, execute, parse_action
 from webrl.env.auth import AuthCache
 from webrl.env.guard import OriginGuard
 from webrl.env.miniwob import DEFAULT_TIME_LIMIT_S
+from webrl.env.network import NetworkRecorder
 from webrl.env.observation import Observation, observe
 from webrl.errors import SitesChanged
 from webrl.evaluators.judge import Judge
@@ -40,7 +42,7 @@ from webrl.evaluators.result import EvalResult
 from webrl.evaluators.router import evaluate
 from webrl.sites.base import SiteBackend
 from webrl.tasks.family import family_of
-from webrl.tasks.load import substitute
+from webrl.tasks.load import PLACEHOLDER, substitute
 from webrl.tasks.model import Task
 from webrl.timing import timed
 
@@ -149,6 +151,7 @@ class ResetInfo(TypedDict):
     reset_sites: list[str]  # the sites reset before the episode
     reset_ms: float
     timings_ms: dict[str, float]  # close, reset, sign_in, context, start_page, episode_start, observe
+    skipped_tabs: list[str]  # start tabs on a site this backend does not run (left out, the task goes on)
 
 
 class StepInfo(TypedDict):
@@ -180,12 +183,18 @@ class BrowserEnv:
         judge: Judge | None = None,
         page_time_limit_s: float = DEFAULT_TIME_LIMIT_S,
         options: EnvOptions = EnvOptions(),
+        record_network: bool = False,
+        verified_dataset: Path | None = None,
     ):
         self.browser, self.backend, self.instance = browser, backend, instance
         self.observation_kind, self.action_space, self.limits = observation, action_space, limits
         self.options = options
         # page_time_limit_s: the episode timer of a page that runs its own (MiniWoB++'s)
         self.mode, self.judge, self.page_time_limit_s = mode, judge, page_time_limit_s
+        # record_network: every episode's network trace as HAR (`trace`, the verified mode judges it)
+        self.record_network, self.verified_dataset = record_network, verified_dataset
+        self.network = NetworkRecorder()
+        self.trace: dict | None = None
         self.auth = AuthCache(browser, backend, instance)
         self.context = self.page = self.task = None
         self.tab = self._cdp = None  # the tab every episode starts in (see _clean_tab)
@@ -218,10 +227,17 @@ class BrowserEnv:
             allowed = [u for site, u in urls.items() if site in self.task.sites or site == "homepage"]
             self.guard.allow(allowed)
             self.blocked = self.guard.blocked = []  # what was refused this episode: by the proxy, or a navigation
+            self.trace = None
+            if self.record_network:
+                self.network.start()  # from the start page's load on: every request the episode made
             self._visited |= {_origin(u) for u in allowed}  # the agent reaches no other origin
+        # A further start tab on a site the backend does not run (Wikipedia, which 23 WebArena-Verified tasks open
+        # beside the map or GitLab) is left out and recorded: the agent works without it, as its score will show.
+        tabs = [] if restart else self.task.start_urls
+        skipped = [url for url in tabs[1:] if PLACEHOLDER.match(url)]
         with timed(timings, "start_page"):
             self.page = self.tab  # the agent starts on the first start URL's page
-            for i, url in enumerate([] if restart else self.task.start_urls):
+            for i, url in enumerate(url for url in tabs if url not in skipped):
                 page = self.tab if i == 0 else await self.context.new_page()
                 loading = time.perf_counter()
                 await page.goto(url)
@@ -238,7 +254,9 @@ class BrowserEnv:
         self._parse_failures = 0
         with timed(timings, "observe"):
             self.obs = await self._observe()
-        return self.obs, ResetInfo(reset_sites=reset, reset_ms=round(reset_ms, 1), timings_ms=timings)
+        return self.obs, ResetInfo(
+            reset_sites=reset, reset_ms=round(reset_ms, 1), timings_ms=timings, skipped_tabs=skipped
+        )
 
     async def step(self, text: str) -> StepResult:
         """Apply one raw model response."""
@@ -295,10 +313,22 @@ class BrowserEnv:
             raise SitesChanged(
                 f"a site of task {self.task.task_id} was reset during its episode (webrl reset --force?)"
             )
+        if self.record_network:  # the agent's trace ends here: the evaluators' own requests are not in it
+            self.trace = await self.network.har()
+            self.network.stop()
         urls = self.backend.urls(self.instance)
         self.guard.allow(urls.values())  # the evaluator may open any site of the instance (never anything else)
         answer = self.answer if self.answer is not None else ""
-        return await evaluate(self.task, answer, self.page, mode=self.mode, judge=self.judge, urls=urls)
+        return await evaluate(
+            self.task,
+            answer,
+            self.page,
+            mode=self.mode,
+            judge=self.judge,
+            urls=urls,
+            trace=self.trace["log"]["entries"] if self.trace is not None else None,
+            verified_dataset=self.verified_dataset,
+        )
 
     def _may_visit(self, url: str) -> bool:
         """Whether the agent may load `url`: an http(s) page of an origin the guard admits; a refusal is recorded."""
@@ -391,6 +421,7 @@ class BrowserEnv:
         proxy = await self.guard.start()
         self.context = await self.browser.new_context(viewport=VIEWPORT, proxy={"server": proxy})
         await self.context.add_init_script(REST_WATCH_JS % SHORT_TIMER_MS)
+        self.network.attach(self.context)
         self.context.on("request", lambda _: self._count_request(+1))
         self.context.on("requestfinished", lambda _: self._count_request(-1))
         self.context.on("requestfailed", lambda _: self._count_request(-1))

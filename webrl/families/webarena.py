@@ -11,13 +11,13 @@ from webrl.runs.eval import SITE_COLUMNS, site_column
 from webrl.runs.records import EpisodeRecord
 from webrl.sites.embedded.suite import TASK_SETS as EMBEDDED_SUITE
 from webrl.tasks.family import CurriculumContext, SummaryTable, TaskFamily
-from webrl.tasks.load import WEBARENA_FILES
+from webrl.tasks.load import VERIFIED_SETS, WEBARENA_FILES
 from webrl.tasks.model import Task
 
 
 class WebArenaFamily(TaskFamily):
     name = "webarena"
-    task_sets = (EMBEDDED_SUITE, WEBARENA_FILES)
+    task_sets = (EMBEDDED_SUITE, WEBARENA_FILES, VERIFIED_SETS)
     default = True  # a task file's tasks are in WebArena's format unless another family claims them
     success_columns = (*SITE_COLUMNS, "Other")  # WebRL's table: a task counts under its first site
 

@@ -24,9 +24,11 @@ from pydantic import BaseModel, Field
 from webrl.browser import launch_chromium
 from webrl.env.browser_env import BrowserEnv, EnvOptions, Limits
 from webrl.env.miniwob import DEFAULT_TIME_LIMIT_S
+from webrl.env.network import har_bytes
 from webrl.errors import SitesChanged, SitesUnavailable
 from webrl.evaluators.judge import Judge
 from webrl.policy.base import Policy, PolicyInput, Sampling
+from webrl.policy.prompt import verified_intent
 from webrl.runs.records import EpisodeEval, EpisodeRecord, EpisodeStep
 from webrl.sites.base import SiteBackend
 from webrl.tasks.model import Task
@@ -46,7 +48,7 @@ class EvalSettings(BaseModel):
     parallel: int = Field(1, ge=1)
     repeats: int = Field(1, ge=1)
     max_steps: int = Field(30, ge=1)
-    mode: Literal["webarena", "vab", "browsergym"] = "webarena"
+    mode: Literal["webarena", "vab", "browsergym", "verified"] = "webarena"
     judge: str = "none"
     observation: Literal["webrl", "axtree"] = "webrl"
     action_space: Literal["webrl", "webarena"] = "webrl"
@@ -62,6 +64,12 @@ class EvalSettings(BaseModel):
     out: Path
     resume: bool = False
     screenshots: bool = True
+    record_network: bool | None = None  # each episode's HAR in network/ (None: in the verified mode only)
+    verified_dataset: Path | None = None  # the verified mode's dataset (None: the installed package's file)
+
+    @property
+    def records_network(self) -> bool:
+        return self.record_network if self.record_network is not None else self.mode == "verified"
 
 
 class Browsers:
@@ -112,6 +120,8 @@ async def open_env(
         judge=judge,
         page_time_limit_s=settings.miniwob_time_limit_s,
         options=EnvOptions(settings.escape_text, settings.click_at),
+        record_network=settings.records_network,
+        verified_dataset=settings.verified_dataset,
     )
     try:
         yield env
@@ -135,7 +145,7 @@ async def run_episode(
     """One episode. An environment fault (site down, browser crash) is retried once, then recorded as
     env_error; neither counts as an agent failure. With `settings.screenshots`, each step's screenshot goes into
     `screenshots` (its path in the run folder -> JPEG) for the caller to write, or, without that dict, into the
-    run folder at once."""
+    run folder at once; so does the episode's network trace (network/<task>-<repeat>.har) when it is recorded."""
     status, error = "env_error", None
     for _ in range(ENV_ERROR_RETRIES + 1):
         started = time.perf_counter()
@@ -194,13 +204,17 @@ async def _episode(
     with timed(timings, "reset"):
         obs, info = await env.reset(task)
     steps: list[EpisodeStep] = []
+    # The verified mode asks for a structured answer; every other mode shows the task as it is.
+    shown = env.task
+    if settings.mode == "verified":
+        shown = env.task.model_copy(update={"intent": verified_intent(env.task.intent)})
     while True:
         seen = obs  # what the policy answers to; the last one is the ORM's final page (reference traces' html)
         with timed(timings, "policy"):
             try:
                 sampling = step_sampling(settings, task, repeat, len(steps))
                 [response] = await asyncio.to_thread(
-                    policy.act, [PolicyInput(env.task, env.history, obs, f"{task.task_id}:{repeat}")], sampling
+                    policy.act, [PolicyInput(shown, env.history, obs, f"{task.task_id}:{repeat}")], sampling
                 )
             except Exception as err:
                 raise PolicyFailure(f"{type(err).__name__}: {err}") from err
@@ -229,6 +243,10 @@ async def _episode(
         if terminated or truncated:
             result, why = step_info["eval"], step_info["truncated_by"]
             break
+    trace = None
+    if env.trace is not None:  # kept beside the record, as the screenshots are
+        trace = f"network/{task.task_id}-{repeat}.har"
+        screenshots[trace] = har_bytes(env.trace)
     with timed(timings, "close"):
         await env.close()
     timings["total"] = round((time.perf_counter() - started) * 1000, 1)
@@ -242,6 +260,7 @@ async def _episode(
         eval=EpisodeEval(mode=result.mode, judge=result.judge, details=result.details),
         reset=info,
         blocked_requests=env.blocked,
+        network_trace=trace,
         steps=steps,
         last_observation=seen.text,
         seconds=round(time.perf_counter() - started, 2),

@@ -32,6 +32,7 @@ from webrl.runs.records import EPISODES_FILE, EpisodeRecord, parse_episode, read
 from webrl.runs.report import write_report
 from webrl.sites.base import SiteBackend
 from webrl.tasks.family import families, family_of_record
+from webrl.tasks.load import verified_dataset
 from webrl.tasks.model import Task
 
 RUN_FILE = "run.json"  # what the run's episodes depend on; a --resume must not change it
@@ -53,6 +54,8 @@ IDENTITY = (
     "context",
     "seed",
     "miniwob_time_limit_s",
+    "record_network",
+    "verified_dataset",
 )
 STOP_AFTER_FAULTS = 2  # environment faults in a row that end a run
 # WebRL's table convention: column -> site; a task counts under its first site.
@@ -259,8 +262,32 @@ def summarize(
             for row in rows
             if row.status == "error"
         ],
+        **({"verified": verified_summary(rows, settings)} if settings.mode == "verified" else {}),
         "versions": {name: _version(name) for name in ("webrl", "playwright", "torch", "transformers")},
         "python": platform.python_version(),
+    }
+
+
+def verified_summary(rows: list[EpisodeRecord], settings: EvalSettings) -> dict:
+    """The verified mode's own lines: the dataset scored against, the answers that were not the structured
+    response (the package failed them), and the size of the network traces kept beside the records."""
+    dataset = settings.verified_dataset or verified_dataset()
+    answers = [d for row in rows if row.eval for d in row.eval.details if d.get("type") == "verified_answer"]
+    sizes = [
+        (settings.out / row.network_trace).stat().st_size
+        for row in rows
+        if row.network_trace and (settings.out / row.network_trace).is_file()
+    ]
+    return {
+        "dataset": str(dataset),
+        "dataset_md5": hashlib.md5(Path(dataset).read_bytes(), usedforsecurity=False).hexdigest(),
+        "package": _version("webarena-verified"),
+        "answers_unparsed": sum(not d["parsed"] for d in answers),
+        "network_trace_bytes": {
+            "episodes": len(sizes),
+            "mean": round(statistics.mean(sizes)) if sizes else None,
+            "max": max(sizes, default=None),
+        },
     }
 
 
