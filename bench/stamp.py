@@ -9,10 +9,17 @@ from pathlib import Path
 
 from webrl.provenance import provenance
 
+CHECKOUT = Path(__file__).resolve().parent.parent
+# The checkout's commit when the bench started: a long bench over a checkout that moves on is stamped with the code
+# it began on (with "+dirty" if that had uncommitted changes), not with whatever is checked out when it writes.
+STARTED = provenance(CHECKOUT)
 
-def stamp() -> dict:
-    """The provenance of the checkout this bench runs from."""
-    return provenance(Path(__file__).resolve().parent.parent)
+
+def stamp(checkout: Path | None = None) -> dict:
+    """The provenance of `checkout` (default: the one this bench runs from, with its commit at the start)."""
+    if checkout is not None:
+        return provenance(checkout)
+    return {**provenance(CHECKOUT), "commit": STARTED["commit"]}
 
 
 def write_result(path: Path, numbers: dict) -> None:

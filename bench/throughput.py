@@ -57,7 +57,14 @@ def run(backend, tasks, out: Path, workers: int) -> tuple[dict, list[EpisodeReco
     wall = time.perf_counter() - start
     rows = read_episodes(out)
     steps = sum(len(r.steps) for r in rows)
-    return {"episodes": len(rows), "steps": steps, "wall": wall, "success": sum(r.score == 1.0 for r in rows)}, rows
+    failed = sorted(str(r.task_id) for r in rows if r.score != 1.0)
+    return {
+        "episodes": len(rows),
+        "steps": steps,
+        "wall": wall,
+        "success": len(rows) - len(failed),
+        "failed": failed,
+    }, rows
 
 
 def p90(values: list[float]) -> float:
@@ -92,12 +99,16 @@ def main() -> None:
             tasks = sample(name, state, args.episodes)
             results = {w: run(backend, tasks, state / f"{name.replace(':', '-')}-{w}", w) for w in args.workers}
             report(console, name, tasks, results, args.workers)
+            for w, (r, _) in results.items():  # the oracle solves every task: a failure is a finding
+                if r["failed"]:
+                    console.print(f"{name}, {w} workers: the oracle failed task {', '.join(r['failed'])}")
             numbers[name] = {
                 str(w): {
                     "steps_per_s": r["steps"] / r["wall"],
                     "episodes_per_s": r["episodes"] / r["wall"],
                     "success": r["success"],
                     "episodes": r["episodes"],
+                    "failed": r["failed"],
                 }
                 for w, (r, _) in results.items()
             }
