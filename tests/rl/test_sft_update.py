@@ -39,7 +39,7 @@ INTENTS = [
     "Add the blue mug to the cart",
 ]
 MAX_TOKENS = 384
-FAST = {"lr": 1e-3, "precision": "fp32"}
+FAST = {"lr": 1e-3, "lr_schedule": "constant", "precision": "fp32"}  # a high constant rate: learns in few steps
 # 2 epochs: long enough (~1-2 s of actor steps on an idle machine) for the kill test to land mid-training
 UPDATE_ARGS = [
     "--lr",
