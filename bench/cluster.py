@@ -27,7 +27,7 @@ import ray
 from ray.cluster_utils import Cluster
 from rich.console import Console
 from rich.table import Table
-from stamp import write_result  # bench/ is on sys.path when a bench runs
+from stamp import add_json_option, write_result  # bench/ is on sys.path when a bench runs
 from throughput import sample
 
 from webrl.config import load_config, on_free_ports
@@ -67,7 +67,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=40)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="episodes at once")
-    parser.add_argument("--json", type=Path, help="also write the numbers, stamped (bench/stamp.py), to this file")
+    add_json_option(parser)
     args = parser.parse_args()
     console = Console()
     most = max(args.workers)

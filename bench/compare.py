@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 from rich.table import Table
-from stamp import write_result  # bench/ is on sys.path when a bench runs
+from stamp import add_json_option, write_result  # bench/ is on sys.path when a bench runs
 
 from webrl.cli.console import make_console
 from webrl.runs.train_report import ENVIRONMENT_COLUMNS, eval_rate
@@ -112,7 +112,7 @@ def main() -> None:
     parser.add_argument("--arms", nargs="+", choices=list(ARMS), default=list(DEFAULT_ARMS))
     parser.add_argument("--orm", type=Path, help="the ORM of the orm-reward arm (bench/orm.py's OUT/orm/orm)")
     parser.add_argument("--out", type=Path, default=Path("runs/compare"))
-    parser.add_argument("--json", type=Path, help="also write the result, stamped (bench/stamp.py), to this file")
+    add_json_option(parser)
     args = parser.parse_args()
     if "orm-reward" in args.arms and args.orm is None:
         parser.error("the orm-reward arm needs --orm")

@@ -11,7 +11,8 @@ one container serving all six sites, so one recreation resets all of them.
 Also timed: `up` the first time (the image seeds every database, then the container is committed as the
 snapshot) and `up` again from the snapshot.
 
-    .venv/bin/python bench/docker_reset.py [--recreate-rounds 10] [--restore-rounds 30]
+    .venv/bin/python bench/docker_reset.py [--recreate-rounds 10] [--restore-rounds 30] \
+        [--json bench/results/docker-reset.json]
 
 Needs a Docker engine and the image: `sudo scripts/install-docker.sh`.
 """
@@ -26,6 +27,7 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from stamp import add_json_option, table_numbers, write_result  # bench/ is on sys.path when a bench runs
 
 from webrl.config import load_config, on_free_ports
 from webrl.sites.docker.backend import LABEL_OWNER, DockerBackend
@@ -100,6 +102,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--recreate-rounds", type=int, default=10)
     parser.add_argument("--restore-rounds", type=int, default=30)
+    add_json_option(parser)
     args = parser.parse_args()
     console = Console(width=max(Console().width, 130))
     # shopping_admin shares the store with shopping, so the shopping row covers both.
@@ -141,6 +144,8 @@ def main() -> None:
         "recreate: remove the container, start it from its snapshot image, wait until the site answers "
         "(as the backend reports it). restore: the database copy inside the running container."
     )
+    if args.json:
+        write_result(args.json, table_numbers(table))
 
 
 if __name__ == "__main__":

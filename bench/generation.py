@@ -5,7 +5,8 @@ Starts the real embedded server (free ports, a temporary state directory), takes
 (default: MiniWoB++'s test seeds, spread over the scripted environments), and rolls the model out over it as
 `webrl train` does (temperature 1, seeded, screenshots off), once per worker count and mode:
 
-    .venv/bin/python bench/generation.py [--model tiny] [--tasks miniwob:test] [--episodes 40] [--workers 1 2 4]
+    .venv/bin/python bench/generation.py [--model tiny] [--tasks miniwob:test] [--episodes 40] [--workers 1 2 4] \
+        [--json bench/results/generation.json]
 
 Prints per worker count: steps/s in each mode, their ratio, the mean batch size and the median generation time
 per call (the time a generation took, not the wait for it), in one table (ratios from one run: these machines are
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from stamp import add_json_option, table_numbers, write_result  # bench/ is on sys.path when a bench runs
 from throughput import bench_sites, sample
 
 from webrl.policy.hf import HFPolicy
@@ -64,6 +66,7 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=40)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--max-steps", type=int, default=6)
+    add_json_option(parser)
     args = parser.parse_args()
     console = Console()
     with bench_sites(max(args.workers)) as (backend, state):
@@ -97,6 +100,8 @@ def main() -> None:
             *(f"{results[w, m]['latency_ms']:.0f}" for m in MODES),
         )
     console.print(table)
+    if args.json:
+        write_result(args.json, table_numbers(table))
 
 
 if __name__ == "__main__":

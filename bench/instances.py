@@ -5,7 +5,8 @@ directory, the backend's up(), which `webrl up` calls: it returns once every sit
 reads the server's memory, threads and open files from /proc, times requests to the first and the last instance,
 and stops the server (down()). A first untimed up builds the snapshots.
 
-    COLUMNS=200 .venv/bin/python bench/instances.py [--instances 1 10 50 100 200] [--requests 20]
+    COLUMNS=200 .venv/bin/python bench/instances.py [--instances 1 10 50 100 200] [--requests 20] \
+        [--json bench/results/instances.json]
 
 Stops early, saying why, when the next N would leave less than --reserve-gib of the machine's available memory
 (the slope measured so far times N) or when a start fails. RSS counts pages shared with other processes in full;
@@ -26,6 +27,7 @@ from pathlib import Path
 import httpx
 from rich.console import Console
 from rich.table import Table
+from stamp import add_json_option, table_numbers, write_result  # bench/ is on sys.path when a bench runs
 
 from webrl.config import load_config, on_free_ports
 from webrl.errors import UsageError, WebrlError
@@ -109,6 +111,7 @@ def main() -> None:
     parser.add_argument("--instances", type=int, nargs="+", default=[1, 10, 50, 100, 200])
     parser.add_argument("--requests", type=int, default=20, help="GETs of the shop's home page per latency")
     parser.add_argument("--reserve-gib", type=float, default=4.0, help="memory to leave to everything else")
+    add_json_option(parser)
     args = parser.parse_args()
     console = Console()
     rows: dict[int, dict] = {}
@@ -132,9 +135,11 @@ def main() -> None:
                     stopped = f"stopped at {n} instances: {err}"
                     break
             console.print(f"{n} instances: up {rows[n]['up']:.1f} s, RSS {rows[n]['rss'] / GIB:.2f} GiB")
-    report(console, rows)
+    table = report(console, rows)
     if stopped:
         console.print(stopped)
+    if args.json:
+        write_result(args.json, table_numbers(table, stopped=stopped))
 
 
 def per_instance(rows: dict[int, dict], key: str = "rss") -> float | None:
@@ -145,7 +150,7 @@ def per_instance(rows: dict[int, dict], key: str = "rss") -> float | None:
     return (rows[hi][key] - rows[lo][key]) / (hi - lo)
 
 
-def report(console: Console, rows: dict[int, dict]) -> None:
+def report(console: Console, rows: dict[int, dict]) -> Table:
     mib = 1 << 20
     table = Table(title="one embedded server, N instances of all sites")
     for column in (
@@ -185,6 +190,7 @@ def report(console: Console, rows: dict[int, dict]) -> None:
         console.print(
             f"per instance (slope {first}→{max(rows)}): RSS {per_instance(rows) / mib:.1f} MiB, USS {uss / mib:.1f} MiB"
         )
+    return table
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ with their base, is left out of training). Three judges, through `webrl orm eval
   every test episode and on the sample.
 
     .venv/bin/python bench/orm.py --train runs/compare/awr-seed0 runs/compare/filtered-bc-seed0 \
-        --test runs/cpu-demo --out runs/orm
+        --test runs/cpu-demo --out runs/orm [--json bench/results/orm.json]
 
 Prints the table and writes OUT/orm/ (the trained ORM, for `webrl train --orm OUT/orm/orm --reward orm`),
 OUT/trained.json, OUT/trained-sample.json and OUT/prompted-sample.json (`webrl orm eval`'s reports), and
@@ -30,6 +30,7 @@ import sys
 from pathlib import Path
 
 from rich.table import Table
+from stamp import add_json_option, table_numbers, write_result  # bench/ is on sys.path when a bench runs
 
 from webrl.cli.console import make_console
 from webrl.orm.data import load_examples, write_examples
@@ -62,6 +63,7 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--out", type=Path, default=Path("runs/orm"))
+    add_json_option(parser)
     args = parser.parse_args()
     model = args.model or str(args.train[0] / "phases/0/sft/actor")
     test = [folder for run in args.test for folder in episode_folders(run)]
@@ -126,6 +128,8 @@ def main() -> None:
         scores = reports[name]
         table.add_row(label, *(str(scores[c]) if c == "n" else f"{scores[c]:.3f}" for c in COLUMNS))
     make_console().print(table)
+    if args.json:
+        write_result(args.json, table_numbers(table, scores=reports))
 
 
 if __name__ == "__main__":

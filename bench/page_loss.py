@@ -7,7 +7,7 @@ answer is scored teacher-forced on the held-out steps (the last --held-out fract
 exact match of the whole answer, per environment. Prints one table row per checkpoint.
 
     .venv/bin/webrl tasks demos --tasks miniwob:click-tab,click-link,click-button:train --out demos.jsonl
-    .venv/bin/python bench/page_loss.py --demos demos.jsonl --steps 4000
+    .venv/bin/python bench/page_loss.py --demos demos.jsonl --steps 4000 [--json bench/results/page-loss.json]
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pathlib import Path
 import torch
 from rich.console import Console
 from rich.table import Table
+from stamp import add_json_option, table_numbers, write_result  # bench/ is on sys.path when a bench runs
 
 from webrl.policy.models import load_causal_lm, load_tokenizer, resolve_model
 from webrl.rl.data import collate, encode, load_steps, pad_token_id
@@ -71,6 +72,7 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=1e-3, help="AdamW learning rate (constant)")
     parser.add_argument("--held-out", type=float, default=0.2, help="fraction of each environment's seeds held out")
     parser.add_argument("--max-tokens", type=int, default=2048)
+    add_json_option(parser)
     args = parser.parse_args()
 
     tiny = resolve_model("tiny")
@@ -113,6 +115,8 @@ def main() -> None:
                 table.add_row(*row)
                 console.print(" · ".join(row))
     console.print(table)
+    if args.json:
+        write_result(args.json, table_numbers(table))
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from pathlib import Path
 import httpx
 from rich.console import Console
 from rich.table import Table
-from stamp import write_result  # bench/ is on sys.path when a bench runs
+from stamp import add_json_option, write_result  # bench/ is on sys.path when a bench runs
 
 from webrl.config import load_config, on_free_ports
 from webrl.sites.embedded.backend import EmbeddedBackend
@@ -81,7 +81,7 @@ def measure(backend: EmbeddedBackend, site: str, rounds: int, dirty) -> tuple[li
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=30)
-    parser.add_argument("--json", type=Path, help="also write the numbers, stamped (bench/stamp.py), to this file")
+    add_json_option(parser)
     args = parser.parse_args()
     console = Console()
     rows = {}

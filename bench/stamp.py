@@ -4,8 +4,11 @@ by hand."""
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
+
+from rich.table import Table
 
 from webrl.provenance import provenance
 
@@ -22,8 +25,31 @@ def stamp(checkout: Path | None = None) -> dict:
     return {**provenance(CHECKOUT), "commit": STARTED["commit"]}
 
 
+def add_json_option(parser: argparse.ArgumentParser) -> None:
+    """Every bench's `--json RESULT.json`."""
+    parser.add_argument(
+        "--json",
+        type=Path,
+        metavar="RESULT.json",
+        help="also write the numbers, stamped (bench/stamp.py), to this file (bench/results/ holds the docs' ones)",
+    )
+
+
 def write_result(path: Path, numbers: dict) -> None:
     """Write `numbers` with their stamp to `path` as JSON."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({**stamp(), **numbers}, indent=2) + "\n")
+
+
+def table_numbers(table: Table, **more) -> dict:
+    """A bench's printed table as its result (`"bench": "table"`): title, headings and cells as printed, so the docs
+    show what the bench showed; `more`: raw numbers kept beside it."""
+    cells = [[str(cell) for cell in column.cells] for column in table.columns]
+    return {
+        "bench": "table",
+        "title": str(table.title or ""),
+        "columns": [str(column.header) for column in table.columns],
+        "rows": [list(row) for row in zip(*cells, strict=True)],
+        **more,
+    }

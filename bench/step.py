@@ -19,7 +19,7 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
-from stamp import write_result  # bench/ is on sys.path when a bench runs
+from stamp import add_json_option, write_result  # bench/ is on sys.path when a bench runs
 
 from webrl.config import load_config, on_free_ports
 from webrl.policy.oracle import OraclePolicy
@@ -74,7 +74,7 @@ async def measure(backend: EmbeddedBackend, episodes: int, out: Path) -> list[di
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=3)
-    parser.add_argument("--json", type=Path, help="also write the medians and p90s, stamped (bench/stamp.py), here")
+    add_json_option(parser)
     args = parser.parse_args()
     console = Console()
     with tempfile.TemporaryDirectory() as state:

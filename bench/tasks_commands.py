@@ -2,13 +2,14 @@
 each in a fresh state directory: the first time (the snapshots and the suite are built) and after (the suite is
 read from its cache in the state directory).
 
-    .venv/bin/python bench/tasks_commands.py
+    .venv/bin/python bench/tasks_commands.py [--json bench/results/tasks-commands.json]
 
 Prints one table: command, first run (s), later runs (s, median of 3).
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import subprocess
@@ -18,6 +19,7 @@ import time
 
 from rich.console import Console
 from rich.table import Table
+from stamp import add_json_option, table_numbers, write_result  # bench/ is on sys.path when a bench runs
 
 COMMANDS = {
     "tasks stats": ["tasks", "stats"],
@@ -33,17 +35,22 @@ def timed(args: list[str], env: dict[str, str]) -> float:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_json_option(parser)
+    args = parser.parse_args()
     table = Table(title="webrl tasks commands on the embedded suite (fresh state dir)")
     for column in ("command", "first run (s)", "later runs (s, median of 3)"):
         table.add_column(column, justify="left" if column == "command" else "right")
-    for name, args in COMMANDS.items():
+    for name, command in COMMANDS.items():
         with tempfile.TemporaryDirectory() as tmp:  # each command's first run in a state dir of its own
             env = dict(os.environ, WEBRL_STATE_DIR=tmp)
-            args = [a.format(tmp=tmp) for a in args]
-            first = timed(args, env)
-            later = statistics.median(timed(args, env) for _ in range(3))
+            command = [a.format(tmp=tmp) for a in command]
+            first = timed(command, env)
+            later = statistics.median(timed(command, env) for _ in range(3))
             table.add_row(name, f"{first:.1f}", f"{later:.1f}")
     Console().print(table)
+    if args.json:
+        write_result(args.json, table_numbers(table))
 
 
 if __name__ == "__main__":

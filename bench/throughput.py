@@ -26,7 +26,7 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
-from stamp import write_result  # bench/ is on sys.path when a bench runs
+from stamp import add_json_option, write_result  # bench/ is on sys.path when a bench runs
 
 from webrl.config import load_config, on_free_ports
 from webrl.policy.factory import make_policy
@@ -90,7 +90,7 @@ def main() -> None:
     parser.add_argument("--tasks", nargs="+", default=["embedded:test", "miniwob:test"])
     parser.add_argument("--episodes", type=int, default=60, help="oracle episodes per row")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
-    parser.add_argument("--json", type=Path, help="also write the numbers, stamped (bench/stamp.py), to this file")
+    add_json_option(parser)
     args = parser.parse_args()
     console = Console()
     numbers: dict[str, dict] = {}

@@ -16,7 +16,8 @@ and the last (the engine saves a checkpoint there). It is given per wall-clock s
 of the process (all its threads): on a machine shared with other work the wall clock also counts the time
 the process waited for a core, the CPU time does not, so the CPU-time ratio is the one to trust there.
 
-    .venv/bin/python bench/train.py [--model tiny|20m] [--steps 24] [--rounds 2] [--threads N]
+    .venv/bin/python bench/train.py [--model tiny|20m] [--steps 24] [--rounds 2] [--threads N] \
+        [--json bench/results/train.json]
 
 Helpers for bench/gpu_check.sh: `write-data DIR` (demonstration and rollout step files) and
 `build-model DIR --size tiny|20m` (a random Llama with the tiny tokenizer, built offline in seconds).
@@ -37,6 +38,7 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from stamp import add_json_option, table_numbers, write_result  # bench/ is on sys.path when a bench runs
 
 GOAL = 0.9
 MODES = ("plain", "engine ZeRO-0", "engine ZeRO-2")
@@ -276,6 +278,8 @@ def main_run(args: argparse.Namespace) -> None:
             f"{row['peak_rss_mb']:,.0f} MB",
         )
     console.print(table)
+    if args.json:
+        write_result(args.json, table_numbers(table, medians=median))
 
 
 def main() -> None:
@@ -287,6 +291,7 @@ def main() -> None:
         target.add_argument("--steps", type=int, default=24, help="optimizer steps per configuration")
         target.add_argument("--rounds", type=int, default=2)
         target.add_argument("--threads", type=int, help="torch threads [default: torch's]")
+        add_json_option(target)
     one = commands.add_parser("worker", help="one configuration (internal)")
     one.add_argument("mode", choices=MODES)
     one.add_argument("model_dir", type=Path)

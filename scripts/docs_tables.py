@@ -173,7 +173,14 @@ def compare(result: dict, view: str) -> str:
     return markdown_table(["arm", "seeds", *(f"phase {k}" for k in range(phases)), "final"], rows)
 
 
+def printed_table(result: dict, view: str) -> str:
+    """A bench's table as it printed it (bench/stamp.py's table_numbers)."""
+    rows = [[cell.replace("|", "\\|") for cell in row] for row in result["rows"]]
+    return f"{result['title']}\n\n" + markdown_table(result["columns"], rows)
+
+
 RENDERERS: dict[str, Callable[[dict, str], str]] = {
+    "table": printed_table,
     "throughput": throughput,
     "step": step,
     "reset": reset,
