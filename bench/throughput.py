@@ -8,7 +8,8 @@ the one episode runner with the oracle over it once per worker count (screenshot
     .venv/bin/python bench/throughput.py [--tasks embedded:test miniwob:test] [--episodes 60] [--workers 1 2 4]
                                          [--json RESULT.json]
 
-Prints per task set: steps/s, episodes/s, oracle success and the ratio to 1 worker in one table (ratios from one
+Prints per task set: steps/s, episodes/s, oracle success over the judged episodes (an answer only an LLM judge
+can score stays unjudged: the bench runs no judge) and the ratio to 1 worker in one table (ratios from one
 run: these machines are shared and noisy), and the per-episode breakdown of the 2-worker run (medians and p90 of
 the reset's parts, the policy, the steps, closing; `timings_ms` of every episode record).
 """
@@ -56,14 +57,17 @@ def run(backend, tasks, out: Path, workers: int) -> tuple[dict, list[EpisodeReco
     asyncio.run(run_eval(settings, tasks, LocalExecutor(backend, make_policy("oracle"))))
     wall = time.perf_counter() - start
     rows = read_episodes(out)
-    steps = sum(len(r.steps) for r in rows)
-    failed = sorted(str(r.task_id) for r in rows if r.score != 1.0)
+    # An episode whose answer only an LLM judge can score (fuzzy_match) is unjudged here: the bench runs no judge.
+    unjudged = sorted(str(r.task_id) for r in rows if r.status == "unjudged")
+    failed = sorted(str(r.task_id) for r in rows if r.status != "unjudged" and not r.success)
     return {
         "episodes": len(rows),
-        "steps": steps,
+        "steps": sum(len(r.steps) for r in rows),
         "wall": wall,
-        "success": len(rows) - len(failed),
+        "judged": len(rows) - len(unjudged),
+        "success": len(rows) - len(unjudged) - len(failed),
         "failed": failed,
+        "unjudged": unjudged,
     }, rows
 
 
@@ -102,13 +106,17 @@ def main() -> None:
             for w, (r, _) in results.items():  # the oracle solves every task: a failure is a finding
                 if r["failed"]:
                     console.print(f"{name}, {w} workers: the oracle failed task {', '.join(r['failed'])}")
+                if r["unjudged"]:
+                    console.print(f"{name}, {w} workers: unjudged (needs an LLM judge): {', '.join(r['unjudged'])}")
             numbers[name] = {
                 str(w): {
                     "steps_per_s": r["steps"] / r["wall"],
                     "episodes_per_s": r["episodes"] / r["wall"],
                     "success": r["success"],
+                    "judged": r["judged"],
                     "episodes": r["episodes"],
                     "failed": r["failed"],
+                    "unjudged": r["unjudged"],
                 }
                 for w, (r, _) in results.items()
             }
@@ -133,7 +141,7 @@ def bench_sites(instances: int) -> Iterator[tuple[EmbeddedBackend, Path]]:
 
 def report(console: Console, name: str, tasks: list, results: dict, workers: list[int]) -> None:
     table = Table(title=f"{name}: oracle throughput over {len(tasks)} episodes (screenshots off)")
-    for column in ("workers", "steps/s", "episodes/s", "oracle success", "ratio vs 1 worker"):
+    for column in ("workers", "steps/s", "episodes/s", "oracle success (judged)", "ratio vs 1 worker"):
         table.add_column(column, justify="right")
     base = results[workers[0]][0]
     for w, (r, _) in results.items():
@@ -142,7 +150,7 @@ def report(console: Console, name: str, tasks: list, results: dict, workers: lis
             str(w),
             f"{r['steps'] / r['wall']:.2f}",
             f"{r['episodes'] / r['wall']:.2f}",
-            f"{r['success']}/{r['episodes']}",
+            f"{r['success']}/{r['judged']}" + (f" ({len(r['unjudged'])} unjudged)" if r["unjudged"] else ""),
             f"{ratio:.2f}",
         )
     console.print(table)

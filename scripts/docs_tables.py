@@ -57,6 +57,12 @@ def mean_std(values: list[float], sign: str = "") -> str:
     return f"{mean} ± {statistics.stdev(values):.1f}" if len(values) > 1 else mean
 
 
+def oracle_success(row: dict) -> str:
+    """Successes over judged episodes, and how many needed an LLM judge the bench does not run."""
+    unjudged = f" ({len(row['unjudged'])} unjudged)" if row["unjudged"] else ""
+    return f"{row['success']}/{row['judged']}{unjudged}"
+
+
 def throughput(result: dict, view: str) -> str:
     tables = []
     for task_set, by_workers in result["workers"].items():
@@ -66,12 +72,12 @@ def throughput(result: dict, view: str) -> str:
                 w,
                 f"{r['steps_per_s']:.2f}",
                 f"{r['episodes_per_s']:.2f}",
-                f"{r['success']}/{r['episodes']}",
+                oracle_success(r),
                 f"{r['steps_per_s'] / base:.2f}",
             ]
             for w, r in by_workers.items()
         ]
-        headings = ["workers", "oracle steps/s", "episodes/s", "oracle success", "ratio vs 1 worker"]
+        headings = ["workers", "oracle steps/s", "episodes/s", "oracle success (judged)", "ratio vs 1 worker"]
         tables.append(f"**{task_set}**\n\n" + markdown_table(headings, rows))
     return "\n\n".join(tables)
 
