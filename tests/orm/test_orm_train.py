@@ -8,10 +8,11 @@ from collections import Counter
 from dataclasses import replace
 
 import pytest
-from orm_support import synthetic_examples
+from orm_support import TRAIN_ARGS, orm_cli, synthetic_examples
 
 from webrl.cli.main import app
 from webrl.errors import UsageError
+from webrl.orm.data import write_examples
 from webrl.orm.evaluate import run_orm_eval
 from webrl.orm.train import Item, balance_classes, encode_items
 from webrl.policy.models import load_tokenizer
@@ -57,3 +58,25 @@ def test_prompts_that_cannot_fit_are_skipped_and_counted(tiny):
     long = replace(long, intent="buy everything " * 400)
     items, skipped = encode_items(tokenizer, [short, long], max_tokens=600)
     assert skipped == 1 and len(items) == 1 and items[0].label == short.label and len(items[0].input_ids) <= 600
+
+
+def test_two_ranks_on_ray_train_as_one_process_with_two_micro_batches(tiny, ray_cluster, tmp_path):
+    """`webrl orm train --executor ray --nodes 2`: a rank on each of the cluster fixture's two worker nodes (gloo
+    between them) takes the same optimizer steps as one process accumulating two micro-batches."""
+    data = tmp_path / "train.jsonl"
+    write_examples(data, synthetic_examples(32, seed=3))
+    common = ["train", "--data", str(data), "--model", str(tiny), *TRAIN_ARGS, "--epochs", "1", "--zero-stage", "2"]
+    one = orm_cli(tmp_path, *common, "--out", str(tmp_path / "one"), "--grad-accum", "2")
+    assert one.returncode == 0, one.stderr[-3000:]
+    on_ray = ["--executor", "ray", "--ray-address", ray_cluster.address, "--nodes", "2"]
+    two = orm_cli(tmp_path, *common, "--out", str(tmp_path / "ray"), *on_ray)
+    assert two.returncode == 0, two.stdout[-3000:] + two.stderr[-3000:]
+    assert "2 node(s) × 1 rank(s) placed by Ray" in (tmp_path / "ray.log").read_text()
+    losses = {run: [row["loss"] for row in orm_events(tmp_path / run)] for run in ("one", "ray")}
+    assert len(losses["one"]) == 4
+    assert losses["ray"] == pytest.approx(losses["one"], rel=1e-3, abs=1e-5)
+
+
+def orm_events(out) -> list[dict]:
+    rows = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
+    return [row for row in rows if row["name"] == "orm" and "loss" in row]
