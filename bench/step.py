@@ -1,4 +1,4 @@
-"""How much does one environment step cost? Goal: median <= 100 ms on the embedded sites.
+"""How much does one environment step cost? Goal: median <= 60 ms on the embedded sites.
 
 A step is: execute the action in Chromium, wait until the page is stable (load, then 30 ms without a
 request and 30 ms without a DOM change), and build the next observation. VAB-WebArena-Lite instead
@@ -28,7 +28,7 @@ from webrl.sites.embedded.backend import EmbeddedBackend
 from webrl.tasks.model import Task
 
 VAB_SLEEP_MS = 3000
-GOAL_MS = 100
+GOAL_MS = 60  # the design's goal (issue 20 set 100 ms, met on 2026-12-02)
 SESSION = [
     'do(action="Click", element="{Home & Kitchen}")',
     'do(action="Scroll Down")',
