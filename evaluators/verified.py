@@ -17,7 +17,6 @@ from typing import Any
 
 from webrl.errors import UsageError
 from webrl.evaluators.result import EvalResult, error_result
-from webrl.sites.base import ACCOUNTS
 from webrl.tasks.load import VERIFIED_DISTRIBUTION
 
 # The sites the package knows, by webrl's names (its placeholders are the same: __SHOPPING__, ...)
@@ -61,17 +60,8 @@ def parse_answer(text: str | None) -> dict[str, Any]:
 
 def environments(urls: dict[str, str]) -> dict[str, dict[str, Any]]:
     """The package's `environments` config from webrl's site URLs: each site's placeholder and base URL (the
-    evaluator turns recorded URLs back into `__SITE__/...` with it), and the account webrl signs in with where the
-    site has one (the package's evaluator does not read it; its config describes the environment whole)."""
-    config: dict[str, dict[str, Any]] = {}
-    for site, url in urls.items():
-        if site not in VERIFIED_SITES:
-            continue
-        config[f"__{site.upper()}__"] = {"urls": [url.rstrip("/")]}
-        if site in ACCOUNTS:
-            username, password = ACCOUNTS[site]
-            config[f"__{site.upper()}__"]["credentials"] = {"username": username, "password": password}
-    return config
+    evaluator turns recorded URLs back into `__SITE__/...` with it)."""
+    return {f"__{site.upper()}__": {"urls": [url.rstrip("/")]} for site, url in urls.items() if site in VERIFIED_SITES}
 
 
 @functools.lru_cache(maxsize=64)  # one per dataset and site instance (--parallel): ~0.5 s to build each
