@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from webrl.config import DEFAULT_PORTS, instance_port
 from webrl.netutil import free_port_blocks
@@ -26,3 +28,10 @@ def private_env(state_dir, instances: int = 1) -> dict:
         env[f"WEBRL_SITES__PORTS__{site.upper()}"] = str(port)
     env["COLUMNS"] = "200"
     return env
+
+
+def events(out: Path, name: str) -> list[dict]:
+    """The rows of training `name` (sft, actor, critic, orm) in a run's events.jsonl, as far as it is written."""
+    path = out / "events.jsonl"
+    lines = path.read_text().splitlines(keepends=True) if path.exists() else []
+    return [row for row in (json.loads(line) for line in lines if line.endswith("\n")) if row["name"] == name]

@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import replace
 
 import pytest
+from cli_support import events
 from orm_support import TRAIN_ARGS, orm_cli, synthetic_examples
 
 from webrl.cli.main import app
@@ -72,11 +73,6 @@ def test_two_ranks_on_ray_train_as_one_process_with_two_micro_batches(tiny, ray_
     two = orm_cli(tmp_path, *common, "--out", str(tmp_path / "ray"), *on_ray)
     assert two.returncode == 0, two.stdout[-3000:] + two.stderr[-3000:]
     assert "2 node(s) × 1 rank(s) placed by Ray" in (tmp_path / "ray.log").read_text()
-    losses = {run: [row["loss"] for row in orm_events(tmp_path / run)] for run in ("one", "ray")}
+    losses = {run: [row["loss"] for row in events(tmp_path / run, "orm") if "loss" in row] for run in ("one", "ray")}
     assert len(losses["one"]) == 4
     assert losses["ray"] == pytest.approx(losses["one"], rel=1e-3, abs=1e-5)
-
-
-def orm_events(out) -> list[dict]:
-    rows = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
-    return [row for row in rows if row["name"] == "orm" and "loss" in row]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from cli_support import webrl
+from cli_support import events, webrl
 from engine_support import DIST_ENV, child_env
 
 from webrl.policy.models import load_causal_lm, load_tokenizer
@@ -112,12 +112,6 @@ def update_command(phase: dict, out: Path, *extra: str) -> list[str]:
         *UPDATE_ARGS,
         *extra,
     ]
-
-
-def events(out: Path, name: str) -> list[dict]:
-    path = out / "events.jsonl"
-    lines = path.read_text().splitlines(keepends=True) if path.exists() else []
-    return [row for row in (json.loads(line) for line in lines if line.endswith("\n")) if row["name"] == name]
 
 
 def sequence_logprobs(model_dir: Path, steps, tokenizer) -> torch.Tensor:
