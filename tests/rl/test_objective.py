@@ -84,22 +84,50 @@ def test_paper_advantage_mixes_one_step_and_final_estimates():
 def test_official_actor_loss_and_gradient_by_hand(p_ref, delta, loss, grad):
     n = 4  # tokens; p_ref is the geometric-mean token probability, so ℓ_ref = n·ln p_ref
     logp_ref = t(n * math.log(p_ref))
-    logp = (logp_ref + n * delta).requires_grad_()  # Δ = (ℓ − ℓ_ref)/N with N = n
+    logp = (logp_ref + n * delta).requires_grad_()  # Δ = (ℓ − ℓ_ref)/n
     value, _ = actor_loss_official(logp, logp_ref, t(n), t(1.0))
     value.backward()
     assert value.item() == pytest.approx(loss, abs=1e-6)
-    assert logp.grad.item() == pytest.approx(grad / n, abs=1e-6)  # dL/dℓ = dL/dΔ / N
+    assert logp.grad.item() == pytest.approx(grad / n, abs=1e-6)  # dL/dℓ = dL/dΔ / n
 
 
-def test_official_actor_loss_masks_negative_samples_out_of_loss_and_token_count():
-    logp_ref = t(3 * math.log(0.5), -4.0)
-    logp = (logp_ref + t(1.5, 2.0)).requires_grad_()
-    loss, stats = actor_loss_official(logp, logp_ref, t(3, 5), t(1.0, -0.6))
+def test_official_actor_loss_divides_each_sample_by_its_own_tokens_and_masks_negatives():
+    # β0 = 1 throughout (p_ref = 0.5 < 0.8); n = 2, 4 and 5 tokens, the last sample negative
+    n_tokens = t(2, 4, 5)
+    logp_ref = n_tokens * math.log(0.5)
+    logp = (logp_ref + t(1.0, -4.0, 2.0)).requires_grad_()
+    loss, stats = actor_loss_official(logp, logp_ref, n_tokens, t(1.0, 1.0, -0.6))
     loss.backward()
-    # N = 3 (positive tokens only): Δ = 0.5, β = 1, SmoothL1(0.5, 1) = 0.125, mean over B = 2 → 0.0625
-    assert loss.item() == pytest.approx(0.0625)
-    assert logp.grad.tolist() == pytest.approx([(0.5 - 1) / 3 / 2, 0.0])
-    assert stats == pytest.approx({"log_ratio": 0.5, "positive_fraction": 0.5, "beta": 1.0})
+    # Δ = 1/2 and −4/4 (pooling the positives' 6 tokens would give 1/6 and −4/6); β = min(1, |A/Δ|) = 1 for both:
+    # SmoothL1(0.5, 1) = 0.125 and SmoothL1(−1, 1) = 2 − 0.5 = 1.5; the negative sample adds 0; mean over B = 3
+    assert loss.item() == pytest.approx((0.125 + 1.5) / 3)
+    # dL/dℓ = dL/dΔ / (n·B): (0.5 − 1)/(2·3) and −1/(4·3); nothing on the negative sample
+    assert logp.grad.tolist() == pytest.approx([-0.5 / 6, -1 / 12, 0.0])
+    assert stats == pytest.approx({"log_ratio": (0.5 - 1) / 2, "positive_fraction": 2 / 3, "beta": 1.0})
+
+
+def test_official_actor_loss_per_sample_is_the_same_at_micro_batch_1_and_4():
+    # unequal token counts; β0 = 5 below its stop, β0 = 1 below zero, β0 = 5 beyond its stop, a negative sample
+    n_tokens = t(3, 7, 2, 5)
+    logp_ref = n_tokens * torch.log(t(0.9, 0.5, 0.95, 0.3))
+    shift, advantage = t(0.3, -2.0, 1.0, 0.5), t(1.0, 1.0, 1.0, -0.6)
+    logp = (logp_ref + shift).requires_grad_()
+    together, _ = actor_loss_official(logp, logp_ref, n_tokens, advantage)
+    together.backward()
+    alone, grads = [], []
+    for i in range(4):
+        one = (logp_ref[i : i + 1] + shift[i : i + 1]).requires_grad_()
+        value, _ = actor_loss_official(one, logp_ref[i : i + 1], n_tokens[i : i + 1], advantage[i : i + 1])
+        value.backward()
+        alone.append(value.item())
+        grads.append(one.grad.item())
+    # Δ = 0.1: SmoothL1(0.5, 1)/5, dL/dΔ = 5·0.1 − 1;  Δ = −2/7: SmoothL1(−2/7, 1) = 9/7 − 0.5, dL/dΔ = −1;
+    # Δ = 0.5 ≥ 1/5: settled;  negative: nothing
+    assert alone == pytest.approx([0.125 / 5, 9 / 7 - 0.5, 0.0, 0.0])
+    assert grads == pytest.approx([-0.5 / 3, -1 / 7, 0.0, 0.0])
+    # the engine divides by the micro-batches it accumulates: 4 of 1 give the mean, as one of 4 does
+    assert together.item() == pytest.approx(sum(alone) / 4)
+    assert logp.grad.tolist() == pytest.approx([g / 4 for g in grads])
 
 
 def test_paper_actor_loss_and_sft_loss_by_hand():

@@ -77,32 +77,35 @@ def advantage_awr(v: Tensor, reward_T: Tensor) -> Tensor:
 def actor_loss_official(
     logp: Tensor, logp_ref: Tensor, n_tokens: Tensor, advantage: Tensor
 ) -> tuple[Tensor, dict[str, float]]:
-    """The official actor loss (official code, trainer.actor_loss):
+    """The official actor loss (official code, trainer.actor_loss), sample by sample:
 
         p_ref = exp(ℓ_ref / n);  β0 = 5 if (A ≥ 0 and p_ref ≥ 0.8) or (A < 0 and p_ref < 0.9) else 1
-        m = 1[A > 0];  N = Σ_batch m·n (1 if 0);  Δ = (ℓ − ℓ_ref) / N;  β = min(β0, |A / Δ|), detached
+        m = 1[A > 0];  Δ = (ℓ − ℓ_ref) / n;  β = min(β0, |A / Δ|), detached
         L = mean_batch[ m · (1/β) · SmoothL1_{δ=1}(β·Δ, A) ]
 
+    The official code divides by N = Σ_batch m·n, with micro-batches of 1: N is the sample's own n. Pooled over
+    a micro-batch of B, N would shrink each Δ up to B-fold and loosen the stop as much; per sample, a micro-batch's
+    loss is the mean of its samples' losses at micro-batch 1, whatever its size.
     dL/dΔ per positive sample is −1 for Δ ≤ 0, β0·Δ − 1 for 0 < Δ < 1/β0 and 0 beyond: token-mean likelihood
     ascent that stops at a per-token log-ratio of 1/β0. Negative samples get no loss at all.
-    Stats: mean per-token log-ratio of the positive samples, fraction positive, mean β over positives.
+    Stats: mean per-token log-ratio Δ of the positive samples, fraction positive, mean β over positives.
     """
     a = advantage.to(logp.dtype)
     p_ref = torch.exp(logp_ref.detach() / n_tokens)
     beta0 = torch.where(((a >= 0) & (p_ref >= 0.8)) | ((a < 0) & (p_ref < 0.9)), 5.0, 1.0).to(logp.dtype)
     positive = a > 0
-    n_positive = (n_tokens * positive).sum().clamp(min=1)
-    delta = (logp - logp_ref.detach()) / n_positive
+    delta = (logp - logp_ref.detach()) / n_tokens
     ratio = torch.where(delta != 0, (a / delta.detach()).abs(), torch.inf)
     beta = torch.where(positive, torch.minimum(beta0, ratio), 1.0)  # masked rows: any finite β, never used
     per_sample = F.smooth_l1_loss(beta * delta, a, reduction="none", beta=1.0) / beta
     # Capped with Δ on A's side, β·Δ = A in exact arithmetic (loss 0, gradient 0); rounding would leave 1 ulp.
     settled = positive & (beta < beta0) & (delta > 0)
     loss = torch.where(positive & ~settled, per_sample, 0.0).mean()
+    any_positive = bool(positive.any())
     stats = {
-        "log_ratio": float(delta.detach()[positive].sum()),
+        "log_ratio": float(delta.detach()[positive].mean()) if any_positive else 0.0,
         "positive_fraction": float(positive.float().mean()),
-        "beta": float(beta[positive].mean()) if bool(positive.any()) else 0.0,
+        "beta": float(beta[positive].mean()) if any_positive else 0.0,
     }
     return loss, stats
 
