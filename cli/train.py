@@ -121,10 +121,15 @@ def with_train_settings(model: type[BaseModel], **defaults: Any) -> Callable[[Ca
 
     def wrap(command: Callable) -> Callable:
         def call(kwargs: dict[str, Any]) -> Any:
+            # only the options given (and this command's own defaults) are set: a validator may refuse a setting
+            # given where it does not apply (--beta with the official objective), never its default
+            source = kwargs.pop("settings_context").get_parameter_source
             fields = {name: kwargs.pop(name) for name in model.model_fields}
-            return command(settings=settings_from(fields), **kwargs)
+            given = {k: v for k, v in fields.items() if k in defaults or source(k).name != "DEFAULT"}
+            return command(settings=settings_from(given), **kwargs)
 
-        return extend_command(command, settings_parameters(model, defaults), call, drop="settings")
+        context = inspect.Parameter("settings_context", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context)
+        return extend_command(command, [*settings_parameters(model, defaults), context], call, drop="settings")
 
     return wrap
 

@@ -365,6 +365,7 @@ def test_a_training_job_file_holds_the_resolved_settings(tmp_path):
             gradient_checkpointing=True,
             objective="paper",
             beta=0.5,
+            lam=0.25,
             replay_confidence=(0.5, 1.0),
         ),
         models_dir=tmp_path / "models",

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import pytest
 import yaml
 from cli_support import private_env, webrl
 
+from webrl.errors import UsageError
 from webrl.rl.settings import TrainSettings, UpdateSettings
 from webrl.train.settings import NESTED_OPTIONS, RunSettings, options_layer, preset, presets, resolve_run_settings
 
@@ -83,3 +85,38 @@ def test_a_bad_nested_value_names_its_source_field_and_option(tmp_path):
     file.write_text("sft:\n  page_los: 1\n")
     result = webrl(env, "train", "--config", str(file), "--print-config")
     assert result.returncode == 2 and f"--config {file}: field 'sft.page_los'" in " ".join(result.stderr.split())
+
+
+def test_beta_given_with_the_official_objective_is_one_usage_line_naming_it(tmp_path):
+    env = private_env(tmp_path / "state")
+    result = webrl(env, "train", "--preset", "ci", "--beta", "2", "--print-config")
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and "Traceback" not in result.stderr and len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: options: field 'update.beta' (--beta): beta (")
+    assert lines[0].endswith("applies to the paper objective only, not official")
+    # a settings file names the layer: the paper objective's β, then the official objective from the options
+    file = tmp_path / "paper.yaml"
+    file.write_text("update:\n  objective: paper\n  beta: 0.1\n")
+    result = webrl(env, "train", "--config", str(file), "--objective", "official", "--print-config")
+    assert result.returncode == 2 and f"--config {file}: field 'update.beta' (--beta)" in result.stderr
+
+
+def test_the_awr_algorithm_takes_awr_temperature_and_reads_it_back(tmp_path):
+    env = private_env(tmp_path / "state")
+    printed = webrl(env, "train", "--preset", "ci", "--algorithm", "awr", "--awr-temperature", "0.5", "--print-config")
+    assert printed.returncode == 0, printed.stderr
+    update = yaml.safe_load(printed.stdout)["update"]
+    assert (update["objective"], update["awr_temperature"]) == ("awr", 0.5) and not {"beta", "lam"} & update.keys()
+    saved = tmp_path / "run.yaml"
+    saved.write_text(printed.stdout)
+    again = webrl(env, "train", "--config", str(saved), "--print-config")
+    assert again.returncode == 0 and again.stdout == printed.stdout
+    refused = webrl(env, "train", "--preset", "ci", "--awr-temperature", "0.5", "--print-config")
+    assert refused.returncode == 2 and "awr_temperature (AWR's τ) applies to the awr objective only" in refused.stderr
+
+
+def test_the_awr_algorithm_refuses_another_objective():
+    layers = [("run.yaml", {"algorithm": "awr", "update": {"objective": "paper"}})]
+    with pytest.raises(UsageError, match="the awr algorithm trains the awr objective, not paper"):
+        resolve_run_settings(layers)
+    assert resolve_run_settings([("run.yaml", {"algorithm": "awr"})]).update.objective == "awr"

@@ -7,11 +7,27 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationInfo,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 # The replay buffer keeps earlier successful steps whose actor confidence exp(mean token log-prob) = 1/perplexity
 # lies in (low, high]: the paper's best range (Table 2), perplexity in [1/0.95, 1/0.5)
 REPLAY_CONFIDENCE = (0.5, 0.95)
+
+# The objective's own parameters: the form that uses each, and what it is. Given with another form, one is refused
+# rather than silently ignored.
+FORM_PARAMETERS = {
+    "beta": ("paper", "the paper loss's KL weight; the official loss adapts its own β"),
+    "lam": ("paper", "Eq. 9's λ"),
+    "awr_temperature": ("awr", "AWR's τ"),
+}
 
 
 # WebRL's SFT (paper Table 4) and ORM training (Table 5) schedule; its actor and critic updates keep a constant rate
@@ -119,13 +135,26 @@ class UpdateSettings(TrainSettings):
         "official",
         description="official: the released code's losses and binarised advantage (the published "
         "numbers); paper: Eq. 8, Eq. 9 and the squared KL-regularised loss; awr: the paper's AWR baseline, Eq. 8's "
-        "critic, A = r_T - V(s) and the token-mean log-likelihood weighted by min(exp(A), 20).",
+        "critic, A = r_T - V(s) and the token-mean log-likelihood weighted by min(exp(A / awr_temperature), 20).",
     )
     beta: float = Field(
         1.0,
         ge=0.0,
-        description="The paper objective's KL weight (the paper does not state its "
-        "value; the official form adapts its own).",
+        description="The paper objective's KL weight β (the paper does not state its value). The paper objective "
+        "only: the official one adapts its own β per step.",
+    )
+    lam: float = Field(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        description="Eq. 9's λ: the advantage's weight on the one-step estimate r_t + V(s_t+1) - V(s_t), the "
+        "rest on the final r_T - V(s_t) (the paper: 0.5). The paper objective only.",
+    )
+    awr_temperature: float = Field(
+        1.0,
+        gt=0.0,
+        description="AWR's temperature τ in the weight min(exp(A / τ), 20) (the paper does not state it). The awr "
+        "objective only.",
     )
     critic_lr: float | None = Field(
         None, gt=0, description="The critic's learning rate [default: the actor's lr, as in the official code]."
@@ -156,6 +185,25 @@ class UpdateSettings(TrainSettings):
         if not 0 <= low < high <= 1:
             raise ValueError(f"expected 0 <= LOW < HIGH <= 1, got {low} {high}")
         return bounds
+
+    @field_validator(*FORM_PARAMETERS)
+    @classmethod
+    def _a_parameter_of_the_objective(cls, value: float, info: ValidationInfo) -> float:
+        # runs on given values only (pydantic does not validate defaults): a default is never refused
+        form = info.data.get("objective")  # absent when the objective itself was refused
+        owner, what = FORM_PARAMETERS[info.field_name]
+        if form is not None and form != owner:
+            raise ValueError(f"{info.field_name} ({what}) applies to the {owner} objective only, not {form}")
+        return value
+
+    @model_serializer(mode="wrap")
+    def _without_other_forms_parameters(self, handler: SerializerFunctionWrapHandler) -> dict:
+        # so that a dump reads back (--print-config, settings.yaml, job files): the validator refuses them there
+        data = handler(self)
+        for name, (owner, _) in FORM_PARAMETERS.items():
+            if owner != self.objective:
+                data.pop(name, None)
+        return data
 
     def critic_settings(self) -> TrainSettings:
         """How the critic trains: these settings at the critic's learning rate."""

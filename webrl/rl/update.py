@@ -68,6 +68,7 @@ from webrl.rl.job import UpdateJob
 from webrl.rl.objective import Objective, value_from_logits
 from webrl.rl.passes import batched_pass, logprob_rows, pass_device, pass_dtype, sharded_map
 from webrl.rl.replay import mix, replay_candidates, select_replay
+from webrl.rl.settings import UpdateSettings
 
 CRITIC_DIR, PREPARE_FILE, VALUES_FILE = "critic", "prepare.json", "values.json"
 PASS_BATCH = 4  # rows per no-grad forward pass
@@ -418,13 +419,18 @@ def advantage_stats(items: Sequence[Item], values: dict[str, Any]) -> dict[str, 
     }
 
 
+def objective_of(settings: UpdateSettings) -> Objective:
+    """The objective the settings choose, with their β, λ and τ."""
+    return Objective(settings.objective, beta=settings.beta, lam=settings.lam, awr_temperature=settings.awr_temperature)
+
+
 def run_update(job: UpdateJob) -> dict[str, Any]:
     """One phase's critic and actor update (module docstring); returns the summary in out/metrics.json. The
     critic trains at `critic_lr` where given, else at the actor's `lr` (the official default.yaml sets both to
     1e-6), on the replayed steps too unless `critic_replay` is off. Earlier successful steps are replayed (unless
     `replay` is off) where the actor's confidence in them lies in `replay_confidence` (low, high]."""
     settings, out, seconds = job.settings, Path(job.out), {}
-    objective = Objective(settings.objective, beta=settings.beta)
+    objective = objective_of(settings)
     replay_files = job.replay if settings.replay else []
     began = time.perf_counter()
     # bad input is refused first

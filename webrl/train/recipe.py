@@ -293,9 +293,7 @@ class TrainRun:
             )
             write_atomically(job.data, "".join(line + "\n" for line in lines))
         else:
-            update = self.training(settings.update)
-            if settings.algorithm == "awr":
-                update = update.model_copy(update={"objective": "awr"})
+            update = self.training(settings.update)  # with algorithm awr, its objective is awr (RunSettings)
             replay = [self.phase_dir(0) / "demos.jsonl", *(self.phase_dir(j) / "steps.jsonl" for j in range(1, k))]
             job = UpdateJob(
                 data=steps,

@@ -139,6 +139,17 @@ class RunSettings(BaseModel):
         "only the exported actor and critic stay, which is all the next phase needs.",
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _awr_updates_with_the_awr_objective(cls, data: Any) -> Any:
+        # the awr algorithm is the update with the awr objective, so that AWR's own settings (awr_temperature)
+        # validate as such; the default objective, official, stands for it
+        if isinstance(data, dict) and data.get("algorithm") == "awr":
+            update = data.get("update", {})
+            if isinstance(update, dict) and update.get("objective", "official") == "official":
+                data = {**data, "update": {**update, "objective": "awr"}}
+        return data
+
     @model_validator(mode="after")
     def _train_tasks_of_a_family(self) -> RunSettings:
         family = family_of_set(self.train_tasks)
@@ -151,7 +162,9 @@ class RunSettings(BaseModel):
             family.owns_set(self.demo_tasks) and family.is_train_set(self.demo_tasks)
         ):
             raise ValueError(f"the demonstration tasks are a train split of the train tasks' family ({family.name})")
-        if self.update.objective == "awr":
+        if self.algorithm == "awr" and self.update.objective != "awr":
+            raise ValueError(f"the awr algorithm trains the awr objective, not {self.update.objective}")
+        if self.update.objective == "awr" and self.algorithm != "awr":
             raise ValueError("the awr objective is the awr algorithm: --algorithm awr")
         if self.reward == "orm" and self.orm is None:
             raise ValueError("reward orm needs an --orm model")
