@@ -75,7 +75,13 @@ def eval_command(
             "Without one those tasks are reported unjudged."
         ),
     ] = "none",
-    observation: Annotated[str, typer.Option(help="webrl (simplified HTML) or axtree.")] = "webrl",
+    observation: Annotated[
+        str,
+        typer.Option(
+            help="webrl (VAB's simplified HTML), compact (the same without positions and repeated text: for small "
+            "models, not VAB's) or axtree."
+        ),
+    ] = "webrl",
     actions: Annotated[str, typer.Option(help="Action syntax: webrl or webarena.")] = "webrl",
     click_at: Annotated[
         str,

@@ -449,7 +449,7 @@ async def _click_point(action: Action, page, obs, click_at: str, arm: bool = Fal
     """Where Click and Select Dropdown Option land (see the module's docstring). `arm`: also arm the page for
     `_navigating` (in the same round trip when the box is measured)."""
     x, y = _centre(action, obs)
-    if click_at == "line" or obs.kind != "webrl":
+    if click_at == "line" or obs.kind == "axtree":
         if arm:
             await _arm(page)
         return x, y

@@ -1,4 +1,5 @@
-"""What the agent sees of a page: VAB/WebRL simplified HTML (`webrl`) or WebArena's accessibility tree (`axtree`).
+"""What the agent sees of a page: VAB/WebRL simplified HTML (`webrl`), the same made compact for small models
+(`compact`), or WebArena's accessibility tree (`axtree`).
 
 `webrl`, as VAB-WebArena-Lite's `html_tools` make it. One `page.evaluate` of
 js/mark_page.js per step:
@@ -27,6 +28,11 @@ label, or more than one child whose subtree has text or kept attributes. Otherwi
 kept. As in VAB, an element's text is the text before its first child; later text of the element shows in its
 `data-text`. Values and text are printed raw, `"`, `<` and `>` included, as VAB prints them; `escape=True`
 prints `&quot;`, `&lt;`, `&gt;` instead so that the markup stays unambiguous (not VAB's).
+
+`compact` (not VAB's; docs/fidelity.md): the same elements, ids and text, without `data-bbox` and without a
+`data-text` that only repeats the element's printed text. Positions are the tokens a small model reads least (40%
+of a MiniWoB++ prompt's tokens) and repeated text doubles every label; a `data-text` that holds more than the
+printed text (text after the element's first child) stays, so nothing but positions is lost.
 
 `axtree`: CDP Accessibility.getFullAXTree with layout bounds from DOMSnapshot.captureSnapshot,
 nodes outside the viewport dropped (children re-parented), one line per node `[id] role 'name' props`
@@ -73,7 +79,7 @@ class Observation:
     # id -> (x, y, w, h), CSS px of the viewport: webrl's data-bbox (click_at "line": the first line box), axtree's
     # layout box
     boxes: dict[int, tuple[float, float, float, float]]
-    kind: str = "webrl"  # "webrl" | "axtree"
+    kind: str = "webrl"  # "webrl" | "compact" | "axtree"
     elapsed_ms: float = 0.0  # time observe() took
     timings_ms: dict[str, float] = field(default_factory=dict)
 
@@ -81,14 +87,15 @@ class Observation:
 async def observe(page, kind: str = "webrl", *, escape: bool = False, click_at: str = "box") -> Observation:
     """Observe the page's current viewport. Same page state -> same ids and text. For `webrl`, `escape` prints
     quotes and angle brackets as entities, and `click_at` says which box of an element `boxes` holds: "box" its
-    data-bbox, "line" its first line box of at least 1 px² (see webrl.env.actions)."""
+    data-bbox, "line" its first line box of at least 1 px² (see webrl.env.actions). `compact` is `webrl` printed
+    without positions and repeated text."""
     start = time.perf_counter()
-    if kind == "webrl":
-        obs = await _observe_webrl(page, escape, click_at)
+    if kind in ("webrl", "compact"):
+        obs = await _observe_webrl(page, escape, click_at, compact=kind == "compact")
     elif kind == "axtree":
         obs = await _observe_axtree(page)
     else:
-        raise ValueError(f"unknown observation kind {kind!r} (webrl or axtree)")
+        raise ValueError(f"unknown observation kind {kind!r} (webrl, compact or axtree)")
     obs.elapsed_ms = round((time.perf_counter() - start) * 1000, 1)
     return obs
 
@@ -116,7 +123,7 @@ async def _evaluate(page, script: str, arg=None, tries: int = 3):
                 await page.wait_for_load_state("load", timeout=5000)
 
 
-async def _observe_webrl(page, escape: bool, click_at: str) -> Observation:
+async def _observe_webrl(page, escape: bool, click_at: str, compact: bool = False) -> Observation:
     t0 = time.perf_counter()
     marked = await _evaluate(page, _script("mark_page.js"), click_at)
     if marked.get("error"):
@@ -124,7 +131,7 @@ async def _observe_webrl(page, escape: bool, click_at: str) -> Observation:
         if marked.get("error"):
             raise RuntimeError(f"observation failed: {marked['error']}")
     t1 = time.perf_counter()
-    text = simplify_html(marked["html"], tuple(marked["viewport"]), escape)
+    text = simplify_html(marked["html"], tuple(marked["viewport"]), escape, compact)
     t2 = time.perf_counter()
     boxes = {int(i): (float(x), float(y), float(w), float(h)) for i, x, y, w, h in marked["boxes"]}
     ids = sorted({int(m) for m in _PRINTED_ID.findall(text)})
@@ -134,7 +141,7 @@ async def _observe_webrl(page, escape: bool, click_at: str) -> Observation:
         title=marked["title"],
         ids=ids,
         boxes=boxes,
-        kind="webrl",
+        kind="compact" if compact else "webrl",
         timings_ms={"mark": round((t1 - t0) * 1000, 1), "serialise": round((t2 - t1) * 1000, 1)},
     )
 
@@ -170,8 +177,11 @@ def _bbox(value: str | None) -> tuple[float, float, float, float] | None:
     return x, y, w, h
 
 
-def simplify_html(marked_html: str, viewport: tuple[float, float] = (1280, 720), escape: bool = False) -> str:
-    """Serialise a page marked by js/mark_page.js into the simplified HTML the policy sees."""
+def simplify_html(
+    marked_html: str, viewport: tuple[float, float] = (1280, 720), escape: bool = False, compact: bool = False
+) -> str:
+    """Serialise a page marked by js/mark_page.js into the simplified HTML the policy sees (`compact`: without
+    positions and repeated text, see the module's docstring)."""
     import lxml.html
 
     for pattern in _CUT:
@@ -222,6 +232,8 @@ def simplify_html(marked_html: str, viewport: tuple[float, float] = (1280, 720),
                 parts.append(out)
         inner = " ".join(parts)
         if candidate and (busy_children > 1 or has_text or has_label):
+            if compact:  # what is printed is decided as in VAB's form above; only what it prints is less
+                attrs = [(n, v) for n, v in attrs if n != "data-bbox" and not (n == "data-text" and v == text)]
             inner = _render(tag, label, text, inner, attrs, escape)
         return inner, bool(busy_children or has_text)
 

@@ -50,7 +50,7 @@ class EvalSettings(BaseModel):
     max_steps: int = Field(30, ge=1)
     mode: Literal["webarena", "vab", "browsergym", "verified"] = "webarena"
     judge: str = "none"
-    observation: Literal["webrl", "axtree"] = "webrl"
+    observation: Literal["webrl", "compact", "axtree"] = "webrl"
     action_space: Literal["webrl", "webarena"] = "webrl"
     escape_text: bool = False  # webrl.env.browser_env.EnvOptions: VAB's observation and clicks by default
     click_at: Literal["box", "line"] = "box"
