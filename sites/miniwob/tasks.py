@@ -1,7 +1,8 @@
 """MiniWoB++ as webrl tasks: a task is one (environment, seed) episode.
 
 Named sets: ``miniwob`` (every supported environment), ``miniwob:ENV[,ENV...]``, each optionally followed by
-``:train`` or ``:test``. Seeds split per environment: the test seeds are 0..TEST_SEEDS-1, the train seeds start at
+``:train`` or ``:test``, and that by ``:N`` (the first N seeds of the split). Seeds split per environment: the test
+seeds are 0..N-1 (N = TEST_SEEDS unless named; the learning benchmark evaluates on 50), the train seeds start at
 TRAIN_SEED_START (so any number of fresh train seeds can be drawn without touching a test seed). A seed whose
 problem no WebRL action can solve (its scripted solution finds the element to click covered) is left out. A set
 is ordered seed by seed across its environments, so ``--limit N`` keeps an even spread.
@@ -34,6 +35,7 @@ from webrl.tasks.model import Task
 SOLUTIONS = Path(__file__).with_name("solutions")  # common.js (helpers) and one file per group of environments
 TEST_SEEDS = 10
 TRAIN_SEEDS = 50
+MAX_SEEDS = 1000  # a split's seeds, at most: N test seeds stay below TRAIN_SEED_START
 TRAIN_SEED_START = 1000
 SPLITS = ("train", "test")
 BUILD_ORIGIN = "http://miniwob.build"  # pages served to the builder's browser by a route, no server needed
@@ -139,16 +141,25 @@ def supported_names() -> list[str]:
     return [e.name for e in environments() if e.status != "unsupported"]
 
 
-def parse_set_name(name: str) -> tuple[list[str], list[str]]:
-    """``miniwob[:ENV,...][:train|:test]`` -> (environments, splits); bad names are a UsageError."""
+SET_FORM = "miniwob[:ENV[,ENV...]][:train|:test[:N]]"
+
+
+def parse_set_name(name: str) -> tuple[list[str], list[str], int | None]:
+    """``miniwob[:ENV,...][:train|:test[:N]]`` -> (environments, splits, seeds per split or None for the split's
+    default); bad names are a UsageError."""
     parts = name.split(":")
+    count = None
+    if len(parts) > 2 and parts[-2] in SPLITS:
+        if not parts[-1].isdigit() or not 1 <= int(parts[-1]) <= MAX_SEEDS:
+            raise UsageError(f"task set {name!r}: {parts[-1]!r} is not a number of seeds (1-{MAX_SEEDS})")
+        count = int(parts.pop())
     if parts[0] != "miniwob" or len(parts) > 3:
-        raise UsageError(f"task set {name!r}: expected miniwob[:ENV[,ENV...]][:train|:test]")
+        raise UsageError(f"task set {name!r}: expected {SET_FORM}")
     splits = list(SPLITS)
     if len(parts) > 1 and parts[-1] in SPLITS:
         splits = [parts.pop()]
     if len(parts) == 1:
-        return supported_names(), splits
+        return supported_names(), splits, count
     if len(parts) > 2:
         raise UsageError(f"task set {name!r}: {parts[-1]!r} is not a split (train or test)")
     by_name = {e.name: e for e in environments()}
@@ -160,11 +171,14 @@ def parse_set_name(name: str) -> tuple[list[str], list[str]]:
             )
         if by_name[env].status == "unsupported":
             raise UsageError(f"task set {name!r}: MiniWoB environment {env!r} is not supported: {by_name[env].reason}")
-    return envs, splits
+    return envs, splits, count
 
 
-def seeds(split: str) -> range:
-    return range(TEST_SEEDS) if split == "test" else range(TRAIN_SEED_START, TRAIN_SEED_START + TRAIN_SEEDS)
+def seeds(split: str, count: int | None = None) -> range:
+    """The split's first `count` seeds (default: TEST_SEEDS or TRAIN_SEEDS)."""
+    if split == "test":
+        return range(count or TEST_SEEDS)
+    return range(TRAIN_SEED_START, TRAIN_SEED_START + (count or TRAIN_SEEDS))
 
 
 def task_id(env: str, seed: int) -> str:
@@ -174,13 +188,13 @@ def task_id(env: str, seed: int) -> str:
 def miniwob_tasks(name: str, cache_dir: str | Path, sites_seed: int = 0) -> list[Task]:
     """The named MiniWoB set, seed-major: seed s of every environment before seed s + 1. (The pages have no
     seeded site data: `sites_seed` is not used.)"""
-    envs, splits = parse_set_name(name)
-    pairs = [(env, seed, split) for split in splits for seed in seeds(split) for env in envs]
+    envs, splits, count = parse_set_name(name)
+    pairs = [(env, seed, split) for split in splits for seed in seeds(split, count) for env in envs]
     return build_tasks(pairs, cache_dir)
 
 
 TASK_SETS = NamedTaskSets(
-    names="miniwob[:ENV,...][:train|:test]",
+    names=SET_FORM,
     owns=lambda name: name == "miniwob" or name.startswith("miniwob:"),
     load=miniwob_tasks,
 )

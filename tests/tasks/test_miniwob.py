@@ -80,6 +80,12 @@ def test_named_sets_split_seeds_and_list_environments(state):
     assert test_seeds == set(range(miniwob.TEST_SEEDS)) and not test_seeds & {t.miniwob.seed for t in train}
     assert len(train) == 2 * miniwob.TRAIN_SEEDS and {t.split for t in both} == {"train", "test"}
     assert [t.miniwob.env for t in test[:4]] == ["click-button", "enter-text"] * 2  # seed by seed
+    # :N names how many seeds of the split: the learning benchmark's 50 test seeds, 3 demonstrations each
+    wide = resolve_task_set("miniwob:click-button,enter-text:test:50", state)
+    assert {t.miniwob.seed for t in wide} == set(range(50)) and [t.task_id for t in wide[: len(test)]] == [
+        t.task_id for t in test
+    ]
+    assert len(resolve_task_set("miniwob:click-button,enter-text:train:3", state)) == 6
     task = test[0]
     assert task.sites == ["miniwob"] and task.eval.eval_types == ["miniwob_reward"] and task.cheat
     assert task.intent == 'Click on the "okay" button.' and task.task_id == "click-button.0"
@@ -88,7 +94,9 @@ def test_named_sets_split_seeds_and_list_environments(state):
     for bad, needle in [
         ("miniwob:nope", "unknown MiniWoB environment 'nope'"),
         ("miniwob:drag-box:test", "not supported: needs dragging"),
-        ("miniwob:click-button:test:9", "expected miniwob[:ENV"),
+        ("miniwob:click-button:test:x", "'x' is not a number of seeds"),
+        ("miniwob:click-button:test:1001", "'1001' is not a number of seeds (1-1000)"),
+        ("miniwob:click-button:valid:9", "expected miniwob[:ENV"),
         ("miniwob:click-button:valid", "'valid' is not a split (train or test)"),
     ]:
         with pytest.raises(UsageError, match=re.escape(needle)):
