@@ -176,6 +176,13 @@ def demos(
         ),
     ] = None,
     parallel: Annotated[int, typer.Option(min=1, help="Episodes at once (needs `webrl up --instances N`).")] = 1,
+    observation: Annotated[
+        str,
+        typer.Option(
+            help="The pages in the prompts: webrl (VAB's simplified HTML) or compact (without positions and "
+            "repeated text), as `webrl train --observation` makes them."
+        ),
+    ] = "webrl",
 ) -> None:
     """Run every task's scripted solution in the browser (the oracle, through `webrl eval`'s episode runner) and
     write the steps of the successful episodes as SFT records in the exact WebRL prompt format, as `webrl train`'s
@@ -188,6 +195,8 @@ def demos(
     from webrl.sites.task_sets import resolve_task_set
     from webrl.train.rewards import write_demos
 
+    if observation not in ("webrl", "compact"):
+        raise UsageError(f"--observation {observation!r}: expected webrl or compact")
     config = GLOBALS.config()
     if tasks is None:
         tasks = _suite(split)
@@ -208,7 +217,14 @@ def demos(
                 failed.append(record.task_id)
 
         kept, written = write_demos(
-            tasks, backend, episodes, out, backend_name=config.sites.backend, parallel=parallel, on_episode=on_episode
+            tasks,
+            backend,
+            episodes,
+            out,
+            backend_name=config.sites.backend,
+            parallel=parallel,
+            observation=observation,
+            on_episode=on_episode,
         )
     console.print(
         f"{kept}/{len(tasks)} episodes succeeded; {written} records in {out}"

@@ -62,15 +62,15 @@ async def observe_start(slot: EnvSlot, task: Task) -> str:
 
 
 def start_pages(
-    tasks: Sequence[Task], backend: SiteBackend, cache: dict[PageKey, str] | None = None
+    tasks: Sequence[Task], backend: SiteBackend, cache: dict[PageKey, str] | None = None, observation: str = "webrl"
 ) -> dict[PageKey, str]:
-    """The start page's observation text for every distinct `page_key` of `tasks`, from real browsers on the
-    executor the backend's configuration names (locally: the running sites' instance 0); keys already in `cache`
-    are not observed again (the cache is filled in)."""
+    """The start page's observation text (of the `observation` kind) for every distinct `page_key` of `tasks`, from
+    real browsers on the executor the backend's configuration names (locally: the running sites' instance 0); keys
+    already in `cache` are not observed again (the cache is filled in)."""
     pages = {} if cache is None else cache
     todo = list({page_key(t): t for t in tasks if page_key(t) not in pages}.values())
     if todo:
-        settings = EvalSettings(tasks="start pages", out=Path())
+        settings = EvalSettings(tasks="start pages", observation=observation, out=Path())
         with executor_for(settings, backend) as executor:
             asyncio.run(_observe(executor, executor.check(settings, todo), todo, pages))
     return pages
@@ -90,7 +90,9 @@ async def _observe(executor: Executor, settings: EvalSettings, tasks: list[Task]
             raise WebrlError(f"{len(queue)} start pages could not be observed: no environment worker is left")
 
 
-def stored_start_pages(tasks: Sequence[Task], backend: SiteBackend, path: Path) -> dict[PageKey, str]:
+def stored_start_pages(
+    tasks: Sequence[Task], backend: SiteBackend, path: Path, observation: str = "webrl"
+) -> dict[PageKey, str]:
     """`start_pages` with a JSON file as the cache, so that a page is observed once per run (and a resumed run
     scores its tasks on the very pages it saw before)."""
     try:
@@ -100,7 +102,7 @@ def stored_start_pages(tasks: Sequence[Task], backend: SiteBackend, path: Path) 
         }
     except (OSError, ValueError, TypeError):  # none yet, or unreadable: it is only a cache, observe again
         cache = {}
-    pages = start_pages(tasks, backend, cache)
+    pages = start_pages(tasks, backend, cache, observation)
     write_atomically(
         path,
         json.dumps(

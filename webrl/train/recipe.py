@@ -47,6 +47,7 @@ from webrl.config import Config
 from webrl.errors import UsageError, WebrlError
 from webrl.evaluators.judge import parse_judge_spec
 from webrl.files import write_atomically
+from webrl.policy.models import seeded
 from webrl.rl.data import StepRecord
 from webrl.rl.job import SftJob, UpdateJob, spawn
 from webrl.rl.settings import SftSettings, TrainSettings
@@ -173,6 +174,7 @@ class TrainRun:
             backend_name=self.config.sites.backend,
             parallel=self.settings.parallel,
             judge=self.settings.judge,
+            observation=self.settings.observation,
             on_episode=self._on_episode,
         )
 
@@ -186,7 +188,7 @@ class TrainRun:
         self.train(
             SftJob(
                 data=demos,
-                model=self.settings.model,
+                model=seeded(self.settings.model, self.settings.seed),  # reader: the run's seed draws its weights
                 out=self.phase_dir(0) / "sft",
                 settings=self.training(self.settings.sft),
                 max_tokens=self.settings.max_tokens,
@@ -307,7 +309,12 @@ class TrainRun:
 
     def evaluate(self, k: int) -> None:
         self._episodes(
-            self.phase_dir(k) / "eval", self.eval_tasks(), self.actor(k), temperature=0.0, seed=None, groups=self.groups
+            self.phase_dir(k) / "eval",
+            self.eval_tasks(k),
+            self.actor(k),
+            temperature=0.0,
+            seed=None,
+            groups=self.groups,
         )
 
     def groups(self, records: list[EpisodeRecord]) -> dict[str, dict]:
@@ -368,8 +375,10 @@ class TrainRun:
     def train_tasks(self) -> list[Task]:
         return [t for t in self.task_set(self.settings.family_set) if t.split == "train"]
 
-    def eval_tasks(self) -> list[Task]:
-        tasks = self.task_set(self.settings.eval_tasks)
+    def eval_tasks(self, k: int) -> list[Task]:
+        """Phase k's evaluation tasks: the final set at both ends of the run, where one is named."""
+        ends = k in (0, self.settings.phases) and self.settings.final_eval_tasks
+        tasks = self.task_set(self.settings.final_eval_tasks if ends else self.settings.eval_tasks)
         if self.settings.eval_limit and self.settings.eval_limit < len(tasks):
             # a fixed sample, spread over the sites; not the run's seed: runs of other seeds are measured alike
             rng = random.Random("eval")
@@ -421,6 +430,7 @@ class TrainRun:
             parallel=self.settings.parallel,
             max_steps=self.settings.max_steps,
             judge=self.settings.judge,
+            observation=self.settings.observation,
             temperature=temperature,
             max_tokens=self.settings.max_new_tokens,
             seed=seed,

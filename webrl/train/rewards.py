@@ -162,6 +162,7 @@ def write_demos(
     backend_name: str,
     parallel: int = 1,
     judge: str = "none",
+    observation: str = "webrl",
     on_episode=lambda row: None,
 ) -> tuple[int, int]:
     """Demonstrations: the oracle runs each task's scripted solution through the episode runner into
@@ -174,6 +175,7 @@ def write_demos(
         parallel=parallel,
         max_steps=DEMO_MAX_STEPS,
         judge=judge,
+        observation=observation,
         out=episodes_dir,
         resume=True,
         screenshots=False,

@@ -112,11 +112,23 @@ class RunSettings(BaseModel):
     )
     parallel: int = Field(1, ge=1, description="Episodes at once (needs `webrl up --instances N`).")
     max_steps: int = Field(30, ge=1, description="Step limit per episode (WebRL: 30).")
+    observation: Literal["webrl", "compact"] = Field(
+        "webrl",
+        description="What the actor and the critic see of a page, in every rollout, demonstration and "
+        "evaluation: webrl (VAB's simplified HTML, what WebRL trained on) or compact (the same without positions "
+        "and repeated text: a small model reads it better; not VAB's, docs/fidelity.md).",
+    )
     temperature: float = Field(1.0, ge=0.0, description="Rollout sampling temperature (the paper: 1).")
     max_new_tokens: int = Field(
         2048, ge=1, description="Token limit of each answer in rollouts and evaluations (WebRL: 2048)."
     )
     eval_tasks: str = Field("embedded:test", description="Task set each phase is evaluated on (greedy).")
+    final_eval_tasks: str | None = Field(
+        None,
+        description="Task set phase 0 and the last phase are evaluated on instead of --eval-tasks [default: the "
+        "same], so that the gain over SFT is measured on more episodes than the phases between (e.g. "
+        "miniwob:ENV,...:test:50).",
+    )
     eval_limit: int | None = Field(None, ge=1, description="Evaluate on a fixed sample of N of them only.")
     sft: SftSettings = Field(default_factory=SftSettings, description="Phase 0's SFT")
     update: UpdateSettings = Field(

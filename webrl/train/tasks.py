@@ -72,7 +72,7 @@ def in_critic_band(
     from webrl.policy.models import load_tokenizer, quiet
     from webrl.rl.critic import Critic
 
-    pages = stored_start_pages(tasks, backend, start_pages_file)
+    pages = stored_start_pages(tasks, backend, start_pages_file, settings.observation)
     with quiet():
         critic = Critic.load(critic_dir, torch.float32)
     inside, scores = critic_filter(
