@@ -18,7 +18,7 @@ from webrl.env.miniwob import episode_done, start_episode
 from webrl.errors import WebrlError
 from webrl.runs.records import EpisodeRecord
 from webrl.runs.train_report import ENVIRONMENT_COLUMNS
-from webrl.sites.miniwob.tasks import TASK_SETS
+from webrl.sites.miniwob.tasks import TASK_SETS, parse_set_name
 from webrl.tasks.family import CurriculumContext, SummaryTable, TaskFamily
 from webrl.tasks.model import Task
 
@@ -50,6 +50,10 @@ class MiniwobFamily(TaskFamily):
 
     async def ended(self, page: Page) -> bool:
         return await episode_done(page)
+
+    def is_train_set(self, name: str) -> bool:
+        # a count of seeds may follow the split (miniwob:ENV,...:train:N)
+        return self.owns_set(name) and parse_set_name(name)[1] == ["train"]
 
     def start_key(self, task: Task) -> str:
         return f"{task.miniwob.env}:{task.miniwob.seed}"  # the seed makes the page's problem
