@@ -1,0 +1,73 @@
+"""The learning benchmark (bench/learning.py) end to end at a smoke's size: one split, one seed, one phase, two
+families of two environments and one position-prior environment, against the real sites, the real `webrl train` and
+`webrl eval`. It checks that every piece of the result is there and consistent with the run folders; what the
+numbers are at this size says nothing (bench/results/learning.json holds the measurement)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow  # demonstrations, an SFT, a phase per arm and their evaluations (minutes)
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "learning.py"
+SMOKE = """\
+train:
+  phases: 1
+  parallel: 1
+  tasks_per_phase: 6
+  max_steps: 3
+  sft: {epochs: 1}
+  update: {epochs: 1}
+"""
+
+
+def test_one_split_one_seed_one_phase(sites, tmp_path):
+    settings = tmp_path / "smoke.yaml"
+    settings.write_text(SMOKE)
+    out, result_file = tmp_path / "runs", tmp_path / "learning.json"
+    command = [
+        sys.executable, str(BENCH), "--splits", "1", "--seeds", "0", "--arms", "sft", "webrl", "filtered-bc",
+        "--family", "quoted=click-button,click-link", "--family", "tabs=click-tab,click-tab-2-easy",
+        "--prior", "click-test", "--demos", "2", "--final-seeds", "3", "--settings", str(settings),
+        "--out", str(out), "--json", str(result_file),
+    ]  # fmt: skip
+    done = subprocess.run(command, env=sites, capture_output=True, text=True, timeout=1800, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    result = json.loads(result_file.read_text())
+    assert (
+        result["bench"] == "learning"
+        and result["commit"]
+        and result["families"]["quoted"]
+        == [
+            "click-button",
+            "click-link",
+        ]
+    )
+    run = result["runs"]["1"]["0"]
+    # split 1 holds out the second environment of each family's fixed shuffle: one per family, never the prior one
+    assert len(run["held_out"]) == 2 and "click-test" not in run["held_out"]
+    assert {e for e in run["held_out"]} <= {"click-button", "click-link", "click-tab", "click-tab-2-easy"}
+    for arm in ("sft", "webrl", "filtered-bc"):
+        # every environment evaluated on the 3 final test seeds, after SFT and after the last phase
+        assert sorted(run[arm]) == ["click-button", "click-link", "click-tab", "click-tab-2-easy", "click-test"]
+        assert all(len(outcomes) == 3 and set(outcomes) <= {"0", "1"} for outcomes in run[arm].values())
+    assert set(run["pass_at"]) == set(run["held_out"]) and all(0 <= v <= 100 for v in run["pass_at"].values())
+    base = out / "split-1" / "seed-0"
+    assert (base / "sft" / "phases" / "0" / "sft" / "actor").is_dir() and (base / "webrl" / "phases" / "1").is_dir()
+    demos = (base / "sft" / "phases" / "0" / "demos.jsonl").read_text().splitlines()
+    assert {json.loads(line)["task_id"].rpartition(".")[0] for line in demos} == set(
+        ["click-button", "click-link", "click-tab", "click-tab-2-easy", "click-test"]
+    ) - set(run["held_out"])
+    for name in ("gain webrl", "gain filtered-bc", "webrl − filtered-bc"):
+        summary = result["summary"][name]
+        low, high = summary["ci95"]
+        assert summary["runs"] == 1 and low <= summary["mean"] <= high, (name, summary)
+    assert set(result["gates"]) == {"G1", "G2", "G3"} and result["gates"]["G3"]["holds"] is False  # one seed
+    # A second call finds every run finished and measures the same numbers again (resumable, nothing re-run).
+    again = subprocess.run(command, env=sites, capture_output=True, text=True, timeout=600, check=False)
+    assert again.returncode == 0 and json.loads(result_file.read_text())["runs"] == result["runs"]
