@@ -75,6 +75,22 @@ def test_oracle_finds_elements_by_what_a_person_sees():
     assert parse_action(reply).kind == "none" and "Nope" in reply  # a counted no-op, not a crash
 
 
+def test_oracle_reads_the_compact_observation():
+    # no spaces beside tags, and a data-text equal to the text printed as the text only
+    compact = Observation(
+        text='<html><body><a id="0">Sign In</a><div data-text="Hat,more"><button id="1" title="Add">Hat</button>'
+        '</div><span id="2">Red Hat</span></body></html>',
+        url="http://x",
+        title="",
+        ids=[0, 1, 2],
+        boxes={},
+        kind="compact",
+    )
+    assert find_element("Sign In", compact) == 0 and find_element("Red Hat", compact) == 2
+    assert find_element("data-text=Hat", compact) == 1 and find_element("title=Add", compact) == 1
+    assert find_element(before("data-text=Red Hat"), compact) == 1
+
+
 def test_oracle_reads_raw_values_and_text_a_page_without_charset_shows():
     raw = (
         '<html> <button id="0" title="a "b"" data-text="Say "hi" <now>"> Say "hi" <now> </button>'

@@ -29,10 +29,11 @@ kept. As in VAB, an element's text is the text before its first child; later tex
 `data-text`. Values and text are printed raw, `"`, `<` and `>` included, as VAB prints them; `escape=True`
 prints `&quot;`, `&lt;`, `&gt;` instead so that the markup stays unambiguous (not VAB's).
 
-`compact` (not VAB's; docs/fidelity.md): the same elements, ids and text, without `data-bbox` and without a
-`data-text` that only repeats the element's printed text. Positions are the tokens a small model reads least (40%
-of a MiniWoB++ prompt's tokens) and repeated text doubles every label; a `data-text` that holds more than the
-printed text (text after the element's first child) stays, so nothing but positions is lost.
+`compact` (not VAB's; docs/fidelity.md): the same elements, ids and text, without `data-bbox`, without a
+`data-text` that only repeats the element's printed text, and without the spaces VAB puts beside every tag.
+Positions are the tokens a small model reads least (40% of a MiniWoB++ prompt's tokens), repeated text doubles every
+label, and the spaces are a fifth of what is left; a `data-text` that holds more than the printed text (text after
+the element's first child) stays, so nothing but positions is lost.
 
 `axtree`: CDP Accessibility.getFullAXTree with layout bounds from DOMSnapshot.captureSnapshot,
 nodes outside the viewport dropped (children re-parented), one line per node `[id] role 'name' props`
@@ -194,6 +195,7 @@ def simplify_html(
     # Bytes, not the string: lxml then takes the encoding from the page's <meta>, and Latin-1 without one.
     root = lxml.html.fromstring(marked_html.encode("utf-8"))
     vw, vh = viewport
+    separator = "" if compact else " "  # compact: no space beside a tag (text is only ever printed inside one)
 
     def visible(node) -> bool:
         if node.get("aria-hidden") == "true":
@@ -230,17 +232,19 @@ def simplify_html(
             busy_children += busy
             if out:
                 parts.append(out)
-        inner = " ".join(parts)
+        inner = separator.join(parts)
         if candidate and (busy_children > 1 or has_text or has_label):
             if compact:  # what is printed is decided as in VAB's form above; only what it prints is less
                 attrs = [(n, v) for n, v in attrs if n != "data-bbox" and not (n == "data-text" and v == text)]
-            inner = _render(tag, label, text, inner, attrs, escape)
+            inner = _render(tag, label, text, inner, attrs, escape, separator)
         return inner, bool(busy_children or has_text)
 
     return walk(root, False)[0]
 
 
-def _render(tag: str, label: str, text: str, inner: str, attrs: list[tuple[str, str]], escape: bool) -> str:
+def _render(
+    tag: str, label: str, text: str, inner: str, attrs: list[tuple[str, str]], escape: bool, separator: str = " "
+) -> str:
     head = [f"<{tag}"]
     if label:
         head.append(f' id="{label}"')
@@ -257,7 +261,7 @@ def _render(tag: str, label: str, text: str, inner: str, attrs: list[tuple[str, 
     if inner:
         pieces.append(inner)
     pieces.append(f"</{tag}>")
-    return " ".join(pieces)
+    return separator.join(pieces)
 
 
 # -- axtree: WebArena's accessibility tree -----------------------------------------------------------

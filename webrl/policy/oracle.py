@@ -22,8 +22,8 @@ from webrl.policy.base import PolicyInput, Response, Sampling
 TARGET = re.compile(r'element="\{([^}]*)\}"')
 # An element with an id in the simplified HTML: its tag, attributes and direct text. Values and text are printed
 # raw (quotes and brackets included, as VAB prints them): a value ends at the quote that the next attribute or the
-# tag's end follows, and the text at the next tag.
-LABELLED = re.compile(r'<(\w+) id="(\d+)"((?: [\w-]+=".*?")*?)>(.*?)(?= <[/\w]|$)', re.S)
+# tag's end follows, and the text at the next tag (a space before it, but in the compact observation).
+LABELLED = re.compile(r'<(\w+) id="(\d+)"((?: [\w-]+=".*?")*?)>(.*?)(?= ?<[/\w]|$)', re.S)
 ATTRIBUTE = re.compile(r' ([\w-]+)="(.*?)"(?= [\w-]+="|$)', re.S)
 
 
@@ -78,6 +78,8 @@ def find_element(target: str, observation: Observation) -> int:
     for match in LABELLED.finditer(observation.text):
         attrs = dict(ATTRIBUTE.findall(match.group(3)))
         values = [attrs.get(attribute, "")] if attribute else [match.group(4), *attrs.values()]
+        if attribute == "data-text":  # the compact observation prints a data-text equal to the text as the text only
+            values.append(match.group(4))
         # printed raw, or escaped (--escape-text)
         if any(v.strip() in seen_as or html.unescape(v).strip() in seen_as for v in values):
             return int(match.group(2))
