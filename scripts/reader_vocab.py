@@ -20,7 +20,7 @@ import re
 from importlib import resources
 from pathlib import Path
 
-from webrl.policy.models import READER_SPECIAL, reader_vocab_path
+from webrl.policy.models import READER_PIECES, READER_SPECIAL, reader_vocab_path
 from webrl.policy.prompt import SYSTEM_PROMPT, webrl_prompt
 
 VERSION = 1
@@ -31,7 +31,7 @@ PUNCTUATION_MIN_COUNT = 5  # a run of punctuation seen this often is one token; 
 
 STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"|\'((?:[^\'\\\n]|\\.)*)\'')
 MARKUP = re.compile(r"<script.*?</script>|<style.*?</style>|<[^>]*>", re.S)
-WORD, PUNCTUATION = re.compile(r"\w+"), re.compile(r"[^\w\s]+")
+WORD, PIECE = re.compile(r"\w+"), re.compile(READER_PIECES)
 
 
 def shown_text(source: str) -> str:
@@ -59,7 +59,9 @@ def build() -> dict:
     words, markup = corpus()
     word_counts = collections.Counter(w for text in words for w in WORD.findall(text))
     chars = {c for text in words for c in text if not c.isspace()} | {chr(c) for c in range(33, 127)}
-    runs = collections.Counter(r for text in markup for r in PUNCTUATION.findall(text) if 1 < len(r) <= 3)
+    runs = collections.Counter(
+        p for text in markup for p in PIECE.findall(text) if 1 < len(p) <= 3 and not (p.isspace() or WORD.fullmatch(p))
+    )
     numbers = [str(n) for n in range(NUMBERS)]
     tokens = [*READER_SPECIAL, *WHITESPACE, *numbers]
     tokens += sorted(chars - set(tokens))

@@ -74,10 +74,10 @@ def test_tinys_corpus_is_the_text_it_will_see_not_source_code():
 
 # The reader's identity: its committed vocabulary, and its initial weights for a seed (torch 2.13's CPU generator).
 # Nothing else may change them (a site template edit must not); a deliberate change updates these pins.
-READER_VOCAB_SHA256 = "fdc238708e1fe0fe608eb23f3293f0c2e17e7c9d0f67aef96d8dc03656e2bc3d"
+READER_VOCAB_SHA256 = "c95b267960660bf0334fb979d5c20315a6d6a06ba5be5cc4c17e75419a52e0da"
 READER_WEIGHTS_SHA256 = {
-    0: "9691a4661dea78d4f7ffed8121d7f1bbe8504974216e4cf81437f5891a96dcba",
-    1: "4624a414aa8aee197d7ca55883e4ec46030d00c15b86afa7c8109b120d4abf3c",
+    0: "7802500b66a2a27f8aed88da137a2619039b05a347b43ded65873dae476fc633",
+    1: "782ade42da638f9ff55f56efad75b073ddfd1fac41afe5dc89358a7ab361f642",
 }
 
 

