@@ -169,6 +169,19 @@ def splits(result: dict, view: str) -> str:
     return markdown_table(headings, rows)
 
 
+def demo(result: dict, view: str) -> str:
+    """The README's demo, phase by phase: held-out success over all environments, the demonstrated and the new ones."""
+    rows = [
+        [
+            "0: SFT" if row["phase"] == 0 else str(row["phase"]),
+            f"{row['Average']:.1f}%",
+            *(f"{row[c]:.1f}%" for c in ENVIRONMENT_COLUMNS),
+        ]
+        for row in result["phases"]
+    ]
+    return markdown_table(["phase", "held-out success", *ENVIRONMENT_COLUMNS], rows)
+
+
 def compare(result: dict, view: str) -> str:
     curves = result["curves"]
     phases = max(len(c) for runs in curves.values() for c in runs)
@@ -194,6 +207,7 @@ RENDERERS: dict[str, Callable[[dict, str], str]] = {
     "before_after": before_after,
     "splits": splits,
     "compare": compare,
+    "demo": demo,
 }
 
 
