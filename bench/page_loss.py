@@ -1,13 +1,15 @@
-"""Does `tiny` learn to read the instruction from the answer alone, or only with the page as a target too?
+"""Does a model trained from scratch (`tiny`, `reader`) learn to read the instruction from the answer alone, or only
+with the page as a target too?
 
-SFT from a fresh `tiny` on a demonstrations file (`webrl tasks demos`), with the answer's loss only (WebRL's SFT)
+SFT from a fresh model on a demonstrations file (`webrl tasks demos`), with the answer's loss only (WebRL's SFT)
 and with `--page-loss` 1 (webrl.rl.sft), in this process: the same loss function and batches as `webrl sft`, without
 the engine, so that both arms can be scored while they train. Every --every optimizer steps each arm's greedy
 answer is scored teacher-forced on the held-out steps (the last --held-out fraction of each environment's seeds):
 exact match of the whole answer, per environment. Prints one table row per checkpoint.
 
-    .venv/bin/webrl tasks demos --tasks miniwob:click-tab,click-link,click-button:train --out demos.jsonl
-    .venv/bin/python bench/page_loss.py --demos demos.jsonl --steps 4000 [--json bench/results/page-loss.json]
+    .venv/bin/webrl tasks demos --tasks miniwob:click-tab,click-link,click-button:train:200 --observation compact \
+        --out demos.jsonl
+    .venv/bin/python bench/page_loss.py --demos demos.jsonl --model reader --steps 4000 [--json RESULT.json]
 """
 
 from __future__ import annotations
@@ -72,11 +74,12 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=1e-3, help="AdamW learning rate (constant)")
     parser.add_argument("--held-out", type=float, default=0.2, help="fraction of each environment's seeds held out")
     parser.add_argument("--max-tokens", type=int, default=2048)
+    parser.add_argument("--model", default="tiny", help="the model trained from scratch (tiny, reader)")
     add_json_option(parser)
     args = parser.parse_args()
 
-    tiny = resolve_model("tiny")
-    tokenizer = load_tokenizer(tiny)
+    initial = resolve_model(args.model)
+    tokenizer = load_tokenizer(initial)
     pad = pad_token_id(tokenizer)
     train, test = split(load_steps(args.demos), args.held_out)
     train_items = [encode(tokenizer, s.prompt, s.response, args.max_tokens) for s in train]
@@ -88,7 +91,7 @@ def main() -> None:
     for page_loss in (0.0, 1.0):
         torch.manual_seed(0)
         rng = random.Random(0)
-        model = load_causal_lm(tiny)
+        model = load_causal_lm(initial)
         optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
         loss_fn = sft_loss_fn(pad, page_loss)
         answer_losses, seconds = [], 0.0

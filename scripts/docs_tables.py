@@ -182,6 +182,42 @@ def demo(result: dict, view: str) -> str:
     return markdown_table(["phase", "held-out success", *ENVIRONMENT_COLUMNS], rows)
 
 
+def learning(result: dict, view: str) -> str:
+    """headline: per arm, the gain over SFT on the held-out non-trivial environments (mean over runs, 95% interval,
+    runs above 0) and the paired difference; gates: G1-G3 as measured; runs: every (split, seed) row."""
+    if view == "gates":
+        rows = []
+        for gate, measured in result.get("gates", {}).items():
+            values = "; ".join(
+                f"{k.replace('_', ' ')}: {', '.join(f'{v:.1f}' for v in vals)}"
+                for k, vals in measured.items()
+                if k != "holds"
+            )
+            rows.append([gate, "holds" if measured["holds"] else "**fails**", values])
+        return markdown_table(["gate", "outcome", "measured (per run, %; G3: points between seeds of a split)"], rows)
+    if view == "runs":
+        arms = result["arms"]
+        rows = []
+        for split, seeds in result["runs"].items():
+            for seed, run in seeds.items():
+                cells = [f"{held_out_rate(run[a], run['held_out']):.1f}" if a in run else "–" for a in arms]
+                rows.append([split, seed, ", ".join(run["held_out"]), *cells])
+        return markdown_table(["split", "seed", "held-out environments", *arms], rows)
+    rows = []
+    for name, summary in result.get("summary", {}).items():
+        if summary:
+            low, high = summary["ci95"]
+            above = f"{summary['runs_above_zero']} of {summary['runs']}"
+            rows.append([name, f"**{summary['mean']:+.1f}**", f"[{low:+.1f}, {high:+.1f}]", above])
+    return markdown_table(["held-out non-trivial environments", "mean (points)", "95% interval", "runs above 0"], rows)
+
+
+def held_out_rate(outcomes: dict[str, str], envs: list[str]) -> float:
+    """Success (%) over the episodes of `envs` (outcome strings of bench/learning.py)."""
+    values = [c == "1" for env in envs for c in outcomes.get(env, "")]
+    return 100 * sum(values) / len(values) if values else float("nan")
+
+
 def compare(result: dict, view: str) -> str:
     curves = result["curves"]
     phases = max(len(c) for runs in curves.values() for c in runs)
@@ -208,6 +244,7 @@ RENDERERS: dict[str, Callable[[dict, str], str]] = {
     "splits": splits,
     "compare": compare,
     "demo": demo,
+    "learning": learning,
 }
 
 
