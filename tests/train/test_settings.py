@@ -27,7 +27,7 @@ def test_an_update_setting_is_an_option_of_its_own_name_on_the_nested_training()
     assert layer == {"update": {"critic_lr": 1e-4, "lr": 0.5}, "sft": {"lr": 0.25}, "phases": 2}
     settings = resolve_run_settings([("--preset cpu-demo", preset("cpu-demo")), ("options", layer)])
     # the option replaces one field; the preset's other update settings stay
-    assert settings.update.critic_lr == 1e-4 and settings.update.lr == 0.5 and settings.update.epochs == 2
+    assert settings.update.critic_lr == 1e-4 and settings.update.lr == 0.5 and settings.update.warmup == 0.1
     assert settings.update.replay_confidence == (0.5, 1.0) and settings.sft.lr == 0.25 and settings.phases == 2
 
 
