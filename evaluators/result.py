@@ -49,8 +49,10 @@ class EvalResult(BaseModel):
 
 def error_result(details: list[dict], error: str, field: str | None, mode: str, judge: str | None = None) -> EvalResult:
     """An evaluation that failed: the cause, the task's field at fault (None: not the task file) and how the mode
-    counts it in the success rate (``counts_as``)."""
-    details.append({"type": "error", "error": error, "field": field, "counts_as": ERROR_COUNTS_AS[mode]})
+    counts it in the success rate (``counts_as``). The cause may quote the agent's text: what no encoding takes (a
+    lone surrogate) is escaped, so that the line prints anywhere."""
+    printable = error.encode("utf-8", "backslashreplace").decode("utf-8")
+    details.append({"type": "error", "error": printable, "field": field, "counts_as": ERROR_COUNTS_AS[mode]})
     return EvalResult(score=None, status="error", mode=mode, judge=judge, details=details)
 
 

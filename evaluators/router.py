@@ -28,9 +28,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-import httpx
-from playwright.async_api import Error as PlaywrightError
-
 from webrl.evaluators import verified
 from webrl.evaluators.judge import Judge
 from webrl.evaluators.miniwob_reward import miniwob_reward
@@ -138,8 +135,8 @@ async def evaluate(
         return EvalResult(score=0.0, status="scored", mode=mode, judge=judge_name, details=details)
     except EvaluationError as err:
         return _error(details, str(err), err.field, mode, judge_name)
-    except (PlaywrightError, httpx.HTTPError, OSError) as err:  # navigation, closed page, a helper's network
-        # failure: the original would crash on the task too
+    except Exception as err:  # noqa: BLE001 - whatever else fails (navigation, a closed page, a helper's network,
+        # the agent's text that a request cannot encode) is this episode's evaluation error, never the run's end
         return _error(details, f"{type(err).__name__}: {err}", None, mode, judge_name)
     if any(p == 0.0 for p in parts):
         return EvalResult(score=0.0, status="scored", mode=mode, judge=judge_name, details=details)
