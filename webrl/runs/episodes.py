@@ -48,7 +48,7 @@ class EvalSettings(BaseModel):
     parallel: int = Field(1, ge=1)
     repeats: int = Field(1, ge=1)
     max_steps: int = Field(30, ge=1)
-    mode: Literal["webarena", "vab", "browsergym", "verified"] = "webarena"
+    mode: Literal["webarena", "vab", "browsergym", "strict", "verified"] = "webarena"
     judge: str = "none"
     observation: Literal["webrl", "compact", "axtree"] = "webrl"
     action_space: Literal["webrl", "webarena"] = "webrl"
@@ -258,6 +258,7 @@ async def _episode(
         answer=env.answer,
         truncated_by=why,
         eval=EpisodeEval(mode=result.mode, judge=result.judge, details=result.details),
+        dump_suspect=result.dump_suspect,
         reset=info,
         blocked_requests=env.blocked,
         network_trace=trace,

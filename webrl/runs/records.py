@@ -18,7 +18,7 @@ from webrl.errors import UsageError
 from webrl.files import json_object
 from webrl.tasks.model import MiniwobEpisode, Task
 
-SCHEMA_VERSION = 3  # 3: network_trace; 2: schema_version itself; 1: every line before it
+SCHEMA_VERSION = 4  # 4: dump_suspect; 3: network_trace; 2: schema_version itself; 1: every line before it
 EPISODES_FILE = "episodes.jsonl"
 
 # done: the rule evaluators judged it (score 0 or 1); unjudged: it needs a judge that was not given; error: the
@@ -44,7 +44,7 @@ class EpisodeStep(BaseModel):
 
 
 class EpisodeEval(BaseModel):
-    mode: str  # the evaluation mode (webarena, vab, browsergym, verified)
+    mode: str  # the evaluation mode (webarena, vab, browsergym, strict, verified)
     judge: str | None = None
     details: list[dict[str, Any]] = []  # one entry per evaluator, checks inside
 
@@ -64,6 +64,7 @@ class EpisodeRecord(BaseModel):
     answer: str | None = None
     truncated_by: str | None = None  # the limit that ended an episode the agent did not end
     eval: EpisodeEval | None = None
+    dump_suspect: list[str] = []  # why the strict mode's guard fails this leaderboard mode's 1.0 (version 4)
     reset: dict[str, Any] | None = None  # the environment's reset info: sites reset and where its time went
     blocked_requests: list[str] = []  # what the sandbox refused (host:port, or a refused navigation's URL)
     network_trace: str | None = None  # the episode's HAR, relative to the run folder (--record-network)

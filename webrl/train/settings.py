@@ -95,6 +95,12 @@ class RunSettings(BaseModel):
     judge: str = Field(
         "none", description="LLM judge (openai:MODEL@URL) for fuzzy/N/A answers and the feasibility filter."
     )
+    mode: Literal["strict", "webarena", "vab", "browsergym"] = Field(
+        "strict",
+        description="Evaluator mode of every rollout, demonstration and evaluation, so of the rule rewards and the "
+        "curriculum's and ORM's labels: strict (WebArena's rules with a guard against dumped answers and URLs) or a "
+        "leaderboard mode, whose rules an agent can game (docs/evaluation.md).",
+    )
     critic_band: tuple[float, float] = Field(
         (0.05, 0.75), description="Keep generated tasks whose critic value on the start page lies in this band."
     )
