@@ -29,7 +29,7 @@ from webrl.errors import SitesChanged, SitesUnavailable
 from webrl.evaluators.judge import Judge
 from webrl.policy.base import Policy, PolicyInput, Sampling
 from webrl.policy.prompt import verified_intent
-from webrl.runs.records import EpisodeEval, EpisodeRecord, EpisodeStep
+from webrl.runs.records import EpisodeEval, EpisodeRecord, EpisodeStep, answer_digest, digest
 from webrl.sites.base import SiteBackend
 from webrl.tasks.model import Task
 from webrl.timing import timed
@@ -243,10 +243,11 @@ async def _episode(
         if terminated or truncated:
             result, why = step_info["eval"], step_info["truncated_by"]
             break
-    trace = None
+    trace, digests = None, {"answer": answer_digest(env.answer)}  # what it was scored from (a rescore checks)
     if env.trace is not None:  # kept beside the record, as the screenshots are
         trace = f"network/{task.task_id}-{repeat}.har"
         screenshots[trace] = har_bytes(env.trace)
+        digests["network_trace"] = digest(screenshots[trace])
     with timed(timings, "close"):
         await env.close()
     timings["total"] = round((time.perf_counter() - started) * 1000, 1)
@@ -262,6 +263,7 @@ async def _episode(
         reset=info,
         blocked_requests=env.blocked,
         network_trace=trace,
+        digests=digests,
         steps=steps,
         last_observation=seen.text,
         seconds=round(time.perf_counter() - started, 2),
