@@ -293,4 +293,6 @@ def read_settings(out: Path) -> RunSettings:
         raise UsageError(
             f"{out}: not a webrl train run folder (no {SETTINGS_FILE}); start a run there without --resume"
         )
-    return RunSettings.model_validate(yaml.safe_load(path.read_text()))
+    # a run started before the strict mode was training's default goes on with the rules it started with (its
+    # episodes so far were scored in them, and its stages resume with the same settings)
+    return RunSettings.model_validate({"mode": "webarena", **yaml.safe_load(path.read_text())})
