@@ -102,9 +102,16 @@ def status_problems(status: int | None, strict: bool) -> list[str]:
 
 
 def reads_last_page(task) -> bool:
-    """Whether the task's checks judge the page the agent ended on."""
-    targets = task.eval.program_html if "program_html" in task.eval.eval_types else []
-    return "url_match" in task.eval.eval_types or any(t.url == "last" or "__last_url__" in t.url for t in targets or [])
+    """Whether the task's checks judge the page the agent ended on: url_match, or a program_html target that reads
+    it before any target navigated away (a later "last" is the page the evaluator opened)."""
+    if "url_match" in task.eval.eval_types:
+        return True
+    for target in task.eval.program_html if "program_html" in task.eval.eval_types else []:
+        if target.url == "last" or "__last_url__" in target.url:
+            return True
+        if target.url:  # a page of the task's own: the evaluator goes there
+            return False
+    return False
 
 
 def guard_problems(task, answer: str | None, last_url: str | None, status: int | None, *, strict: bool) -> list[str]:

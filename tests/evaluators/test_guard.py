@@ -228,3 +228,15 @@ def test_a_url_dump_played_live_is_marked_and_fails_strict(site_servers, tmp_pat
     assert records[1].score == 0.0 and records[9].score == 1.0 and summary["dump_suspect"] == 0
     [guard] = [d for d in records[1].eval.details if d["type"] == "guard"]
     assert any("answered HTTP 404" in p for p in guard["problems"]), json.dumps(guard)
+
+
+def test_only_a_check_of_the_agents_own_page_needs_it_to_have_answered_2xx():
+    from webrl.evaluators.guard import reads_last_page
+
+    def html(*urls):
+        targets = [{"url": u, "locator": "document.title", "required_contents": {"exact_match": "x"}} for u in urls]
+        return make_task({"eval_types": ["program_html"], "program_html": targets})
+
+    assert reads_last_page(html("last")) and reads_last_page(html("func:reddit_get_post_url('__last_url__')"))
+    assert not reads_last_page(html("http://h/f/x", "last"))  # "last" is then the page the evaluator opened
+    assert reads_last_page(make_task({"eval_types": ["url_match"], "reference_url": "http://h/a"}))
