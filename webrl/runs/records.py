@@ -144,6 +144,11 @@ class EpisodeRecord(BaseModel):
         return self.score == 1.0 if self.judged else None
 
     @property
+    def suspect(self) -> bool:
+        """A success that the strict mode's guard fails: a leaderboard mode's 1.0 marked dump_suspect."""
+        return bool(self.success and self.dump_suspect)
+
+    @property
     def acted(self) -> bool:
         """Whether the policy answered at least once and the final page was observed."""
         return bool(self.steps) and self.last_observation is not None
