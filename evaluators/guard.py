@@ -67,14 +67,15 @@ def answer_problems(references: list[str], answer: str | None, intent: str) -> l
     return problems
 
 
-def _parts(url: str) -> tuple[str, str, int | None, str, dict[str, list[str]]]:
-    parts = urlsplit(url.strip())
+def _parts(url: str) -> tuple[str, str, int | None, str, dict[str, list[str]]] | None:
+    """A URL's scheme, host, port, path and query, normalised; None for one that does not parse."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port or DEFAULT_PORTS.get(parts.scheme.lower())
+    except ValueError:  # a bracketed host that is no IPv6 address, a port that is no number
+        return None
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").lower()
-    try:
-        port = parts.port or DEFAULT_PORTS.get(scheme)
-    except ValueError:  # a port that is not a number: no page of the sites
-        port = -1
     path = re.sub(r"/+", "/", unquote(parts.path)).rstrip("/")
     return scheme, LOOPBACK.get(host, host), port, path, parse_qs(parts.query, keep_blank_values=True)
 
@@ -82,8 +83,11 @@ def _parts(url: str) -> tuple[str, str, int | None, str, dict[str, list[str]]]:
 def url_matches(reference: str, url: str) -> bool:
     """Whether `url` is the page `reference` names: the same scheme, host, port and path, and every query parameter
     of the reference among the URL's."""
-    *base, query = _parts(reference)
-    *pred_base, pred_query = _parts(url)
+    ref, pred = _parts(reference), _parts(url)
+    if ref is None or pred is None:
+        return False
+    *base, query = ref
+    *pred_base, pred_query = pred
     return base == pred_base and all(set(values) <= set(pred_query.get(key, [])) for key, values in query.items())
 
 

@@ -14,9 +14,11 @@ read the last page score 0 when that page is not an http(s) page of one of the s
 text: a ``data:`` page, a ``javascript:`` result, a ``blob:`` or another origin could hold the reference URL or the
 required contents, written by the agent.
 
-Modes (``MODES``): ``webarena`` = the original evaluator, ``vab`` = VAB-WebArena-Lite's, used for the
-WebRL numbers, ``browsergym`` = BrowserGym's WebArena-Lite hybrid; and ``verified``, which hands WebArena-Verified's
-tasks to that package's own evaluator (evaluators/verified.py) and scores nothing else. BrowserGym's safeguard is
+Modes (``MODES``, the leaderboards'): ``webarena`` = the original evaluator, ``vab`` = VAB-WebArena-Lite's, used for
+the WebRL numbers, ``browsergym`` = BrowserGym's WebArena-Lite hybrid; ``strict`` = WebArena's rules and the guard
+against dumped answers and URLs (evaluators/guard.py: its failure is a factor of 0; in a leaderboard mode it marks a
+1.0 ``dump_suspect`` instead); and ``verified``, which hands WebArena-Verified's tasks to that package's own
+evaluator (evaluators/verified.py) and scores nothing else. BrowserGym's safeguard is
 applied in the browsergym mode: any open tab on a host:port that is none of the sites' (``urls``) scores 0.
 ``miniwob_reward`` (MiniWoB++ tasks) reads the page's own reward, the same in every mode.
 """
