@@ -49,7 +49,8 @@ def eval_command(
     mode: Annotated[
         str,
         typer.Option(
-            help="Evaluator semantics: webarena (original), vab (WebRL's numbers), browsergym, or verified "
+            help="Evaluator semantics: webarena (original), vab (WebRL's numbers), browsergym, strict (WebArena's "
+            "rules and a guard against dumped answers and URLs: webrl train's reward), or verified "
             "(WebArena-Verified's evaluator: a structured answer and the network trace)."
         ),
     ] = "webarena",
@@ -216,6 +217,11 @@ def print_summary(summary: dict, out: Path) -> None:
         console.print(
             f"task {error['task_id']}, repeat {error['repeat']}: evaluation error{where}: {error['error']}"
             f" (in the {mode} success rate: {error['counts_as']})"
+        )
+    if summary.get("dump_suspect"):
+        console.print(
+            f"dump_suspect: {summary['dump_suspect']} of the successes would fail the strict mode's guard (an answer "
+            "or URL that lists more than the task asked, or a last page that did not answer 2xx); see the report"
         )
     print_verified(summary)
     counts = ", ".join(f"{n} {what}" for what, n in summary["episodes"].items() if n or what == "planned")

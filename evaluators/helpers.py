@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -33,6 +34,7 @@ from webrl.evaluators.result import EvaluationError
 
 SHOPPING_SITE_ADMIN = ("admin", "admin1234")  # the REST account on the storefront
 HTTP_TIMEOUT_S = 30
+_DUNDER = re.compile(r"__\w+__")  # a quoted variable name in a func: expression ('__last_url__')
 
 
 # -- shopping (REST on the storefront) ------------------------------------------------------------------------
@@ -172,16 +174,23 @@ def _no_url(name: str, *args, **kwargs):
 
 
 async def call_expression(expression: str, namespace: dict[str, Callable], variables: dict[str, Any]) -> Any:
-    """Evaluate a ``func:`` expression such as ``reddit_get_post_url('http://...')`` or
+    """Evaluate a ``func:`` expression such as ``reddit_get_post_url('__last_url__')`` or
     ``gitlab_get_project_memeber_role(page, 'byteblaze')`` WITHOUT ``eval``: the expression is parsed and only
-    calls of whitelisted helpers, string/number literals, lists/tuples of them and the given variables (``page``)
-    are allowed; no builtins, attributes or subscripts. Coroutine results are awaited."""
+    calls of whitelisted helpers, string/number literals, lists/tuples of them and the given variables (``page``,
+    ``__last_url__``) are allowed; no builtins, attributes or subscripts. Coroutine results are awaited.
+
+    A variable is bound after parsing, never spliced into the text: the originals replace ``__last_url__`` in the
+    text, so a URL holding ``','`` became code. The tasks write it quoted (``'__last_url__'``), so a string literal
+    that is exactly a ``__dunder__`` variable's name stands for that variable too."""
     try:
         tree = ast.parse(expression.strip(), mode="eval")
     except SyntaxError as err:
         raise EvaluationError(f"func expression {expression!r} is not valid: {err.msg}") from None
 
     async def value(node: ast.AST) -> Any:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and _DUNDER.fullmatch(node.value):
+            if node.value in variables:
+                return variables[node.value]
         if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, bool, type(None))):
             return node.value
         if isinstance(node, (ast.List, ast.Tuple)):

@@ -1,9 +1,9 @@
 """``program_html``: page contents after the episode.
 
-For each target in order: resolve the URL (``func:`` expressions with ``__last_url__`` = the current page URL), go
-there unless it is ``"last"`` (this navigates the agent's own page, so a later ``"last"`` target sees the page the
-previous target opened), select a string (whole ``page.content()``, a JS expression, or a ``func:`` helper call
-with ``__page__`` = the page), then score it against ``required_contents``.
+For each target in order: resolve the URL (``func:`` expressions with the variable ``__last_url__`` = the current
+page URL), go there unless it is ``"last"`` (this navigates the agent's own page, so a later ``"last"`` target sees
+the page the previous target opened), select a string (whole ``page.content()``, a JS expression, or a ``func:``
+helper call with ``__page__`` = the page), then score it against ``required_contents``.
 
 Mode differences, each marked in the code:
 - html.unescape of the selection: webarena only (VAB and BrowserGym do not).
@@ -94,8 +94,7 @@ async def program_html(
             run.times(0.0, target=index, url=page.url[:500], note=NOT_A_SITE_PAGE)
             break
         if url.startswith("func"):
-            expression = url.split("func:", 1)[1].replace("__last_url__", page.url)
-            url = await call_expression(expression, namespace, {})
+            url = await call_expression(url.split("func:", 1)[1], namespace, {"__last_url__": page.url})
         if url != "last":
             await navigate(page, url)
         selected, how = await select(page, target, mode, namespace)

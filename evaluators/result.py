@@ -12,10 +12,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-Mode = Literal["webarena", "vab", "browsergym", "verified"]
-MODES: tuple[str, ...] = ("webarena", "vab", "browsergym")  # the WebArena rule evaluators' semantics
+Mode = Literal["webarena", "vab", "browsergym", "strict", "verified"]
+MODES: tuple[str, ...] = ("webarena", "vab", "browsergym")  # the leaderboards' WebArena rule evaluators' semantics
+STRICT = "strict"  # WebArena's rules and the guard (evaluators/guard.py): the reward agents are trained on
 # WebArena-Verified's own evaluator (evaluators/verified.py): its tasks only, judged from the answer and the trace
-ALL_MODES: tuple[str, ...] = (*MODES, "verified")
+ALL_MODES: tuple[str, ...] = (*MODES, STRICT, "verified")
 Status = Literal["scored", "unjudged", "error"]
 # How a task whose evaluation raised (status 'error') enters the success rate, per mode:
 # - webarena: WebArena's run.py catches the exception, logs it and never appends a score: the task is left out
@@ -24,11 +25,13 @@ Status = Literal["scored", "unjudged", "error"]
 #   the successes by all 165 ("overall accuracy", the number WebRL reports): the task counts as a failure.
 # - browsergym: left out, as before (BrowserGym itself scores an AssertionError 0 and lets the rest crash the
 #   episode).
+# - strict: a reward of 0, as a training reward must (an episode left out would hide what made it fail).
 # - verified: WebArena-Verified's evaluator gives an evaluation that failed (its status "error") the score 0.
 ERROR_COUNTS_AS: dict[str, str] = {
     "webarena": "left out",
     "vab": "failure",
     "browsergym": "left out",
+    "strict": "failure",
     "verified": "failure",
 }
 # Why url_match or a program_html target scored 0 without looking (webrl, all modes: see evaluators/router.py).
@@ -41,6 +44,8 @@ class EvalResult(BaseModel):
     mode: Mode
     judge: str | None = None  # the judge's name (model and endpoint) when one was given
     details: list[dict[str, Any]] = Field(default_factory=list)  # one entry per evaluator, checks inside
+    # a leaderboard mode's 1.0 that the strict mode's guard fails: why (empty: none, or not a leaderboard mode)
+    dump_suspect: list[str] = Field(default_factory=list)
 
     @property
     def success(self) -> bool:
@@ -49,8 +54,10 @@ class EvalResult(BaseModel):
 
 def error_result(details: list[dict], error: str, field: str | None, mode: str, judge: str | None = None) -> EvalResult:
     """An evaluation that failed: the cause, the task's field at fault (None: not the task file) and how the mode
-    counts it in the success rate (``counts_as``)."""
-    details.append({"type": "error", "error": error, "field": field, "counts_as": ERROR_COUNTS_AS[mode]})
+    counts it in the success rate (``counts_as``). The cause may quote the agent's text: what no encoding takes (a
+    lone surrogate) is escaped, so that the line prints anywhere."""
+    printable = error.encode("utf-8", "backslashreplace").decode("utf-8")
+    details.append({"type": "error", "error": printable, "field": field, "counts_as": ERROR_COUNTS_AS[mode]})
     return EvalResult(score=None, status="error", mode=mode, judge=judge, details=details)
 
 

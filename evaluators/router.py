@@ -14,9 +14,11 @@ read the last page score 0 when that page is not an http(s) page of one of the s
 text: a ``data:`` page, a ``javascript:`` result, a ``blob:`` or another origin could hold the reference URL or the
 required contents, written by the agent.
 
-Modes (``MODES``): ``webarena`` = the original evaluator, ``vab`` = VAB-WebArena-Lite's, used for the
-WebRL numbers, ``browsergym`` = BrowserGym's WebArena-Lite hybrid; and ``verified``, which hands WebArena-Verified's
-tasks to that package's own evaluator (evaluators/verified.py) and scores nothing else. BrowserGym's safeguard is
+Modes (``MODES``, the leaderboards'): ``webarena`` = the original evaluator, ``vab`` = VAB-WebArena-Lite's, used for
+the WebRL numbers, ``browsergym`` = BrowserGym's WebArena-Lite hybrid; ``strict`` = WebArena's rules and the guard
+against dumped answers and URLs (evaluators/guard.py: its failure is a factor of 0; in a leaderboard mode it marks a
+1.0 ``dump_suspect`` instead); and ``verified``, which hands WebArena-Verified's tasks to that package's own
+evaluator (evaluators/verified.py) and scores nothing else. BrowserGym's safeguard is
 applied in the browsergym mode: any open tab on a host:port that is none of the sites' (``urls``) scores 0.
 ``miniwob_reward`` (MiniWoB++ tasks) reads the page's own reward, the same in every mode.
 """
@@ -28,16 +30,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-import httpx
-from playwright.async_api import Error as PlaywrightError
-
 from webrl.evaluators import verified
+from webrl.evaluators.guard import LOOPBACK, guard_problems
 from webrl.evaluators.judge import Judge
 from webrl.evaluators.miniwob_reward import miniwob_reward
 from webrl.evaluators.program_html import program_html
 from webrl.evaluators.result import (
     ALL_MODES,
+    MODES,
     NOT_A_SITE_PAGE,
+    STRICT,
     AssertionFailed,
     EvalResult,
     EvaluationError,
@@ -56,9 +58,14 @@ def _has_placeholder(task) -> bool:
 
 def site_page(url: str, urls: dict[str, str] | None) -> bool:
     """Whether `url` is an http(s) page on one of the sites' host:ports (`urls`: site -> base URL; without them, any
-    http(s) page)."""
-    target = host_port(url)
-    return target is not None and (not urls or target in {host_port(u) for u in urls.values() if u})
+    http(s) page). `localhost` and 127.0.0.1 are one host, as VAB's URL evaluator takes them."""
+    target = _loopback(host_port(url))
+    return target is not None and (not urls or target in {_loopback(host_port(u)) for u in urls.values() if u})
+
+
+def _loopback(target: str | None) -> str | None:
+    host, _, port = (target or "").rpartition(":")
+    return f"{LOOPBACK.get(host, host)}:{port}" if target else None
 
 
 async def _foreign_tabs(page, urls: dict[str, str]) -> list[str]:
@@ -83,6 +90,7 @@ async def evaluate(
     urls: dict[str, str] | None = None,
     trace: list[dict] | None = None,
     verified_dataset: Path | None = None,
+    status: int | None = None,
 ) -> EvalResult:
     """Score one finished episode.
 
@@ -90,7 +98,8 @@ async def evaluate(
     Playwright **async** Page at the end (may be None for a string_match-only task). ``urls``: site name -> base
     URL; used for the ``__SITE__`` placeholders still in the task, the shopping helpers, and BrowserGym's
     open-tab check. ``trace``: the episode's network trace (HAR entries), which the verified mode judges with the
-    answer against WebArena-Verified's dataset (``verified_dataset``; None: the installed package's)."""
+    answer against WebArena-Verified's dataset (``verified_dataset``; None: the installed package's). ``status``:
+    the HTTP status the last page's document answered with (None: unknown), which the guard reads."""
     if mode not in ALL_MODES:
         raise ValueError(f"unknown evaluation mode {mode!r} (one of {', '.join(ALL_MODES)})")
     if mode == "verified" or "verified" in task.eval.eval_types:
@@ -100,6 +109,8 @@ async def evaluate(
         task = substitute(task, urls)
     details: list[dict[str, Any]] = [{"type": "warning", "text": w} for w in task.warnings]
     parts: list[float | None] = []
+    rules = "webarena" if mode == STRICT else mode  # the strict mode: WebArena's rules, and the guard
+    last_url = page.url if page is not None else None  # before program_html navigates the page
     try:
         unknown = [t for t in task.eval.eval_types if t not in EVAL_TYPES]
         if unknown:
@@ -107,18 +118,18 @@ async def evaluate(
                 f"eval_type {unknown[0]!r} is not supported (the eval types: {', '.join(EVAL_TYPES)})",
                 "eval.eval_types",
             )
-        if mode == "browsergym" and urls and page is not None:
+        if rules == "browsergym" and urls and page is not None:
             foreign = await _foreign_tabs(page, urls)
             if foreign:
                 details.append({"type": "open_tabs", "score": 0.0, "foreign": foreign})
                 parts.append(0.0)
         for eval_type in task.eval.eval_types:
             if eval_type == "string_match":
-                part = await string_match(task, answer, mode=mode, judge=judge)
+                part = await string_match(task, answer, mode=rules, judge=judge)
             elif eval_type == "url_match":
                 if page is None:
                     raise EvaluationError("url_match needs the page")
-                part = url_match(task, page.url, mode=mode) if site_page(page.url, urls) else not_a_site_page(page.url)
+                part = url_match(task, page.url, mode=rules) if site_page(page.url, urls) else not_a_site_page(page.url)
             elif eval_type == "miniwob_reward":
                 if page is None:
                     raise EvaluationError("miniwob_reward needs the page")
@@ -127,19 +138,22 @@ async def evaluate(
                 if page is None:
                     raise EvaluationError("program_html needs the page")
                 part = await program_html(
-                    task, page, mode=mode, judge=judge, urls=urls, last_page_judged=site_page(page.url, urls)
+                    task, page, mode=rules, judge=judge, urls=urls, last_page_judged=site_page(page.url, urls)
                 )
             details.append(part)
             parts.append(part["score"])
+        if mode == STRICT and (problems := guard_problems(task, answer, last_url, status, strict=True)):
+            details.append({"type": "guard", "score": 0.0, "problems": problems})
+            parts.append(0.0)
     except AssertionFailed as err:
-        if mode != "browsergym":
+        if rules != "browsergym":
             return _error(details, str(err), err.field, mode, judge_name)
         details.append({"type": "assertion", "score": 0.0, "error": str(err), "field": err.field})
         return EvalResult(score=0.0, status="scored", mode=mode, judge=judge_name, details=details)
     except EvaluationError as err:
         return _error(details, str(err), err.field, mode, judge_name)
-    except (PlaywrightError, httpx.HTTPError, OSError) as err:  # navigation, closed page, a helper's network
-        # failure: the original would crash on the task too
+    except Exception as err:  # noqa: BLE001 - whatever else fails (navigation, a closed page, a helper's network,
+        # the agent's text that a request cannot encode) is this episode's evaluation error, never the run's end
         return _error(details, f"{type(err).__name__}: {err}", None, mode, judge_name)
     if any(p == 0.0 for p in parts):
         return EvalResult(score=0.0, status="scored", mode=mode, judge=judge_name, details=details)
@@ -148,7 +162,9 @@ async def evaluate(
     score = 1.0
     for p in parts:
         score *= p
-    return EvalResult(score=score, status="scored", mode=mode, judge=judge_name, details=details)
+    # a leaderboard mode keeps its rules, and says when its 1.0 is one that the guard would fail
+    suspect = guard_problems(task, answer, last_url, status, strict=False) if mode in MODES and score == 1.0 else []
+    return EvalResult(score=score, status="scored", mode=mode, judge=judge_name, details=details, dump_suspect=suspect)
 
 
 async def _verified(task, answer, mode, trace, dataset, urls) -> EvalResult:

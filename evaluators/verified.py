@@ -122,7 +122,10 @@ def score(
         return _error(details, "the network trace is empty: the episode made no request")
     if not isinstance(task_id, int):
         return _error(details, f"task id {task_id!r} is not one of WebArena-Verified's (integers)")
-    result = scorer.evaluate_task(task_id=task_id, agent_response=response, network_trace=trace)
+    try:
+        result = scorer.evaluate_task(task_id=task_id, agent_response=response, network_trace=trace)
+    except Exception as err:  # noqa: BLE001 - the agent's response or trace broke it: this episode's error
+        return _error(details, f"{type(err).__name__}: {err}")
     details.append(
         {
             "type": "verified",

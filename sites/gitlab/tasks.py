@@ -473,6 +473,8 @@ def create_issue(data: Data) -> list[Instance]:
                 },
                 start_url=f"{G}/{project['full_path']}",
                 eval=html_eval(
+                    # the page the agent ended on is an issue of that project (its path), not of another
+                    ("last", "document.location.pathname.split('/-/')[0]", "exact_match", f"/{project['full_path']}"),
                     ("last", testid_text("issue-title"), "exact_match", title),
                     ("last", testid_text("labels-block"), "must_include", [label["title"]]),
                     ("last", testid_text("assignee-block"), "must_include", [person["name"]]),
@@ -863,12 +865,12 @@ def create_branch(data: Data) -> list[Instance]:
             Instance(
                 values={"project": project["full_path"], "branch": name},
                 start_url=f"{G}/{project['full_path']}",
-                eval=html_eval(
+                eval=html_eval(  # the branch of that name: a longer name the agent chose holds it too
                     (
                         f"{G}/{project['full_path']}/-/branches?{urlencode({'search': name})}",
-                        testid_text("branches-list"),
-                        "must_include",
-                        [name],
+                        f'document.querySelector(\'[data-testid="branches-list"] [data-name="{name}"]\').dataset.name',
+                        "exact_match",
+                        name,
                     )
                 ),
                 cheat=[

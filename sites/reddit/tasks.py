@@ -56,10 +56,32 @@ def open_post(s) -> list[str]:
 # -- evaluation objects ----------------------------------------------------------------------------------
 
 
+# A post's checks read each field from its own element: a text checked in the whole post (or a forum's name
+# checked in its text) is met by the dictated body that names the forum, wherever the post was made.
 POST_URL = "func:reddit_get_post_url('__last_url__')"
-POST_TEXT = "document.querySelector('.submission__inner').outerText"
+POST_TITLE = "document.querySelector('.submission__link').outerText"
+POST_BODY = "document.querySelector('.submission__body').outerText"
+POST_FORUM = "document.querySelector('.submission__forum').outerText"
+POST_SUBMITTER = "document.querySelector('.submission__submitter').outerText"
 POST_LINK = "document.querySelector('.submission__link').href"
-COMMENTS_TEXT = "document.querySelector('.comment-tree').outerText"
+# the bodies of the signed-in user's comments on the page (a comment's first author and body are its own)
+MY_COMMENTS = (
+    "[...document.querySelectorAll('.comment-tree .comment')]"
+    f".filter((c) => c.querySelector('.comment__author')?.outerText.trim() === '{ME}')"
+    ".map((c) => c.querySelector('.comment__body').outerText).join('\\n')"
+)
+FORUM_NAME = "document.querySelector('.forum-header__name').outerText"
+
+
+def new_post_checks(forum: str, title: str, *more: tuple[str, str, str, object]) -> tuple:
+    """The post the agent ended on: in `forum`, titled `title`, by the signed-in user, and `more` checks of it."""
+    return (
+        (POST_URL, POST_FORUM, "exact_match", f"/f/{forum}"),
+        ("last", POST_TITLE, "exact_match", title),
+        ("last", POST_SUBMITTER, "exact_match", ME),
+        *more,
+    )
+
 
 # -- data helpers -------------------------------------------------------------------------------------------
 
@@ -407,7 +429,7 @@ def create_post(data: Data) -> list[Instance]:
             Instance(
                 values={"forum": s["forum_name"], "title": title, "body": body},
                 start_url=f"{R}/",
-                eval=html_eval((POST_URL, POST_TEXT, "must_include", [title, body, f"/f/{s['forum_name']}", ME])),
+                eval=html_eval(*new_post_checks(s["forum_name"], title, ("last", POST_BODY, "must_include", [body]))),
                 cheat=[
                     *to_forum(s["forum_name"]),
                     click("Submit a new post"),
@@ -431,7 +453,7 @@ def comment_on_post(data: Data) -> list[Instance]:
             Instance(
                 values={"title": s["title"], "comment": text},
                 start_url=f"{R}/",
-                eval=html_eval((POST_URL, COMMENTS_TEXT, "must_include", [text, ME])),
+                eval=html_eval((post_url(s), MY_COMMENTS, "must_include", [text])),  # that post, not the last one
                 cheat=[*open_post(s), type_("Comment", text), click("Post"), done()],
             )
         )
@@ -581,14 +603,15 @@ def create_forum(data: Data) -> list[Instance]:
             Instance(
                 values={"name": name, "title": title, "description": description},
                 start_url=f"{R}/",
-                eval=html_eval(
+                eval=html_eval(  # each field in its own element: the description could hold the title
+                    (f"{R}/f/{name}", FORUM_NAME, "exact_match", f"/f/{name}"),
+                    ("last", "document.querySelector('.forum-header__title').outerText", "exact_match", title),
                     (
-                        f"{R}/f/{name}",
-                        "document.querySelector('.forum-sidebar').outerText",
+                        "last",
+                        "document.querySelector('.forum-sidebar__description').outerText",
                         "must_include",
-                        [title, description],
+                        [description],
                     ),
-                    ("last", "document.querySelector('.forum-header__name').outerText", "exact_match", f"/f/{name}"),
                 ),
                 cheat=[
                     click("Create forum"),
@@ -720,10 +743,7 @@ def share_repo(data: Data) -> list[Instance]:
             Instance(
                 values={"project": p["full_path"], "url": url, "forum": forum, "title": title},
                 start_url=f"{R}/",
-                eval=html_eval(
-                    (POST_URL, POST_LINK, "must_include", [url]),
-                    ("last", POST_TEXT, "must_include", [title, f"/f/{forum}"]),
-                ),
+                eval=html_eval(*new_post_checks(forum, title, ("last", POST_LINK, "must_include", [url]))),
                 cheat=[*_link_post_steps(url, title, forum), done()],
             )
         )
@@ -746,8 +766,8 @@ def share_repo_with_last_commit(data: Data) -> list[Instance]:
                 values={"project": p["full_path"], "url": url, "forum": forum, "title": title},
                 start_url=f"{R}/",
                 eval=html_eval(
-                    (POST_URL, POST_LINK, "must_include", [url]),
-                    ("last", COMMENTS_TEXT, "must_include", [p["last_commit"], ME]),
+                    *new_post_checks(forum, title, ("last", POST_LINK, "must_include", [url])),
+                    ("last", MY_COMMENTS, "must_include", [p["last_commit"]]),
                 ),
                 cheat=[
                     *_link_post_steps(url, title, forum),

@@ -480,12 +480,12 @@ def delete_review(data: Data) -> list[Instance]:
                 Instance(
                     values={"title": r["title"], "nickname": r["nickname"], "product": r["product"]},
                     start_url=f"{ADMIN}/review/product/",
-                    eval=html_eval(
+                    eval=html_eval(  # the site's error message, not the page: a review's text can say it too
                         (
                             f"{ADMIN}/review/product/edit/id/{r['id']}/",
-                            "",
-                            "must_include",
-                            ["The review you are trying to edit does not exist."],
+                            "document.querySelector('.message-error').outerText",
+                            "exact_match",
+                            "The review you are trying to edit does not exist.",
                         )
                     ),
                     cheat=[_search(text), click("Edit"), click("Delete Review"), done()],

@@ -208,3 +208,57 @@ def test_a_verified_task_in_another_mode_is_an_evaluation_error(dataset):
     result = asyncio.run(evaluate(task, "30.95", None, mode="vab"))
     assert result.status == "error" and result.details[-1]["field"] == "eval.eval_types"
     assert "scored by --mode verified only" in result.details[-1]["error"]
+
+
+def copied(out: Path, tmp_path: Path) -> Path:
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(out, run)
+    return run
+
+
+def rewrite_record(run: Path, task_id: int, **changes) -> None:
+    lines = (run / "episodes.jsonl").read_text().splitlines()
+    rows = [json.loads(line) for line in lines]
+    rows = [{**row, **changes} if row["task_id"] == task_id else row for row in rows]
+    (run / "episodes.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+
+def test_rescoring_refuses_a_trace_or_answer_that_changed_since_the_episode(played, tmp_path):
+    """One request added to a failed episode's HAR (the page it never opened), one answer edited: each is scored
+    as an error that says so, never as the success the edit was made for."""
+    out, _, records, _ = played
+    run = copied(out, tmp_path)
+    opened = json.loads((out / records[2].network_trace).read_text())["log"]["entries"]
+    page = [e for e in opened if e["request"]["url"].endswith("/bytewise-streaming-webcam.html")][-1]
+    har = json.loads((run / records[3].network_trace).read_text())
+    har["log"]["entries"].append(page)
+    (run / records[3].network_trace).write_text(json.dumps(har))
+    rewrite_record(run, 1, answer=answer("RETRIEVE", [30.95]).removeprefix("exit(message='")[:-2])
+    again = rescore(run, tmp_path / "again")
+    rescored = {r.task_id: r for r in read_episodes(tmp_path / "again")}
+    assert rescored[3].status == "error" and rescored[1].status == "error", {i: r.score for i, r in rescored.items()}
+    errors = {e["task_id"]: e["error"] for e in again["evaluator_errors"]}
+    assert "network trace" in errors[3] and "digest" in errors[3] and "answer" in errors[1]
+    assert rescored[0].score == 1.0 and rescored[2].score == 1.0  # the untouched ones as they were
+    assert (tmp_path / "again" / rescored[0].network_trace).is_file()  # the rescore's folder has what it scored
+
+
+def test_a_record_path_outside_the_run_folder_is_refused(played, tmp_path, cli_env):
+    from cli_support import webrl
+
+    out, _, records, _ = played
+    run = copied(out, tmp_path)
+    (tmp_path / "outside.har").write_bytes((out / records[0].network_trace).read_bytes())
+    rewrite_record(run, 0, network_trace="../outside.har")
+    with pytest.raises(UsageError, match=r"episodes.jsonl:\d+: task 0: field 'network_trace': .*outside the run"):
+        rescore(run, tmp_path / "again")
+    result = webrl(cli_env, "eval", "--rescore", str(run), "--mode", "verified", "--out", str(tmp_path / "cli"))
+    assert result.returncode == 2 and "outside the run folder" in result.stderr and result.stderr.count("\n") == 1
+    # a link out of the folder in its place is refused the same way
+    run = copied(out, tmp_path / "linked")
+    (run / records[0].network_trace).unlink()
+    (run / records[0].network_trace).symlink_to(tmp_path / "outside.har")
+    with pytest.raises(UsageError, match="outside the run folder"):
+        rescore(run, tmp_path / "again-linked")

@@ -91,6 +91,16 @@ def test_every_status_of_an_eval_run(tmp_path):
     assert unjudged.label is None and unjudged.html == "<html> page of 2 </html>"  # what the ORM would score
 
 
+def test_a_leaderboard_success_the_guard_fails_is_a_failure_to_the_orm(tmp_path):
+    """A webarena 1.0 marked dump_suspect (the whole page as the answer) teaches an ORM nothing but to reward it."""
+    rows = [
+        episode(0, "done", 1.0, ["exit()"], dump_suspect=["the answer is much longer than its references"]),
+        episode(1, "done", 1.0, ["exit()"]),
+    ]
+    write_lines(tmp_path / "episodes.jsonl", rows)
+    assert [(e.task_id, e.label) for e in load_examples([tmp_path]).examples] == [(0, 0), (1, 1)]
+
+
 def test_example_records_round_trip(tmp_path):
     examples = [
         Example("buy a mug", ("do(x)\nexit()",), "<p>ok</p>", 1, "t1", ("shopping",), "rollouts-a"),

@@ -64,3 +64,14 @@ def test_a_record_says_what_it_was():
     done = EpisodeRecord(task_id=3, repeat=1, status="done", score=0.0)
     assert (done.judged, done.success, done.acted, done.name, done.key) == (True, False, False, "3-1", (3, 1))
     assert EpisodeRecord(task_id=3, status="env_error").success is None
+
+
+def test_text_no_encoding_takes_is_stored_escaped_and_read_back_exactly(tmp_path):
+    """A lone surrogate (what `exit(message="\\ud800")` parses to) in the answer, the URL, the observation."""
+    odd = "x\ud800y\udfff\x00"
+    step = {"index": 0, "url": f"http://127.0.0.1/{odd}", "observation": odd, "response": odd, "action": {}}
+    record = EpisodeRecord(task_id=1, status="done", score=0.0, answer=odd, steps=[step], last_observation=odd)
+    line = record.to_line()
+    assert line.isascii() and "\\ud800" in line
+    (tmp_path / "episodes.jsonl").write_text(line)
+    assert read_episodes(tmp_path) == [record]

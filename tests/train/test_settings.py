@@ -120,3 +120,18 @@ def test_the_awr_algorithm_refuses_another_objective():
     with pytest.raises(UsageError, match="the awr algorithm trains the awr objective, not paper"):
         resolve_run_settings(layers)
     assert resolve_run_settings([("run.yaml", {"algorithm": "awr"})]).update.objective == "awr"
+
+
+def test_training_scores_in_the_strict_mode_and_an_older_run_keeps_its_rules(tmp_path):
+    """The guarded reward is training's default; a run folder written before it existed resumes with the rules
+    its episodes were scored in."""
+    from webrl.train.settings import read_settings, write_settings
+
+    settings = RunSettings()
+    assert settings.mode == "strict"
+    write_settings(tmp_path, settings)
+    assert read_settings(tmp_path).mode == "strict"
+    older = yaml.safe_load((tmp_path / "settings.yaml").read_text())
+    del older["mode"]
+    (tmp_path / "settings.yaml").write_text(yaml.safe_dump(older))
+    assert read_settings(tmp_path).mode == "webarena"

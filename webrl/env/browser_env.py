@@ -201,6 +201,9 @@ class BrowserEnv:
         self.guard = OriginGuard()  # the proxy of the tab's context: what the page may connect to
         self._visited: set[str] = set()  # the origins the agent could reach since the tab was last cleaned
         self._resets_at_start: dict = {}  # when the episode's sites were last reset, as its reset left them
+        # the HTTP status each page's document answered with (the guard judges only a 2xx last page), from the
+        # browser's events: nothing a page's script does changes it
+        self._document_status: dict = {}
 
     # -- episode ------------------------------------------------------------------------------
 
@@ -228,6 +231,7 @@ class BrowserEnv:
             self.guard.allow(allowed)
             self.blocked = self.guard.blocked = []  # what was refused this episode: by the proxy, or a navigation
             self.trace = None
+            self._document_status.clear()
             if self.record_network:
                 self.network.start()  # from the start page's load on: every request the episode made
             self._visited |= {_origin(u) for u in allowed}  # the agent reaches no other origin
@@ -328,6 +332,7 @@ class BrowserEnv:
             urls=urls,
             trace=self.trace["log"]["entries"] if self.trace is not None else None,
             verified_dataset=self.verified_dataset,
+            status=self._document_status.get(self.page),
         )
 
     def _may_visit(self, url: str) -> bool:
@@ -425,6 +430,7 @@ class BrowserEnv:
         self.context.on("request", lambda _: self._count_request(+1))
         self.context.on("requestfinished", lambda _: self._count_request(-1))
         self.context.on("requestfailed", lambda _: self._count_request(-1))
+        self.context.on("response", self._document_response)
         self.tab = await self.context.new_page()
         self._cdp = await self.context.new_cdp_session(self.tab)
 
@@ -470,6 +476,13 @@ class BrowserEnv:
             wait_for("rest", page.evaluate(AT_REST_JS, [DOM_QUIET_MS, DOM_QUIET_CAP_MS, MOVING_CAP_MS, ago])),
         )
         return capped + ([] if quiet is not False else ["network"]) + (rest or [])
+
+    def _document_response(self, response) -> None:
+        """Keep the status of a page's document: the last response to a navigation of its main frame (a redirect's
+        target's, after the redirect's own)."""
+        request = response.request
+        if request.is_navigation_request() and request.frame.parent_frame is None:
+            self._document_status[request.frame.page] = response.status
 
     def _count_request(self, change: int) -> None:
         self._inflight += change

@@ -94,7 +94,8 @@ def example_from_record(record: dict, where: str, source: str) -> Example:
 
 def episode_example(record: EpisodeRecord, where: str = "episode", source: str = "") -> Example:
     """What the ORM reads of one episode (any status, as long as it acted); the label is the rule score's success
-    when the episode was judged (status "done"), else None."""
+    when the episode was judged (status "done"), else None. The label is the guarded one: a leaderboard mode's
+    success that the strict mode's guard fails (dump_suspect) is a failure, so that no ORM learns to reward dumps."""
     if not record.steps:
         raise UsageError(f"{where}: field 'steps' is empty (the episode never acted)")
     if record.last_observation is None:
@@ -106,7 +107,7 @@ def episode_example(record: EpisodeRecord, where: str = "episode", source: str =
         intent=record.intent,
         responses=tuple(step.response for step in record.steps),
         html=record.last_observation,
-        label=None if record.success is None else int(record.success),
+        label=None if record.success is None else int(record.success and not record.suspect),
         task_id=record.task_id,
         sites=tuple(record.sites),
         source=source,

@@ -29,7 +29,7 @@ from webrl.errors import SitesChanged, SitesUnavailable
 from webrl.evaluators.judge import Judge
 from webrl.policy.base import Policy, PolicyInput, Sampling
 from webrl.policy.prompt import verified_intent
-from webrl.runs.records import EpisodeEval, EpisodeRecord, EpisodeStep
+from webrl.runs.records import EpisodeEval, EpisodeRecord, EpisodeStep, answer_digest, digest
 from webrl.sites.base import SiteBackend
 from webrl.tasks.model import Task
 from webrl.timing import timed
@@ -48,7 +48,7 @@ class EvalSettings(BaseModel):
     parallel: int = Field(1, ge=1)
     repeats: int = Field(1, ge=1)
     max_steps: int = Field(30, ge=1)
-    mode: Literal["webarena", "vab", "browsergym", "verified"] = "webarena"
+    mode: Literal["webarena", "vab", "browsergym", "strict", "verified"] = "webarena"
     judge: str = "none"
     observation: Literal["webrl", "compact", "axtree"] = "webrl"
     action_space: Literal["webrl", "webarena"] = "webrl"
@@ -243,10 +243,11 @@ async def _episode(
         if terminated or truncated:
             result, why = step_info["eval"], step_info["truncated_by"]
             break
-    trace = None
+    trace, digests = None, {"answer": answer_digest(env.answer)}  # what it was scored from (a rescore checks)
     if env.trace is not None:  # kept beside the record, as the screenshots are
         trace = f"network/{task.task_id}-{repeat}.har"
         screenshots[trace] = har_bytes(env.trace)
+        digests["network_trace"] = digest(screenshots[trace])
     with timed(timings, "close"):
         await env.close()
     timings["total"] = round((time.perf_counter() - started) * 1000, 1)
@@ -258,9 +259,11 @@ async def _episode(
         answer=env.answer,
         truncated_by=why,
         eval=EpisodeEval(mode=result.mode, judge=result.judge, details=result.details),
+        dump_suspect=result.dump_suspect,
         reset=info,
         blocked_requests=env.blocked,
         network_trace=trace,
+        digests=digests,
         steps=steps,
         last_observation=seen.text,
         seconds=round(time.perf_counter() - started, 2),

@@ -262,6 +262,8 @@ def summarize(
             for row in rows
             if row.status == "error"
         ],
+        # the successes that the strict mode's guard fails (a dumped answer or URL): what inflates the rate
+        "dump_suspect": sum(row.suspect for row in rows),
         **({"verified": verified_summary(rows, settings)} if settings.mode == "verified" else {}),
         "versions": {name: _version(name) for name in ("webrl", "playwright", "torch", "transformers")},
         "python": platform.python_version(),

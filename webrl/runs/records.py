@@ -8,23 +8,49 @@ same fields, less what later versions added) and loads all the same.
 
 from __future__ import annotations
 
+import hashlib
 import json
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from pydantic import BaseModel, ValidationError, model_validator
+from pydantic import BaseModel, ValidationError, field_validator, model_validator
 
 from webrl.errors import UsageError
 from webrl.files import json_object
 from webrl.tasks.model import MiniwobEpisode, Task
 
-SCHEMA_VERSION = 3  # 3: network_trace; 2: schema_version itself; 1: every line before it
+SCHEMA_VERSION = 4  # 4: dump_suspect, digests; 3: network_trace; 2: schema_version itself; 1: every line before
 EPISODES_FILE = "episodes.jsonl"
 
 # done: the rule evaluators judged it (score 0 or 1); unjudged: it needs a judge that was not given; error: the
 # evaluator failed on the task (its file names the cause); env_error / policy_error: the environment or the policy
 # failed, nothing was judged
 Status = Literal["done", "unjudged", "error", "env_error", "policy_error"]
+
+
+def in_run(path: str | None) -> str | None:
+    """A path a record names (a screenshot, a network trace): relative to the run folder and inside it, so that no
+    reader of a record (a rescore, the report) is led to a file elsewhere."""
+    if path is not None and (PurePosixPath(path).is_absolute() or ".." in PurePosixPath(path).parts or "\\" in path):
+        raise ValueError(f"{path!r} leads outside the run folder")
+    return path
+
+
+def run_file(run: Path, record: EpisodeRecord, path: str) -> Path:
+    """The file `path` of `record` in the run folder `run`; a link that leads out of the folder is refused."""
+    target = (run / path).resolve()
+    if not target.is_relative_to(Path(run).resolve()):
+        raise UsageError(f"{run}: task {record.task_id!r}: {path} leads outside the run folder (a link)")
+    return target
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def answer_digest(answer: str | None) -> str:
+    """The answer as its record keeps it (JSON escapes what UTF-8 cannot encode; None is not "")."""
+    return digest(json.dumps(answer).encode())
 
 
 class EpisodeStep(BaseModel):
@@ -42,9 +68,11 @@ class EpisodeStep(BaseModel):
     screenshot: str | None = None  # relative to the run folder
     policy: dict[str, Any] = {}  # what the policy reports about its answer (tokens, cut, ...)
 
+    _screenshot_in_run = field_validator("screenshot")(in_run)
+
 
 class EpisodeEval(BaseModel):
-    mode: str  # the evaluation mode (webarena, vab, browsergym, verified)
+    mode: str  # the evaluation mode (webarena, vab, browsergym, strict, verified)
     judge: str | None = None
     details: list[dict[str, Any]] = []  # one entry per evaluator, checks inside
 
@@ -64,14 +92,20 @@ class EpisodeRecord(BaseModel):
     answer: str | None = None
     truncated_by: str | None = None  # the limit that ended an episode the agent did not end
     eval: EpisodeEval | None = None
+    dump_suspect: list[str] = []  # why the strict mode's guard fails this leaderboard mode's 1.0 (version 4)
     reset: dict[str, Any] | None = None  # the environment's reset info: sites reset and where its time went
     blocked_requests: list[str] = []  # what the sandbox refused (host:port, or a refused navigation's URL)
     network_trace: str | None = None  # the episode's HAR, relative to the run folder (--record-network)
+    # what the episode was scored from, as answer_digest and digest make them: "answer", and "network_trace" (the
+    # HAR file's bytes) where there is one; a rescore scores an episode whose files differ as an error (version 4)
+    digests: dict[str, str] = {}
     steps: list[EpisodeStep] = []
     last_observation: str | None = None  # the page after the last step (the ORM's final page)
     seconds: float | None = None
     timings_ms: dict[str, float] = {}
     requeued: int = 0  # times it was moved off an environment worker that died while playing it (Ray executor)
+
+    _trace_in_run = field_validator("network_trace")(in_run)
 
     @model_validator(mode="after")
     def _judged_has_a_score(self) -> EpisodeRecord:
@@ -108,6 +142,11 @@ class EpisodeRecord(BaseModel):
     def success(self) -> bool | None:
         """Whether a judged episode succeeded (None: not judged)."""
         return self.score == 1.0 if self.judged else None
+
+    @property
+    def suspect(self) -> bool:
+        """A success that the strict mode's guard fails: a leaderboard mode's 1.0 marked dump_suspect."""
+        return bool(self.success and self.dump_suspect)
 
     @property
     def acted(self) -> bool:

@@ -20,7 +20,8 @@ def render(template: str, path: Path, **context: Any) -> Path:
     """Write `path` from one of the report templates; `value | yaml` shows settings as a settings file reads."""
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]))
     env.filters["yaml"] = lambda value: yaml.safe_dump(value, sort_keys=False, allow_unicode=True)
-    write_atomically(path, env.get_template(template).render(**context))
+    # the agent's text may hold what UTF-8 cannot encode (a lone surrogate): shown escaped, as \ud800
+    write_atomically(path, env.get_template(template).render(**context).encode("utf-8", "backslashreplace"))
     return path
 
 

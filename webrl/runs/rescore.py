@@ -1,14 +1,16 @@
 """`webrl eval --rescore RUN --mode verified`: a finished run's episodes scored again from what they recorded (the
 answer and the network trace beside each record), without the sites, as WebArena-Verified's evaluator allows.
 
-The run folder is left as it is: the re-scored records, summary and report go into their own folder. An episode
-that never reached a judgement (an environment or policy error) stays as it was.
+The run folder is left as it is: the re-scored records, summary and report go into their own folder, with the traces
+they were scored from. An episode that never reached a judgement (an environment or policy error) stays as it was.
+What is read is checked first: an answer or a trace whose digest is not the one its record was scored with (an
+edited answer, a request added to a HAR) makes that episode an evaluation error that says so, and a record that
+names a file outside the run folder is refused.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from webrl.errors import UsageError
@@ -17,7 +19,15 @@ from webrl.evaluators.result import error_result
 from webrl.files import write_atomically
 from webrl.runs.episodes import EvalSettings
 from webrl.runs.eval import summarize
-from webrl.runs.records import EPISODES_FILE, EpisodeEval, EpisodeRecord, read_episodes
+from webrl.runs.records import (
+    EPISODES_FILE,
+    EpisodeEval,
+    EpisodeRecord,
+    answer_digest,
+    digest,
+    read_episodes,
+    run_file,
+)
 from webrl.runs.report import write_report
 
 JUDGED = ("done", "unjudged", "error")  # what an evaluator saw; env_error and policy_error never got that far
@@ -31,22 +41,39 @@ def _recorded_urls(record: EpisodeRecord) -> dict[str, str] | None:
     return None
 
 
+def changed(record: EpisodeRecord, trace: bytes | None) -> str | None:
+    """Why the answer or the trace is not what the episode was scored with (None: both are)."""
+    if "answer" not in record.digests:
+        return "the record carries no digests of what it was scored from (written before schema version 4)"
+    if answer_digest(record.answer) != record.digests["answer"]:
+        return "the answer is not the one the episode was scored with (its digest differs): it was edited"
+    if trace is not None and digest(trace) != record.digests.get("network_trace"):
+        return f"the network trace {record.network_trace} is not the one the episode was scored with (digest differs)"
+    return None
+
+
 def rescore_record(record: EpisodeRecord, run: Path, out: Path, dataset: Path | None) -> EpisodeRecord:
     if record.status not in JUDGED:
         return record
-    trace = run / record.network_trace if record.network_trace else None
+    path = run_file(run, record, record.network_trace) if record.network_trace else None
+    trace = path.read_bytes() if path is not None and path.is_file() else None
     urls = _recorded_urls(record)
     if urls is None:  # the trace's URLs cannot be read back as __SITE__/... without them
         why = "the record does not say which site URLs its trace was read against (not scored in --mode verified)"
         result = error_result([], why, None, "verified")
+    elif why := changed(record, trace):
+        result = error_result([], why, None, "verified")
     else:
-        result = verified.score(record.task_id, record.answer, trace, dataset=dataset, urls=urls)
+        result = verified.score(record.task_id, record.answer, path, dataset=dataset, urls=urls)
+    if trace is not None:  # the rescore's folder keeps what it scored, as a run keeps it
+        (out / record.network_trace).parent.mkdir(parents=True, exist_ok=True)
+        (out / record.network_trace).write_bytes(trace)
     return record.model_copy(
         update={
             "status": "done" if result.status == "scored" else result.status,
             "score": result.score,
             "eval": EpisodeEval(mode="verified", details=result.details),
-            "network_trace": os.path.relpath(trace, out) if trace else None,
+            "network_trace": record.network_trace if trace is not None else None,
         }
     )
 

@@ -174,6 +174,7 @@ class TrainRun:
             backend_name=self.config.sites.backend,
             parallel=self.settings.parallel,
             judge=self.settings.judge,
+            mode=self.settings.mode,
             observation=self.settings.observation,
             on_episode=self._on_episode,
         )
@@ -429,6 +430,7 @@ class TrainRun:
             backend=self.config.sites.backend,
             parallel=self.settings.parallel,
             max_steps=self.settings.max_steps,
+            mode=self.settings.mode,
             judge=self.settings.judge,
             observation=self.settings.observation,
             temperature=temperature,

@@ -162,18 +162,21 @@ def write_demos(
     backend_name: str,
     parallel: int = 1,
     judge: str = "none",
+    mode: str = "strict",
     observation: str = "webrl",
     on_episode=lambda row: None,
 ) -> tuple[int, int]:
     """Demonstrations: the oracle runs each task's scripted solution through the episode runner into
     `episodes_dir` (continuing what is there), and the steps of the successful episodes go to `steps_file`, in
-    the exact WebRL prompt format. Returns (episodes kept, steps written)."""
+    the exact WebRL prompt format; `mode` judges them (the guarded reward, as training's). Returns (episodes kept,
+    steps written)."""
     settings = EvalSettings(
         tasks=str(episodes_dir),
         policy="oracle",
         backend=backend_name,
         parallel=parallel,
         max_steps=DEMO_MAX_STEPS,
+        mode=mode,
         judge=judge,
         observation=observation,
         out=episodes_dir,

@@ -95,6 +95,12 @@ class RunSettings(BaseModel):
     judge: str = Field(
         "none", description="LLM judge (openai:MODEL@URL) for fuzzy/N/A answers and the feasibility filter."
     )
+    mode: Literal["strict", "webarena", "vab", "browsergym"] = Field(
+        "strict",
+        description="Evaluator mode of every rollout, demonstration and evaluation, so of the rule rewards and the "
+        "curriculum's and ORM's labels: strict (WebArena's rules with a guard against dumped answers and URLs) or a "
+        "leaderboard mode, whose rules an agent can game (docs/evaluation.md).",
+    )
     critic_band: tuple[float, float] = Field(
         (0.05, 0.75), description="Keep generated tasks whose critic value on the start page lies in this band."
     )
@@ -287,4 +293,6 @@ def read_settings(out: Path) -> RunSettings:
         raise UsageError(
             f"{out}: not a webrl train run folder (no {SETTINGS_FILE}); start a run there without --resume"
         )
-    return RunSettings.model_validate(yaml.safe_load(path.read_text()))
+    # a run started before the strict mode was training's default goes on with the rules it started with (its
+    # episodes so far were scored in them, and its stages resume with the same settings)
+    return RunSettings.model_validate({"mode": "webarena", **yaml.safe_load(path.read_text())})
