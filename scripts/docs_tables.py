@@ -132,43 +132,6 @@ def before_after(result: dict, view: str) -> str:
     return f"{title}\n\n" + markdown_table(["number", "before", "after", "after / before"], rows)
 
 
-def splits(result: dict, view: str) -> str:
-    """headline: the preset's own split, phase by phase; gains: every split's gain over its SFT actor."""
-    if view == "headline":
-        seeds = result["runs"]["preset"]
-        curve = next(iter(seeds.values()))
-        rows = [
-            [
-                "0: SFT" if k == 0 else str(k),
-                f"{curve['Average'][k]:.1f}%",
-                *(f"{curve[c][k]:.1f}%" for c in ENVIRONMENT_COLUMNS),
-            ]
-            for k in range(len(curve["Average"]))
-        ]
-        return markdown_table(["phase", "held-out success", *ENVIRONMENT_COLUMNS], rows)
-    rows = []
-    for split, seeds in result["runs"].items():
-        curves = list(seeds.values())
-        phases = range(len(curves[0]["Average"]))
-        gains = [c["Average"][-1] - c["Average"][0] for c in curves]
-        new_gains = [c["new envs"][-1] - c["new envs"][0] for c in curves]
-        rows.append(
-            [
-                "the preset's" if split == "preset" else f"random, seed {split}",
-                ", ".join(result["splits"][split]["new"]),
-                str(len(curves)),
-                " → ".join(f"{statistics.mean(c['Average'][k] for c in curves):.1f}" for k in phases),
-                mean_std(new_gains, "+"),
-                f"**{mean_std(gains, '+')}**",
-            ]
-        )
-    overall = result["summary"]["overall"]
-    rows.append(["**all**", "", str(overall["n"]), "", "", f"**{overall['mean']:+.1f} ± {overall['std']:.1f}**"])
-    headings = ["split", "new environments (never demonstrated)", "seeds", "held-out success by phase"]
-    headings += ["gain on new envs", "gain over SFT"]
-    return markdown_table(headings, rows)
-
-
 def demo(result: dict, view: str) -> str:
     """The README's demo, phase by phase: held-out success over all environments, the demonstrated and the new ones."""
     rows = [
@@ -241,7 +204,6 @@ RENDERERS: dict[str, Callable[[dict, str], str]] = {
     "reset": reset,
     "cluster": cluster,
     "before_after": before_after,
-    "splits": splits,
     "compare": compare,
     "demo": demo,
     "learning": learning,
@@ -257,9 +219,9 @@ def table_block(spec: str) -> str:
     return RENDERERS[result["bench"]](result, view) + "\n\n" + stamp_line(name, result)
 
 
-def splits_figure(result: dict) -> str:
-    """Held-out success by phase for every split (the preset's bold): all environments, and the never-demonstrated
-    ones; the stamp in the title."""
+def demo_figure(result: dict) -> str:
+    """The README's demo, held-out success by phase: all environments, the demonstrated and the new ones; the stamp
+    in the title."""
     import io
 
     import matplotlib
@@ -269,22 +231,19 @@ def splits_figure(result: dict) -> str:
 
     # Text as text and fixed ids: the same result file gives the same SVG bytes, so --check can compare them.
     plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "webrl", "font.size": 9})
-    figure, panels = plt.subplots(1, 2, figsize=(8, 3.3), sharey=True)
-    for panel, column, title in zip(panels, ("Average", "new envs"), ("all 20 environments", "never demonstrated")):
-        for split, seeds in result["runs"].items():
-            curves = [c[column] for c in seeds.values()]
-            means = [statistics.mean(values) for values in zip(*curves)]
-            label = "the preset's split" if split == "preset" else f"random split {split}"
-            panel.plot(range(len(means)), means, marker="o", linewidth=2.5 if split == "preset" else 1, label=label)
-        panel.set_title(title)
-        panel.set_xticks(range(len(means)), ["SFT", *(str(k) for k in range(1, len(means)))])
-        panel.set_xlabel("phase")
-        panel.grid(alpha=0.3)
-    panels[0].set_ylabel("held-out success (%)")
-    figure.legend(*panels[0].get_legend_handles_labels(), loc="lower center", ncol=4, frameon=False)
+    figure, panel = plt.subplots(figsize=(6, 3.3))
+    phases = [row["phase"] for row in result["phases"]]
+    for column, label, width in (("Average", "all environments", 2.5), *((c, c, 1) for c in ENVIRONMENT_COLUMNS)):
+        panel.plot(phases, [row[column] for row in result["phases"]], marker="o", linewidth=width, label=label)
+    panel.set_xticks(phases, ["SFT", *(str(k) for k in phases[1:])])
+    panel.set_xlabel("phase")
+    panel.set_ylabel("held-out success (%)")
+    panel.set_ylim(0, 100)
+    panel.grid(alpha=0.3)
+    panel.legend(frameon=False, loc="lower right")
     machine = f", {result['machine']}" if result.get("machine") else ""
-    figure.suptitle(f"cpu-demo: commit {result['commit']}, {result['date'][:10]}, {result['cores']} cores{machine}")
-    figure.tight_layout(rect=(0, 0.07, 1, 1))  # room for the legend below the panels
+    panel.set_title(f"cpu-demo: commit {result['commit']}, {result['date'][:10]}, {result['cores']} cores{machine}")
+    figure.tight_layout()
     svg = io.StringIO()
     figure.savefig(svg, format="svg", metadata={"Date": None})
     plt.close(figure)
@@ -293,7 +252,7 @@ def splits_figure(result: dict) -> str:
 
 # A figure of the docs: its file, the result file it is drawn from, and how.
 FIGURES: dict[Path, tuple[str, Callable[[dict], str]]] = {
-    ROOT / "docs" / "splits-curve.svg": ("splits", splits_figure),
+    ROOT / "docs" / "demo-curve.svg": ("demo", demo_figure),
 }
 
 
@@ -347,6 +306,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     stale = []
     for figure, (name, draw) in FIGURES.items():
+        if not (RESULTS / f"{name}.json").is_file():  # not measured yet: the pages say so where they use it
+            continue
         made = draw(json.loads((RESULTS / f"{name}.json").read_text()))
         if not figure.is_file() or figure.read_text() != made:
             stale.append(figure)
