@@ -9,7 +9,9 @@ Why not held-out success, or the successes' log-prob alone: with `tiny`, one pha
 several points either way (whole environments flip between near-tied element ids), and the successes' own
 log-prob can fall a little (the replayed demonstrations outnumber them two to one). The contrast held in every
 phase measured on the 2-core machine (5 phases of 3 runs, 2026-12-01: successes minus failures +0.011 to +0.64
-nats per token); the margin, 0.005, is below the smallest of those and far above thread-count noise (~1e-6).
+nats per token) with the official loss's N pooled over a micro-batch; with N per sample (the official code's, since
+2026-12-06) this test's phase gives +0.0048. The margin, 0.002, is below that and far above thread-count noise
+(~1e-6).
 """
 
 from __future__ import annotations
@@ -90,7 +92,7 @@ def test_a_webrl_phase_reinforces_successful_actions_and_not_failed_ones(sites, 
     evals = [json.loads((out / f"phases/{k}/metrics.json").read_text())["eval"] for k in (0, 1)]
     report = f"log-prob rise per token {rise}; held-out success {[e.get('success_rate') for e in evals]}"
     print(report)
-    assert rise["succeeded"] - rise["failed"] > 0.005, report
+    assert rise["succeeded"] - rise["failed"] > 0.002, report
 
 
 def _sft_epochs(folder: Path, epochs: int) -> Path:
