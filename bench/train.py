@@ -116,26 +116,11 @@ def write_data(out: Path, tasks: int, steps: int, elements: int, seed: int = 0) 
 
 def build_model(out: Path, size: str) -> Path:
     """A random Llama (seed 0) of the tiny shape or LLAMA_20M's, with the tiny tokenizer."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    from webrl.policy.models import TINY_SHAPE, build_tiny, load_tokenizer, quiet
+    from webrl.policy.models import TINY_SHAPE, build_tiny, load_tokenizer, write_random_llama
 
     tiny = build_tiny(out.parent / "model-cache")
-    tokenizer = load_tokenizer(tiny)
     shape = TINY_SHAPE if size == "tiny" else {**TINY_SHAPE, **LLAMA_20M}
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-        tie_word_embeddings=True,
-        **shape,
-    )
-    torch.manual_seed(0)
-    with quiet():
-        LlamaForCausalLM(config).save_pretrained(out)
-        tokenizer.save_pretrained(out)
+    write_random_llama(load_tokenizer(tiny), shape, 0, out)
     return out
 
 

@@ -211,10 +211,9 @@ def build_tiny(cache_dir: Path) -> Path:
 
 
 def _write_tiny(corpus: list[str], out: Path) -> None:
-    import torch
     from tokenizers import ByteLevelBPETokenizer
     from tokenizers.processors import TemplateProcessing
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    from transformers import PreTrainedTokenizerFast
 
     bpe = ByteLevelBPETokenizer()
     special = [BOS, END_OF_TURN, PAD, *HEADER_TOKENS]
@@ -229,15 +228,24 @@ def _write_tiny(corpus: list[str], out: Path) -> None:
         pad_token=PAD,
         additional_special_tokens=list(HEADER_TOKENS),
     )
+    write_random_llama(tokenizer, TINY_SHAPE, 0, out)
+
+
+def write_random_llama(tokenizer: PreTrainedTokenizerBase, shape: dict, seed: int, out: Path) -> None:
+    """A Llama of `shape` for `tokenizer` (tied embeddings, its special tokens), its weights drawn from `seed`,
+    written with the tokenizer to `out`."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
     config = LlamaConfig(
         vocab_size=len(tokenizer),
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
         tie_word_embeddings=True,
-        **TINY_SHAPE,
+        **shape,
     )
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     model = LlamaForCausalLM(config)
     with quiet():
         model.save_pretrained(out)
@@ -292,23 +300,7 @@ def reader_tokenizer(vocab: bytes) -> PreTrainedTokenizerBase:
 
 
 def _write_reader(vocab: bytes, seed: int, out: Path) -> None:
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    tokenizer = reader_tokenizer(vocab)
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-        tie_word_embeddings=True,
-        **READER_SHAPE,
-    )
-    torch.manual_seed(seed)
-    model = LlamaForCausalLM(config)
-    with quiet():
-        model.save_pretrained(out)
-        tokenizer.save_pretrained(out)
+    write_random_llama(reader_tokenizer(vocab), READER_SHAPE, seed, out)
 
 
 def smollm2_gguf() -> Path:
