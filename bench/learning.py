@@ -202,6 +202,13 @@ def gain_samples(
     (arms = (arm,)) or the paired difference of two (arm − other): splits, seeds of a split, held-out environments
     of a run and test seeds of an environment are each resampled with replacement; a test seed's outcomes under
     the SFT actor and under each arm move together."""
+    # each (run, held-out environment)'s outcome arrays, decoded once rather than in every draw
+    outcomes = {
+        (split, seed, env): {a: as_array(run[a][env]) for a in ("sft", *arms)}
+        for split, seeds in runs.items()
+        for seed, run in seeds.items()
+        for env in run["held_out"]
+    }
     splits = sorted(runs)
     out = np.empty(draws)
     for d in range(draws):
@@ -209,14 +216,13 @@ def gain_samples(
         for split in rng.choice(splits, len(splits)):
             seeds = sorted(runs[split])
             for seed in rng.choice(seeds, len(seeds)):
-                run = runs[split][seed]
-                envs = run["held_out"]
+                envs = runs[split][seed]["held_out"]
                 per_env = []
                 for env in rng.choice(envs, len(envs)):
-                    n = len(run["sft"][env])
-                    pick = rng.integers(0, n, n)
-                    sft = as_array(run["sft"][env])[pick].mean()
-                    gain = [as_array(run[a][env])[pick].mean() - sft for a in arms]
+                    arrays = outcomes[(split, seed, env)]
+                    pick = rng.integers(0, len(arrays["sft"]), len(arrays["sft"]))
+                    sft = arrays["sft"][pick].mean()
+                    gain = [arrays[a][pick].mean() - sft for a in arms]
                     per_env.append(gain[0] - gain[1] if len(arms) == 2 else gain[0])
                 gains.append(np.mean(per_env))
         out[d] = 100 * np.mean(gains)
