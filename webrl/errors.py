@@ -28,6 +28,11 @@ class SitesUnavailable(UsageError):
     that is running, an environment fault like a crashed browser."""
 
 
+class PortTaken(UsageError):
+    """A port the sites are to listen on is in use. On ports chosen free a moment before (a Ray worker's sites),
+    another process took it in between, and other free ports will do."""
+
+
 class SitesChanged(WebrlError):
     """A site of a running episode was reset by someone else (`webrl reset --force`): the episode's outcome would
     be judged on a state its actions did not make, so it is an environment fault, not a score."""

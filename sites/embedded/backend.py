@@ -18,7 +18,7 @@ from datetime import datetime
 from pathlib import Path
 
 from webrl.config import Config
-from webrl.errors import SitesUnavailable, UsageError, WebrlError
+from webrl.errors import PortTaken, SitesUnavailable, UsageError, WebrlError
 from webrl.files import write_atomically, write_private
 from webrl.netutil import port_free, port_owner
 from webrl.sites.base import ResetResult, SiteStatus
@@ -211,7 +211,7 @@ class EmbeddedBackend:
         for host, port, what in plan.listeners():
             if not port_free(host, port):
                 owner = port_owner(port) or "another process"
-                raise UsageError(
+                raise PortTaken(
                     f"port {port} ({what}) is already in use by {owner}; stop it, or move the sites "
                     f"with a config file (sites.ports) or WEBRL_SITES__PORTS__<SITE>"
                 )
@@ -241,9 +241,9 @@ class EmbeddedBackend:
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if proc.poll() is not None:
-                raise WebrlError(
-                    f"the site server stopped while starting: {_last_line(self.paths.log)} (log: {self.paths.log})"
-                )
+                last = _last_line(self.paths.log)
+                error = PortTaken if last.startswith("cannot bind") else WebrlError
+                raise error(f"the site server stopped while starting: {last} (log: {self.paths.log})")
             if self.paths.server.exists() and all(self._answers_control(plan, k) for k in range(plan.instances)):
                 return
             time.sleep(0.05)

@@ -25,7 +25,7 @@ import ray
 from ray.exceptions import RayActorError
 
 from webrl.config import ClusterConfig, Config, on_free_ports
-from webrl.errors import UsageError, WebrlError
+from webrl.errors import PortTaken, UsageError, WebrlError
 from webrl.policy.factory import policy_builder
 from webrl.runs.episodes import Browsers, EvalSettings, open_env
 from webrl.runs.executor import EnvSlot, Job, Slot, T, WorkerLost
@@ -34,6 +34,7 @@ from webrl.tasks.model import Task
 
 CONNECT_TIMEOUT_S = 5  # a cluster address that does not accept a connection by then is refused
 STOP_TIMEOUT_S = 30
+PORT_ATTEMPTS = 3  # a worker's sites on other free ports, when a chosen one was taken before the server bound it
 
 
 def connect(address: str) -> None:
@@ -186,8 +187,9 @@ class EnvWorker:
 
         self.root = Path(tempfile.mkdtemp(prefix="webrl-worker-"))
         own_sites = config.sites.model_copy(update={"instances": settings.parallel, "sites": sites or None})
-        own = config.model_copy(update={"state_dir": self.root, "sites": own_sites, "cluster": ClusterConfig()})
-        self.backend = make_backend(on_free_ports(own) if own.sites.backend == "embedded" else own)
+        self.config = config.model_copy(update={"state_dir": self.root, "sites": own_sites, "cluster": ClusterConfig()})
+        self.make_backend = make_backend
+        self.backend = make_backend(self._on_free_ports())
         self.settings, self.policy_spec, self.models_dir = settings, policy, models_dir
         self.make_policy = make_policy
         self.policy = None
@@ -201,7 +203,14 @@ class EnvWorker:
 
         began = time.perf_counter()
         if isinstance(self.backend, EmbeddedBackend):
-            await asyncio.to_thread(self.backend.up, owner=os.getpid())
+            for attempt in range(PORT_ATTEMPTS):
+                try:
+                    await asyncio.to_thread(self.backend.up, owner=os.getpid())
+                    break
+                except PortTaken:  # chosen free, taken before the server bound it (the host's other processes)
+                    if attempt == PORT_ATTEMPTS - 1:
+                        raise
+                    self.backend = self.make_backend(self._on_free_ports())
         else:
             await asyncio.to_thread(self.backend.up)
         self.policy = self.make_policy(self.policy_spec, self.models_dir, self.settings.context)
@@ -222,6 +231,10 @@ class EnvWorker:
 
     async def run(self, index: int, job: Job[T], *args: Any) -> T:
         return await job(self.slots[index], *args)
+
+    def _on_free_ports(self) -> Config:
+        """The worker's config, embedded sites moved to ports free now (several workers share a host)."""
+        return on_free_ports(self.config) if self.config.sites.backend == "embedded" else self.config
 
     async def stop(self) -> None:
         try:
