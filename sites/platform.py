@@ -9,6 +9,7 @@ site on it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -22,6 +23,7 @@ from datetime import UTC, datetime
 from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import Any, Self
+from urllib.parse import parse_qsl, urlencode
 
 from jinja2.bccache import Bucket, BytecodeCache
 from starlette.applications import Starlette
@@ -296,6 +298,23 @@ def _header(scope: Scope, name: bytes) -> str:
 def here(request) -> str:
     """The path and query of the current request (where to come back to)."""
     return request.url.path + (f"?{request.url.query}" if request.url.query else "")
+
+
+def set_params_only(endpoint):
+    """Decorate a list page's endpoint `(request, ...)`: a GET form sends every field, set or not, and the page's
+    URL keeps only the set ones, as GitLab's and Magento's own scripts build it (so that a URL task's reference is
+    the URL every path to the page shows): a query with empty parameters is redirected (302) to itself without
+    them, in the order sent."""
+
+    @functools.wraps(endpoint)
+    async def wrapper(request, *args, **kwargs):
+        sent = parse_qsl(request.url.query, keep_blank_values=True)
+        if any(not value for _, value in sent):
+            kept = urlencode([(key, value) for key, value in sent if value])
+            return RedirectResponse(request.url.path + (f"?{kept}" if kept else ""), status_code=302)
+        return await endpoint(request, *args, **kwargs)
+
+    return wrapper
 
 
 def redirect(url: str, message: str | None = None, kind: str = "success", request=None) -> RedirectResponse:

@@ -13,13 +13,14 @@ from webrl.sites.gitlab import issuables as iss
 from webrl.sites.gitlab.issuables import ISSUE, item_page
 from webrl.sites.gitlab.projects import breadcrumbs
 from webrl.sites.gitlab.web import Gitlab, project_page
-from webrl.sites.platform import flash, now, redirect, row_id
+from webrl.sites.platform import flash, now, redirect, row_id, set_params_only
 
 
 def crumbs(project, *more):
     return breadcrumbs(project, ("Issues", f"/{project['full_path']}/-/issues"), *more)
 
 
+@set_params_only
 @project_page()
 async def index(request: Request, project, user) -> Response:
     gl = Gitlab.of(request)

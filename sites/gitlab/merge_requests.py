@@ -17,7 +17,7 @@ from webrl.sites.gitlab.issuables import MR, item_page
 from webrl.sites.gitlab.projects import breadcrumbs
 from webrl.sites.gitlab.repository import branch_names, file_diff
 from webrl.sites.gitlab.web import Gitlab, project_page
-from webrl.sites.platform import flash, now, redirect, row_id
+from webrl.sites.platform import flash, now, redirect, row_id, set_params_only
 
 
 def crumbs(project, *more):
@@ -31,6 +31,7 @@ def changes(conn: sqlite3.Connection, project, source: str, target: str) -> list
     ]
 
 
+@set_params_only
 @project_page()
 async def index(request: Request, project, user) -> Response:
     gl = Gitlab.of(request)

@@ -27,6 +27,10 @@ def testid_text(testid: str) -> str:
     return f"document.querySelector('[data-testid=\"{testid}\"]').outerText"
 
 
+# the title's own text: the visibility icon after it leaves a space in its outerText, which VAB's exact match keeps
+PROJECT_NAME_JS = "document.querySelector('[data-testid=\"project-name-content\"]').firstChild.textContent.trim()"
+
+
 # -- shared data -------------------------------------------------------------------------------------------
 
 PROJECTS_SQL = (
@@ -801,7 +805,7 @@ def create_project(data: Data) -> list[Instance]:
                 values={"name": name, "visibility": visibility},
                 start_url=f"{G}/dashboard/projects",
                 eval=html_eval(
-                    (f"{G}/{ME}/{slugify(name)}", testid_text("project-name-content"), "exact_match", name),
+                    (f"{G}/{ME}/{slugify(name)}", PROJECT_NAME_JS, "exact_match", name),
                     ("last", VISIBILITY_JS, "exact_match", f"visibility-{visibility}"),
                     ("last", testid_text("readme-content"), "must_include", [name]),
                 ),

@@ -13,7 +13,7 @@ from webrl.sites.gitlab import issuables
 from webrl.sites.gitlab.issuables import ISSUE, MR
 from webrl.sites.gitlab.project_admin import NAME_ERROR, PATH_ERROR, named_form
 from webrl.sites.gitlab.web import NAME_RE, PATH_RE, Gitlab, login_required, search_param
-from webrl.sites.platform import check_password, flash, now, redirect
+from webrl.sites.platform import check_password, flash, now, redirect, set_params_only
 
 USER_TABS = {
     "overview": "Overview",
@@ -216,6 +216,7 @@ async def group_members(request: Request) -> Response:
     )
 
 
+@set_params_only
 async def group_issuables(request: Request) -> Response:
     gl = Gitlab.of(request)
     group = group_row(gl, request.path_params["name"])
@@ -345,6 +346,7 @@ async def explore_groups(request: Request) -> Response:
     return gl.render(request, "groups_list.html", {"title": "Groups · Explore", "groups": groups, "tab": "explore"})
 
 
+@set_params_only
 @login_required
 async def dashboard_issuables(request: Request, user) -> Response:
     gl = Gitlab.of(request)

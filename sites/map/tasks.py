@@ -419,7 +419,7 @@ def coordinates(data: Data) -> list[Instance]:
             values={"place": p.name},
             start_url=HOME,
             eval=string_eval("must_include", [_dd(p.lat), _dd(p.lon)]),
-            cheat=[_search(p.name), done(f"{p.lat:.5f}, {p.lon:.5f}")],
+            cheat=[_search(p.name), done(f"{_dd(p.lat)}, {_dd(p.lon)}")],  # VAB: each must be a whole token
         )
         for p in data.sample("map.coordinates", places, N, "shuffled")
     ]

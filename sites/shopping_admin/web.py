@@ -12,7 +12,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from webrl.sites.platform import SiteContext, make_templates
+from webrl.sites.platform import SiteContext, make_templates, set_params_only
 from webrl.sites.shopping_admin import grid as gridlib
 
 HERE = Path(__file__).parent
@@ -189,6 +189,7 @@ class AdminRoute:
 def grid_page(grid: gridlib.Grid, path: str, title: str, where: str = "", **extra: Any) -> Handler:
     """The handler of a page that shows `grid` (rows matching `where`) at url(path)."""
 
+    @set_params_only
     async def handler(request: Request, admin: Admin, p: dict[str, str]) -> Response:
         result = grid.run(admin.db, request.query_params, where)
         return admin.render(request, "grid.html", title=title, g=gridlib.view(grid, result, url(path)), **extra)

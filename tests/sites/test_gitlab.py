@@ -147,6 +147,20 @@ def test_project_pages_and_filters(client, query):
     )
 
 
+def test_a_list_s_url_keeps_only_the_filters_that_are_set(client):
+    """The filter form sends every field; the list's URL keeps the set ones, in the form's order (the visible
+    filters, then the tab's state), and a label's links say the same query: every way to a label's issues shows one
+    URL (VAB compares URLs as strings)."""
+    project = "/byteblaze/a11y-syntax-highlighting/-/issues"
+    sent = f"{project}?search=&label_name%5B%5D=good+first+issue&assignee_username=&author_username=&state=opened"
+    r = client.get(sent, follow_redirects=False)
+    assert r.status_code == 302 and r.headers["location"] == f"{project}?label_name%5B%5D=good+first+issue&state=opened"
+    assert client.get(f"{project}?state=&search=", follow_redirects=False).headers["location"] == project
+    listing = client.get(r.headers["location"])
+    assert listing.status_code == 200 and f'href="{project}?label_name%5B%5D=good+first+issue"' in listing.text
+    assert "label_name[]=" not in listing.text
+
+
 def test_bad_inputs_get_user_facing_errors(client, site_backend):
     sign_in(client)
     r = client.post("/byteblaze/dotfiles/-/issues", data={"issue[title]": "  "})
