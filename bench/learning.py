@@ -63,6 +63,7 @@ PAIRED = ("webrl", "filtered-bc")  # the difference the headline states beside t
 PASS_AT = 4
 GATES = {"G1": 80.0, "G2_greedy": 40.0, "G2_pass": 30.0, "G3": 3.0}
 BOOTSTRAP = 10_000
+OUTCOME = {True: "holds", False: "fails", None: "not measured yet"}
 OUT = Path.home() / ".cache" / "webrl-bench" / "learning"
 
 
@@ -276,16 +277,17 @@ def gates(result: dict, families: dict[str, list[str]]) -> dict:
         overall = [rate(decode(r["sft"]), list(r["sft"])) for r in seeds.values() if "sft" in r]
         if len(overall) > 1:
             spreads.append(max(overall) - min(overall))
+    # holds: None where the gate has nothing to measure yet (no pass@4 samples; no split with two seeds)
     return {
         "G1": {"demonstrated_nontrivial": [round(v, 1) for v in g1], "holds": min(g1) >= GATES["G1"]},
         "G2": {
             "held_out_greedy": [round(v, 1) for v in greedy],
             f"held_out_pass_at_{PASS_AT}": [round(v, 1) for v in sampled_],
-            "holds": bool(sampled_) and max(greedy) <= GATES["G2_greedy"] and min(sampled_) >= GATES["G2_pass"],
+            "holds": max(greedy) <= GATES["G2_greedy"] and min(sampled_) >= GATES["G2_pass"] if sampled_ else None,
         },
         "G3": {
             "spread_within_split": [round(v, 1) for v in spreads],
-            "holds": bool(spreads) and max(spreads) <= GATES["G3"],
+            "holds": max(spreads) <= GATES["G3"] if spreads else None,
         },
     }  # fmt: skip
 
@@ -312,7 +314,7 @@ def show(result: dict) -> None:
                 f"{summary['runs_above_zero']} above 0"
             )
     for gate, measured in result["gates"].items():
-        console.print(f"{gate}: {'holds' if measured['holds'] else 'fails'} {measured}")
+        console.print(f"{gate}: {OUTCOME[measured['holds']]} {measured}")
 
 
 def main() -> None:

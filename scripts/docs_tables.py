@@ -156,7 +156,8 @@ def learning(result: dict, view: str) -> str:
                 for k, vals in measured.items()
                 if k != "holds"
             )
-            rows.append([gate, "holds" if measured["holds"] else "**fails**", values])
+            outcome = {True: "holds", False: "**fails**", None: "not measured yet"}[measured["holds"]]
+            rows.append([gate, outcome, values or "–"])
         return markdown_table(["gate", "outcome", "measured (per run, %; G3: points between seeds of a split)"], rows)
     if view == "runs":
         arms = result["arms"]
@@ -172,6 +173,8 @@ def learning(result: dict, view: str) -> str:
             low, high = summary["ci95"]
             above = f"{summary['runs_above_zero']} of {summary['runs']}"
             rows.append([name, f"**{summary['mean']:+.1f}**", f"[{low:+.1f}, {high:+.1f}]", above])
+    if not rows:
+        return f"*No arm beyond SFT has finished a run yet ({len(result['runs'])} split(s) with an SFT actor).*"
     return markdown_table(["held-out non-trivial environments", "mean (points)", "95% interval", "runs above 0"], rows)
 
 
