@@ -154,7 +154,7 @@ def learning(result: dict, view: str) -> str:
             values = "; ".join(
                 f"{k.replace('_', ' ')}: {', '.join(f'{v:.1f}' for v in vals)}"
                 for k, vals in measured.items()
-                if k != "holds"
+                if k != "holds" and vals
             )
             outcome = {True: "holds", False: "**fails**", None: "not measured yet"}[measured["holds"]]
             rows.append([gate, outcome, values or "–"])
