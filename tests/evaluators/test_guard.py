@@ -58,9 +58,7 @@ def test_every_oracle_answer_of_both_splits_passes_the_guard(suite):
     for task in suite:
         if eval_kind(task) in ("must_include", "exact_match"):
             results = scores(task, oracle_answer(task))
-            # VAB's one-token rule fails a coordinate given more precisely than its reference (40.40592 for 40.405)
-            vab = 0.0 if task.template == "map.coordinates" else 1.0
-            assert {m: r.score for m, r in results.items()} == {"strict": 1.0, "webarena": 1.0, "vab": vab}, (
+            assert {m: r.score for m, r in results.items()} == {"strict": 1.0, "webarena": 1.0, "vab": 1.0}, (
                 task.task_id,
                 oracle_answer(task),
                 results["strict"].details,
