@@ -46,9 +46,10 @@ from rich.table import Table
 from stamp import add_json_option, write_result
 
 from webrl.cli.console import make_console
+from webrl.layered_settings import deep_merge
 from webrl.runs.records import read_episodes
 from webrl.train.recipe import METRICS_FILE, PROGRESS_FILE
-from webrl.train.settings import SETTINGS_FILE, RunSettings, deep_merge, read_settings, write_settings
+from webrl.train.settings import SETTINGS_FILE, RunSettings, read_settings, write_settings
 
 PRESET = "cpu-demo"
 FAMILIES = {

@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
-from pydantic import ValidationError
+import yaml
 
 from webrl.cli.cluster import ExecutorOption, RayAddressOption, cluster_flags
 from webrl.cli.console import episode_progress, make_console
 from webrl.cli.main import GLOBALS
+from webrl.cli.options import config_layers, extend_command, unset_options
 from webrl.cli.sites import compact_table
-from webrl.env.miniwob import DEFAULT_TIME_LIMIT_S
 from webrl.errors import IncompleteRun, UsageError
-from webrl.policy.factory import POLICY_FORMS, policy_builder
+from webrl.layered_settings import Layers, resolve_layers
+from webrl.policy.factory import policy_builder
 from webrl.policy.models import model_cache
+from webrl.runs.eval_settings import EVAL_OPTIONS, FILE_FIELDS, EvalSettings, option_of
 from webrl.runs.records import EpisodeRecord
 from webrl.sites.backends import make_backend
 from webrl.tasks.family import SummaryTable, summary_tables
@@ -27,41 +30,7 @@ console = make_console()
 
 
 def eval_command(
-    tasks: Annotated[
-        str | None,
-        typer.Option(
-            help="A task set (webarena-lite, webarena, webarena-verified[:hard], embedded[:train|:test], "
-            "miniwob[:ENV,...][:train|:test]) or a task file/folder."
-        ),
-    ] = None,
-    policy: Annotated[
-        str, typer.Option(help="Who acts: " + "; ".join(f.split("  ")[0] for f in POLICY_FORMS) + ".")
-    ] = "oracle",
     backend: Annotated[str | None, typer.Option(help="embedded or docker [default: embedded].")] = None,
-    parallel: Annotated[
-        int,
-        typer.Option(
-            help="Episodes at once; slot k uses site instance k. With --executor ray: per environment worker."
-        ),
-    ] = 1,
-    repeats: Annotated[int, typer.Option(help="Runs of every task (mean ± std over repeats).")] = 1,
-    max_steps: Annotated[int, typer.Option(help="Step limit per episode (WebRL: 30).")] = 30,
-    mode: Annotated[
-        str,
-        typer.Option(
-            help="Evaluator semantics: webarena (original), vab (WebRL's numbers), browsergym, strict (WebArena's "
-            "rules and a guard against dumped answers and URLs: webrl train's reward), or verified "
-            "(WebArena-Verified's evaluator: a structured answer and the network trace)."
-        ),
-    ] = "webarena",
-    record_network: Annotated[
-        bool | None,
-        typer.Option(
-            "--record-network/--no-record-network",
-            help="Keep each episode's network trace as HAR beside its record (network/) [default: in --mode "
-            "verified only].",
-        ),
-    ] = None,
     rescore: Annotated[
         Path | None,
         typer.Option(
@@ -69,138 +38,85 @@ def eval_command(
             "(--mode verified), into --out [default: RUN/rescore-<time>].",
         ),
     ] = None,
-    judge: Annotated[
-        str,
+    config: Annotated[
+        Path | None,
         typer.Option(
-            help="LLM judge for fuzzy and N/A answers: none, or openai:MODEL@URL. "
-            "Without one those tasks are reported unjudged."
+            "--config",
+            help="YAML/TOML file of these settings (its eval: section or the whole file; --print-config writes one).",
+            dir_okay=False,
         ),
-    ] = "none",
-    observation: Annotated[
-        str,
-        typer.Option(
-            help="webrl (VAB's simplified HTML), compact (the same without positions and repeated text: for small "
-            "models, not VAB's) or axtree."
-        ),
-    ] = "webrl",
-    actions: Annotated[str, typer.Option(help="Action syntax: webrl or webarena.")] = "webrl",
-    click_at: Annotated[
-        str,
-        typer.Option(
-            help="Where element actions land: box (VAB: Click and Select at the "
-            "centre of the element's bounding box, Type, Search and Hover at "
-            "its data-bbox's) or line (webrl's: every action at the centre "
-            "of the element's first line box, better for wrapped links)."
-        ),
-    ] = "box",
-    escape_text: Annotated[
+    ] = None,
+    print_config: Annotated[
         bool,
-        typer.Option(
-            "--escape-text", help='Print ", < and > in the simplified HTML as &quot; &lt; &gt; (VAB prints them raw).'
-        ),
-    ] = False,
-    temperature: Annotated[float, typer.Option(help="Sampling temperature (WebRL evaluates at 0).")] = 0.0,
-    max_tokens: Annotated[int, typer.Option(help="Token limit of each answer (WebRL: 2048).")] = 2048,
-    seed: Annotated[
-        int | None,
-        typer.Option(
-            help="With --temperature above 0: each answer samples with a seed from (this, task, repeat, step), so "
-            "a run gives the same answers again, on any executor and in any order [default: unseeded]."
-        ),
-    ] = None,
-    context: Annotated[
-        int | None,
-        typer.Option(
-            min=2,
-            help="Tokens of prompt plus answer an hf: model may use "
-            "(a longer prompt loses the end of its page) "
-            "[default: the model's context]. Give a trained "
-            "actor its training's --max-tokens to show it prompts "
-            "cut as in training.",
-        ),
-    ] = None,
-    limit: Annotated[
-        int | None,
-        typer.Option(
-            min=1,
-            help="Only the first N tasks of the set (a MiniWoB++ set is ordered seed by seed across its environments).",
-        ),
-    ] = None,
-    miniwob_time_limit: Annotated[
-        float,
-        typer.Option(
-            min=1,
-            help="Seconds a MiniWoB++ page gives an episode before "
-            "it ends it with reward -1 (the package's own "
-            "limits of 10-30 s are for scripted agents).",
-        ),
-    ] = DEFAULT_TIME_LIMIT_S,
-    out: Annotated[Path | None, typer.Option(help="Run folder [default: runs/eval-<time>].")] = None,
-    resume: Annotated[
-        bool, typer.Option("--resume", help="Continue the run in --out, skipping finished episodes.")
+        typer.Option("--print-config", help="Print the resolved settings as a file --config reads back, and stop."),
     ] = False,
     executor: ExecutorOption = None,
     ray_address: RayAddressOption = None,
+    **options: Any,
 ) -> None:
     """Run a policy over a task set in real browsers; write episodes.jsonl, summary.json and report.html."""
     from webrl.evaluators.judge import parse_judge_spec  # Playwright & co. only when evaluating
-    from webrl.runs.eval import EvalSettings, incomplete
+    from webrl.runs.eval import incomplete
     from webrl.runs.executor import executor_for
     from webrl.sites.task_sets import resolve_task_set
 
-    config = GLOBALS.config(**{"sites.backend": backend}, **cluster_flags(executor, ray_address))
+    site_config = GLOBALS.config(**{"sites.backend": backend}, **cluster_flags(executor, ray_address))
+    given = {EVAL_OPTIONS[name]: value for name, value in options.items() if value is not None}
+    layers = [*config_layers("eval", site_config.eval, config), ("options", given)]
+    check_file_fields(layers)
+    merged = {k: v for _, layer in layers for k, v in layer.items()}
     if rescore is not None:
-        return rescore_run(rescore, mode, out)
-    if tasks is None:
+        return rescore_run(rescore, merged.get("mode", "webarena"), merged.get("out"))
+    if "tasks" not in merged:
         raise UsageError("--tasks: give a task set or file (or --rescore RUN)")
-    if resume and out is None:
+    if merged.get("resume") and "out" not in merged:
         raise UsageError("--resume needs the --out folder of the run to continue")
-    try:
-        settings = EvalSettings(
-            tasks=tasks,
-            policy=policy,
-            backend=config.sites.backend,
-            parallel=parallel,
-            repeats=repeats,
-            max_steps=max_steps,
-            mode=mode,
-            judge=judge,
-            observation=observation,
-            action_space=actions,
-            click_at=click_at,
-            escape_text=escape_text,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            seed=seed,
-            context=context,
-            resume=resume,
-            limit=limit,
-            miniwob_time_limit_s=miniwob_time_limit,
-            record_network=record_network,
-            verified_dataset=verified_file(tasks, mode),
-            out=out or Path("runs") / f"eval-{datetime.now():%Y%m%d-%H%M%S}",
+    default_out = {"out": Path("runs") / f"eval-{datetime.now():%Y%m%d-%H%M%S}"}
+    settings = resolve_layers(EvalSettings, [("defaults", default_out), *layers], option_of)
+    if print_config:
+        typer.echo(
+            yaml.safe_dump(settings.model_dump(mode="json", include=set(FILE_FIELDS)), sort_keys=False), nl=False
         )
-    except ValidationError as err:
-        first = err.errors()[0]
-        option = {"action_space": "actions"}.get(str(first["loc"][0]), str(first["loc"][0])).replace("_", "-")
-        raise UsageError(f"--{option}: {first['msg']}") from None
-    policy_builder(policy)  # a bad spec is refused before tasks are read or anything starts
-    judge_model = parse_judge_spec(judge)
-    site_backend = make_backend(config)
-    starting = lambda: console.status(f"starting {policy} ({config.cluster.executor})")  # noqa: E731
-    with executor_for(settings, site_backend, model_cache(config), judge_model, starting) as runner:
-        plan = site_backend.running() if config.sites.backend == "embedded" else None
-        task_list = resolve_task_set(tasks, config.state_dir, plan.seed if plan else config.sites.seed)[:limit]
+        return
+    settings = settings.model_copy(
+        update={"backend": site_config.sites.backend, "verified_dataset": verified_file(settings.tasks, settings.mode)}
+    )
+    policy_builder(settings.policy)  # a bad spec is refused before tasks are read or anything starts
+    judge_model = parse_judge_spec(settings.judge)
+    site_backend = make_backend(site_config)
+    starting = lambda: console.status(f"starting {settings.policy} ({site_config.cluster.executor})")  # noqa: E731
+    with executor_for(settings, site_backend, model_cache(site_config), judge_model, starting) as runner:
+        plan = site_backend.running() if site_config.sites.backend == "embedded" else None
+        seed = plan.seed if plan else site_config.sites.seed
+        task_list = resolve_task_set(settings.tasks, site_config.state_dir, seed)[: settings.limit]
         if settings.mode == "verified":
             check_verified(task_list, settings, site_backend)
         settings.task_suite = getattr(task_list[0], "suite_version", None) if task_list else None
-        summary = run_with_progress(settings, task_list, runner, repeats)
+        summary = run_with_progress(settings, task_list, runner, settings.repeats)
     print_summary(summary, settings.out)
     if problem := incomplete(summary):
         raise IncompleteRun(
             f"{problem}; continue with `webrl eval --resume --out {settings.out}` once the sites "
             "answer (`webrl status`)"
         )
+
+
+def check_file_fields(layers: Layers) -> None:
+    """A settings file (or the configuration's eval section) holds eval settings only: a misspelt or unknown key is
+    an error naming it, not a setting silently ignored."""
+    for source, layer in layers[:-1]:
+        unknown = sorted(set(layer) - set(FILE_FIELDS))
+        if unknown:
+            raise UsageError(f"{source}: unknown setting '{unknown[0]}' (eval settings: {', '.join(FILE_FIELDS)})")
+
+
+def eval_parameters() -> list[inspect.Parameter]:
+    """One option per EvalSettings field a user sets, defaulting to "not given" so that the settings files apply."""
+    fields = {}
+    for option, name in EVAL_OPTIONS.items():
+        field = EvalSettings.model_fields[name]
+        fields[option] = (field, None if field.is_required() else field.get_default(), "")
+    return unset_options(fields)
 
 
 def print_summary(summary: dict, out: Path) -> None:
@@ -313,4 +229,5 @@ def summary_table(extra: SummaryTable):
 
 
 def register(app: typer.Typer) -> None:
-    app.command("eval")(eval_command)
+    command = extend_command(eval_command, eval_parameters(), lambda kwargs: eval_command(**kwargs), "options", True)
+    app.command("eval")(command)

@@ -9,7 +9,6 @@ or CPU processes over gloo), or N on every host of the hostfile.
 
 from __future__ import annotations
 
-import functools
 import inspect
 import os
 import subprocess
@@ -21,13 +20,14 @@ from typing import Annotated, Any
 
 import typer
 from pydantic import BaseModel, ValidationError
-from pydantic.fields import FieldInfo
 from rich.table import Table
 
 from webrl.cli.cluster import ExecutorOption, RayAddressOption, cluster_flags
 from webrl.cli.console import episode_progress, make_console
+from webrl.cli.options import config_layers, extend_command, field_option, unset_options
 from webrl.config import ClusterConfig
-from webrl.errors import UsageError
+from webrl.errors import UsageError, field_problem
+from webrl.layered_settings import Layers
 from webrl.rl.settings import SftSettings, UpdateSettings
 from webrl.train.settings import options_layer, preset, resolve_run_settings, settings_yaml
 
@@ -36,8 +36,9 @@ console = make_console()
 MaxTokensOption = Annotated[
     int | None,
     typer.Option(
-        help="Token limit of prompt + response; longer prompts lose tokens from the left, steps whose response "
-        "does not fit are skipped and counted [default: 16384, capped by the model's context length]."
+        help="Token limit of prompt + response; a longer prompt loses the end of its page (the task and history "
+        "stay), steps whose response does not fit are skipped and counted [default: 16384, capped by the model's "
+        "context length]."
     ),
 ]
 ProcsOption = Annotated[
@@ -70,12 +71,6 @@ OutOption = Annotated[
 # ---- settings models as options ---------------------------------------------------------------------------
 
 
-def field_option(field: FieldInfo, help_text: str | None = None) -> Any:
-    """A typer option for a settings field: its description is the help, its metavar (if any) the metavar."""
-    extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
-    return typer.Option(help=help_text or field.description, metavar=extra.get("metavar"))
-
-
 def settings_parameters(model: type[BaseModel], defaults: dict[str, Any]) -> list[inspect.Parameter]:
     """One keyword option per field of `model` (TrainSettings or a training's settings built on it)."""
     return [
@@ -89,22 +84,6 @@ def settings_parameters(model: type[BaseModel], defaults: dict[str, Any]) -> lis
     ]
 
 
-def extend_command(
-    command: Callable, extra: list[inspect.Parameter], call: Callable[[dict[str, Any]], Any], drop: str | None = None
-) -> Callable:
-    """`command` with the keyword options `extra` added to its signature (and `drop` removed), so that typer
-    shows them; `call(kwargs)` gets every option's value and calls `command`."""
-    params = [p for p in inspect.signature(command, eval_str=True).parameters.values() if p.name != drop] + extra
-
-    @functools.wraps(command)
-    def run(**kwargs: Any) -> Any:
-        return call(kwargs)
-
-    run.__signature__ = inspect.Signature(params)
-    run.__annotations__ = {p.name: p.annotation for p in params}
-    return run
-
-
 def with_train_settings(model: type[BaseModel], **defaults: Any) -> Callable[[Callable], Callable]:
     """Give a command one option per field of the settings `model` (with these defaults); it receives them as
     `settings`, validated: a bad value is a usage error naming its option."""
@@ -113,11 +92,9 @@ def with_train_settings(model: type[BaseModel], **defaults: Any) -> Callable[[Ca
         try:
             return model(**fields)
         except ValidationError as err:
-            problem = err.errors()[0]
-            where = "--" + "-".join(str(p) for p in problem["loc"]).replace("_", "-") if problem["loc"] else ""
-            message = problem["msg"].removeprefix("Value error, ")
-            got = "" if problem["type"] == "value_error" else f", not {problem['input']}"
-            raise UsageError(f"{where}: {message}{got}".lstrip(": ")) from None
+            problem = field_problem(err)
+            where = "--" + "-".join(problem.loc).replace("_", "-") if problem.loc else ""
+            raise UsageError(f"{where}: {problem.message}{problem.got}".lstrip(": ")) from None
 
     def wrap(command: Callable) -> Callable:
         def call(kwargs: dict[str, Any]) -> Any:
@@ -346,28 +323,16 @@ def run_parameters() -> list[inspect.Parameter]:
             getattr(owner.get_default(call_default_factory=True), name),
             f"[{SECTION_LABELS[section]}] ",
         )
-    params = []
-    for name, (field, default, prefix) in fields.items():
-        shown = f" [default: {default}]" if default is not None else ""
-        annotation = Annotated[field.annotation | None, field_option(field, f"{prefix}{field.description}{shown}")]
-        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation))
-    return params
+    return unset_options(fields)
 
 
 def settings_layers(
     preset_name: str | None, config_file: Path | None, defaults: dict[str, Any], options: dict[str, Any]
-) -> list[tuple[str, dict[str, Any]]]:
+) -> Layers:
     """The settings of a run by rising precedence, each named for its errors: the preset, the configuration's
     `train` section, the --config file (its `train:` section, or the whole file), the options."""
-    from webrl.config import _read_config_file
-
     layers = [(f"--preset {preset_name}", preset(preset_name))] if preset_name is not None else []
-    if defaults:
-        layers.append(("the configuration's train section", defaults))
-    if config_file is not None:
-        data = _read_config_file(config_file)
-        layers.append((f"--config {config_file}", data.get("train", data)))
-    return [*layers, ("options", options_layer(options))]
+    return [*layers, *config_layers("train", defaults, config_file), ("options", options_layer(options))]
 
 
 class LiveView:

@@ -15,7 +15,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from webrl.errors import UsageError
+from webrl.errors import UsageError, field_problem
 from webrl.evaluators.result import EvalResult, error_result
 from webrl.tasks.load import VERIFIED_DISTRIBUTION
 
@@ -52,9 +52,8 @@ def parse_answer(text: str | None) -> dict[str, Any]:
     try:
         FinalAgentResponse.model_validate(dict(data))
     except ValidationError as err:
-        first = err.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(response)"
-        raise AnswerUnparsed(f"the answer's field {where!r}: {first['msg']}") from None
+        problem = field_problem(err)
+        raise AnswerUnparsed(f"the answer's field {problem.field or '(response)'!r}: {problem.message}") from None
     return data
 
 

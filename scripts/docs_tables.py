@@ -5,6 +5,7 @@ A page asks for a table with a marker line; this script writes the table below i
 
     <!-- table: NAME[/VIEW] -->       bench/results/NAME.json, drawn by the renderer of its "bench" field
     <!-- settings: MODULE:CLASS [PREFIX] -->   every field of a settings model: key, default, description
+    <!-- options: MODULE:CLASS -->   the command options a settings model gives (its fields' `option` names)
     <!-- end -->
 
 It also draws the figures in FIGURES (SVG, from result files the same way).
@@ -31,8 +32,8 @@ from pydantic import BaseModel
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
-BLOCK = re.compile(r"^<!-- (table|settings): (.+?) -->\n(.*?)^<!-- end -->$", re.M | re.S)
-MARKER = re.compile(r"^<!-- (table|settings): ", re.M)
+BLOCK = re.compile(r"^<!-- (table|settings|options): (.+?) -->\n(.*?)^<!-- end -->$", re.M | re.S)
+MARKER = re.compile(r"^<!-- (table|settings|options): ", re.M)
 ENVIRONMENT_COLUMNS = ("demonstrated envs", "new envs")
 
 
@@ -268,6 +269,25 @@ def type_name(annotation: object) -> str:
     return getattr(annotation, "__name__", str(annotation)).replace("typing.", "")
 
 
+def field_extra(field) -> dict:
+    return field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+
+
+def default_cell(field) -> str:
+    if "shown" in field_extra(field):  # a default the command fills in (its description says which)
+        return field_extra(field)["shown"]
+    if field.is_required():
+        return "required"
+    default = field.get_default(call_default_factory=True)
+    if isinstance(default, Path):  # the user's data folder: the same page on every machine
+        default = str(default).replace(str(Path.home()), "~")
+    return "–" if default is None or default == {} else f"`{json.dumps(default, default=str)}`"
+
+
+def cell_text(text: str | None) -> str:
+    return (text or "").replace("\n", " ").replace("|", "\\|")
+
+
 def settings_rows(model: type[BaseModel], prefix: str) -> list[list[str]]:
     rows = []
     for key, field in model.model_fields.items():
@@ -275,20 +295,37 @@ def settings_rows(model: type[BaseModel], prefix: str) -> list[list[str]]:
         if isinstance(nested, type) and issubclass(nested, BaseModel):
             rows += settings_rows(nested, f"{prefix}{key}.")
             continue
-        default = field.get_default(call_default_factory=True)
-        if isinstance(default, Path):  # the user's data folder: the same page on every machine
-            default = str(default).replace(str(Path.home()), "~")
-        shown = "–" if default is None or default == {} else f"`{json.dumps(default, default=str)}`"
-        description = (field.description or "").replace("\n", " ").replace("|", "\\|")
-        rows.append([f"`{prefix}{key}`", type_name(field.annotation), shown, description])
+        extra = field_extra(field)
+        if extra.get("option", key) is None or not extra.get("in_file", True):  # the run's own, or an option only
+            continue
+        rows.append(
+            [f"`{prefix}{key}`", type_name(field.annotation), default_cell(field), cell_text(field.description)]
+        )
     return rows
+
+
+def option_rows(model: type[BaseModel]) -> list[list[str]]:
+    rows = []
+    for key, field in model.model_fields.items():
+        option = field_extra(field).get("option", key)
+        if option is not None:
+            flag = f"`--{option.replace('_', '-')}`"
+            rows.append([flag, type_name(field.annotation), default_cell(field), cell_text(field.description)])
+    return rows
+
+
+def model_named(target: str) -> type[BaseModel]:
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def settings_block(spec: str) -> str:
     target, _, prefix = spec.partition(" ")
-    module, _, name = target.partition(":")
-    model = getattr(importlib.import_module(module), name)
-    return markdown_table(["setting", "type", "default", "what it does"], settings_rows(model, prefix))
+    return markdown_table(["setting", "type", "default", "what it does"], settings_rows(model_named(target), prefix))
+
+
+def options_block(spec: str) -> str:
+    return markdown_table(["option", "type", "default", "what it does"], option_rows(model_named(spec)))
 
 
 def render(text: str) -> str:
@@ -296,7 +333,7 @@ def render(text: str) -> str:
 
     def fill(match: re.Match) -> str:
         kind, spec = match.group(1), match.group(2)
-        body = table_block(spec) if kind == "table" else settings_block(spec)
+        body = {"table": table_block, "settings": settings_block, "options": options_block}[kind](spec)
         return f"<!-- {kind}: {spec} -->\n{body}\n<!-- end -->"
 
     return BLOCK.sub(fill, text)

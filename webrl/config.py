@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
-from webrl.errors import UsageError
+from webrl.errors import UsageError, field_problem
+from webrl.layered_settings import read_settings_file
 
 # WebArena's ports for instance 0; the ports of instance k follow from them (instance_port).
 DEFAULT_PORTS: dict[str, int] = {
@@ -166,6 +165,9 @@ class Config(_Model):
     train: dict[str, Any] = Field(
         default_factory=dict, description="`webrl train` settings (its options, checked there): defaults for every run."
     )
+    eval: dict[str, Any] = Field(
+        default_factory=dict, description="`webrl eval` settings (its options, checked there): defaults for every run."
+    )
 
 
 def load_config(path: Path | None = None, flags: dict[str, Any] | None = None, environ=os.environ) -> Config:
@@ -187,7 +189,7 @@ def load_config(path: Path | None = None, flags: dict[str, Any] | None = None, e
         origin[keys] = source
 
     if path is not None:
-        for keys, value in _flatten(_read_config_file(path)):
+        for keys, value in _flatten(read_settings_file(path)):
             put(keys, value, f"config file {path}")
     for name, value in environ.items():
         if name.startswith("WEBRL_") and name not in PROCESS_VARIABLES:
@@ -200,30 +202,10 @@ def load_config(path: Path | None = None, flags: dict[str, Any] | None = None, e
     try:
         return Config.model_validate(merged)
     except ValidationError as err:
-        first = err.errors()[0]
-        loc = tuple(str(p) for p in first["loc"])
+        problem = field_problem(err)
+        loc = problem.loc
         source = next((origin[loc[:n]] for n in range(len(loc), 0, -1) if loc[:n] in origin), "configuration")
-        raise UsageError(f"{source}: field '{'.'.join(loc)}': {first['msg']}") from None
-
-
-def _read_config_file(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text()
-    except OSError as err:
-        raise UsageError(f"config file {path}: cannot read ({err.strerror})") from None
-    try:
-        data = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
-    except (tomllib.TOMLDecodeError, yaml.YAMLError) as err:
-        mark = getattr(err, "problem_mark", None)  # YAML's: where it went wrong (TOML's message says so itself)
-        where = f"{err.problem} at line {mark.line + 1} column {mark.column + 1}" if mark else str(err).splitlines()[0]
-        raise UsageError(
-            f"config file {path}: not valid {'TOML' if path.suffix == '.toml' else 'YAML'}: {where}"
-        ) from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise UsageError(f"config file {path}: the top level must be a mapping of settings")
-    return data
+        raise UsageError(f"{source}: field '{problem.field}': {problem.message}") from None
 
 
 def _flatten(data: dict[str, Any], prefix: tuple[str, ...] = ()):

@@ -4,6 +4,14 @@ episodes ended before every planned one was judged (exit 3: `--resume` continues
 Both carry one clear line for the terminal; the CLI prints tracebacks only with --debug.
 """
 
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 
 class WebrlError(Exception):
     """A runtime failure (exit code 1): something went wrong while doing valid work."""
@@ -42,3 +50,34 @@ class IncompleteRun(WebrlError):
     """A run of episodes that ended with planned episodes not judged (the sites went down): exit code 3."""
 
     exit_code = 3
+
+
+@dataclass(frozen=True)
+class FieldProblem:
+    """The first thing pydantic refused in an input, in the parts every usage error is written from."""
+
+    loc: tuple[str, ...]  # the field's path; empty for a rule over several fields
+    message: str  # pydantic's, without its "Value error, " prefix
+    kind: str  # pydantic's error type: "missing", "value_error" (a validator's own message), ...
+    value: Any  # the refused input
+    others: int  # how many more problems the input has
+
+    @property
+    def field(self) -> str:
+        return ".".join(self.loc)
+
+    @property
+    def got(self) -> str:
+        """ ", not VALUE" where pydantic's message does not say what it got (a validator's own message does)."""
+        return "" if self.kind in ("value_error", "missing") else f", not {self.value}"
+
+
+def field_problem(err: ValidationError) -> FieldProblem:
+    first = err.errors()[0]
+    return FieldProblem(
+        loc=tuple(str(part) for part in first["loc"]),
+        message=first["msg"].removeprefix("Value error, "),
+        kind=first["type"],
+        value=first.get("input"),
+        others=err.error_count() - 1,
+    )

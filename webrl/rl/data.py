@@ -20,7 +20,7 @@ from typing import Any
 import torch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from webrl.errors import UsageError
+from webrl.errors import UsageError, field_problem
 from webrl.files import json_object
 from webrl.policy.prompt import END_OF_TURN, prompt_token_ids
 
@@ -92,11 +92,11 @@ def _parse_record(raw: str, path: Path, line: int, reward_required: bool) -> Ste
     try:
         record = StepRecord.model_validate({"schema_version": 1, **data})
     except ValidationError as err:
-        problem = err.errors()[0]
-        field = ".".join(str(part) for part in problem["loc"][:1])
-        if problem["type"] == "missing":
+        problem = field_problem(err)
+        field = problem.loc[0] if problem.loc else ""
+        if problem.kind == "missing":
             raise UsageError(f"{where}: missing field '{field}'") from None
-        raise UsageError(f"{where}: field '{field}': {problem['msg']}, got {problem['input']!r}") from None
+        raise UsageError(f"{where}: field '{field}': {problem.message}, got {problem.value!r}") from None
     if reward_required and record.reward is None:
         raise UsageError(f"{where}: missing field 'reward'")
     return record

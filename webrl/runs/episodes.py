@@ -15,20 +15,18 @@ import zlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Literal
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import async_playwright
-from pydantic import BaseModel, Field
 
 from webrl.browser import launch_chromium
 from webrl.env.browser_env import BrowserEnv, EnvOptions, Limits
-from webrl.env.miniwob import DEFAULT_TIME_LIMIT_S
 from webrl.env.network import har_bytes
 from webrl.errors import SitesChanged, SitesUnavailable
 from webrl.evaluators.judge import Judge
 from webrl.policy.base import Policy, PolicyInput, Sampling
 from webrl.policy.prompt import verified_intent
+from webrl.runs.eval_settings import EvalSettings
 from webrl.runs.records import EpisodeEval, EpisodeRecord, EpisodeStep, answer_digest, digest
 from webrl.sites.base import SiteBackend
 from webrl.tasks.model import Task
@@ -36,40 +34,6 @@ from webrl.timing import timed
 
 ENV_ERROR_RETRIES = 1
 ENV_FAULTS = (PlaywrightError, OSError, asyncio.TimeoutError, SitesUnavailable, SitesChanged)
-
-
-class EvalSettings(BaseModel):
-    """The whole harness configuration; written into summary.json."""
-
-    tasks: str = Field(description="Task set name or path.")
-    task_suite: str | None = None  # the embedded suite's version, when the tasks come from it
-    policy: str = "oracle"
-    backend: str = "embedded"
-    parallel: int = Field(1, ge=1)
-    repeats: int = Field(1, ge=1)
-    max_steps: int = Field(30, ge=1)
-    mode: Literal["webarena", "vab", "browsergym", "strict", "verified"] = "webarena"
-    judge: str = "none"
-    observation: Literal["webrl", "compact", "axtree"] = "webrl"
-    action_space: Literal["webrl", "webarena"] = "webrl"
-    escape_text: bool = False  # webrl.env.browser_env.EnvOptions: VAB's observation and clicks by default
-    click_at: Literal["box", "line"] = "box"
-    temperature: float = 0.0
-    max_tokens: int = Field(2048, ge=1)  # per answer (WebRL: 2048)
-    context: int | None = Field(None, ge=2)  # an hf: model's prompt + answer tokens (None: the model's context)
-    seed: int | None = None  # with temperature > 0: every answer's sampling seed derives from it (exact resume)
-    miniwob_time_limit_s: float = Field(DEFAULT_TIME_LIMIT_S, gt=0)  # a MiniWoB++ page's episode timer
-    limit: int | None = Field(None, ge=1)  # only the first N tasks of the set
-    site_resets: str | None = None  # when the backend resets a site before an episode (run_eval asks it)
-    out: Path
-    resume: bool = False
-    screenshots: bool = True
-    record_network: bool | None = None  # each episode's HAR in network/ (None: in the verified mode only)
-    verified_dataset: Path | None = None  # the verified mode's dataset (None: the installed package's file)
-
-    @property
-    def records_network(self) -> bool:
-        return self.record_network if self.record_network is not None else self.mode == "verified"
 
 
 class Browsers:

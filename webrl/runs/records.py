@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError, field_validator, model_validator
 
-from webrl.errors import UsageError
+from webrl.errors import UsageError, field_problem
 from webrl.files import json_object
 from webrl.tasks.model import MiniwobEpisode, Task
 
@@ -163,10 +163,9 @@ def parse_episode(line: str, where: str = "episode") -> EpisodeRecord:
     try:
         return EpisodeRecord.model_validate({"schema_version": 1, **data})
     except ValidationError as err:
-        first = err.errors()[0]
-        field = f"field '{'.'.join(str(p) for p in first['loc'])}': " if first["loc"] else ""
-        message = first["msg"].removeprefix("Value error, ")
-        raise UsageError(f"{where}: task {data.get('task_id')!r}: {field}{message}") from None
+        problem = field_problem(err)
+        field = f"field '{problem.field}': " if problem.loc else ""
+        raise UsageError(f"{where}: task {data.get('task_id')!r}: {field}{problem.message}") from None
 
 
 def read_episodes(path: Path) -> list[EpisodeRecord]:

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from webrl.errors import UsageError
+from webrl.errors import UsageError, field_problem
 from webrl.tasks.model import PLACEHOLDER, SITES, Task, is_verified_config, verified_config
 
 FETCH_TIMEOUT_S = 60
@@ -94,12 +94,10 @@ def parse_task(raw: Any, source: str, index: int | None = None) -> Task:
     try:
         return Task.model_validate(verified_config(raw) if is_verified_config(raw) else raw)
     except ValidationError as err:
-        first = err.errors()[0]
-        field, prefix = _field(tuple(first["loc"]))
-        message = first["msg"]
-        message = message.removeprefix("Value error, ")
-        more = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
-        raise UsageError(f"{source}: {who}: field '{field}': {prefix}{message}{more}") from None
+        problem = field_problem(err)
+        field, prefix = _field(problem.loc)
+        more = f" (and {problem.others} more)" if problem.others else ""
+        raise UsageError(f"{source}: {who}: field '{field}': {prefix}{problem.message}{more}") from None
 
 
 def _read_json(path: Path) -> Any:

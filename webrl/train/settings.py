@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from webrl.errors import UsageError
 from webrl.files import write_atomically
+from webrl.layered_settings import Layers, resolve_layers
 from webrl.rl.settings import SftSettings, TrainSettings, UpdateSettings
 from webrl.tasks.family import TaskFamily, family_of_set
 
@@ -224,15 +225,6 @@ def preset(name: str) -> dict[str, Any]:
     return yaml.safe_load(known[name].read_text()) or {}
 
 
-def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    """`over` on top of `base`, section by section."""
-    merged = dict(base)
-    for key, value in over.items():
-        nested = isinstance(value, dict) and isinstance(merged.get(key), dict)
-        merged[key] = deep_merge(merged[key], value) if nested else value
-    return merged
-
-
 def options_layer(options: dict[str, Any]) -> dict[str, Any]:
     """`webrl train`'s options as a settings layer (None: not given)."""
     layer: dict[str, Any] = {}
@@ -247,35 +239,15 @@ def options_layer(options: dict[str, Any]) -> dict[str, Any]:
     return layer
 
 
-def resolve_run_settings(layers: list[tuple[str, dict[str, Any]]]) -> RunSettings:
+def resolve_run_settings(layers: Layers) -> RunSettings:
     """Named layers of settings (rising precedence: preset, configuration, --config file, options) merged and
     validated; a bad value names the layer it came from, and the option that sets it."""
-    merged: dict[str, Any] = {}
-    for _, layer in layers:
-        merged = deep_merge(merged, layer)
-    try:
-        return RunSettings.model_validate(merged)
-    except ValidationError as err:
-        first = err.errors()[0]
-        loc = tuple(str(p) for p in first["loc"])
-        message = first["msg"].removeprefix("Value error, ")
-        if not loc:  # a rule over several fields: name the last layer that set anything
-            source = next((name for name, layer in reversed(layers) if layer), "settings")
-            raise UsageError(f"{source}: {message}") from None
-        source = next((name for name, layer in reversed(layers) if _has(layer, loc)), "settings")
+
+    def option_of(loc: tuple[str, ...]) -> str | None:
         top = loc[0] if len(loc) == 1 and loc[0] in RunSettings.model_fields else None
-        option = next((o for o, path in NESTED_OPTIONS.items() if path == loc), top)
-        flag = f" (--{option.replace('_', '-')})" if option else ""
-        raise UsageError(f"{source}: field '{'.'.join(loc)}'{flag}: {message}") from None
+        return next((o for o, path in NESTED_OPTIONS.items() if path == loc), top)
 
-
-def _has(layer: dict[str, Any], loc: tuple[str, ...]) -> bool:
-    node: Any = layer
-    for key in loc:
-        if not isinstance(node, dict) or key not in node:
-            return False
-        node = node[key]
-    return True
+    return resolve_layers(RunSettings, layers, option_of)
 
 
 def settings_yaml(settings: RunSettings) -> str:
