@@ -15,17 +15,21 @@ from pathlib import Path
 import webrl.sites
 import webrl.tasks
 from webrl.files import write_atomically
+from webrl.sitelist import SITE_LIST
 from webrl.sites.embedded.registry import SITE_NAMES, site_spec
 from webrl.sites.platform import DatabaseSpec, file_sha256
 from webrl.tasks.load import NamedTaskSets
 from webrl.tasks.model import Task
 from webrl.tasks.templates import Data, Instance, TaskTemplate, site_group
 
-# Sites whose templates make up the suite, and each one's share of the test split (WebArena-Lite's:
-# shopping 27%, shopping_admin 21%, gitlab 18%, map 16%, reddit 12%, multi-site 6%).
-TEST_SHARE = {"shopping": 0.27, "shopping_admin": 0.21, "gitlab": 0.18, "map": 0.16, "reddit": 0.12, "multi": 0.06}
+_PARTS = sorted((site for site in SITE_LIST if site.suite), key=lambda site: site.suite.position)
+# Sites whose templates make up the suite, in the suite's order (webrl.sitelist).
+TEMPLATE_SITES = tuple(site.name for site in _PARTS)
+# Each group's share of the test split, largest first: the sites' (WebArena-Lite's: shopping 27%,
+# shopping_admin 21%, gitlab 18%, map 16%, reddit 12%), then the tasks over several sites' (6%).
+TEST_SHARE = {site.name: site.suite.test_share for site in sorted(_PARTS, key=lambda site: -site.suite.test_share)}
+TEST_SHARE["multi"] = 0.06
 TEST_SIZE = 160
-TEMPLATE_SITES = ("shopping", "shopping_admin", "gitlab", "reddit", "map")
 SET_NAMES = ("embedded", "embedded:train", "embedded:test")
 # what the suite is made from, besides the snapshots: the sites' templates and data, and webrl.tasks
 SUITE_SOURCES = (Path(webrl.sites.__file__).parent, Path(webrl.tasks.__file__).parent)
