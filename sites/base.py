@@ -8,6 +8,7 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from webrl.config import Config
+from webrl.sitelist import SITE_LIST
 
 
 class SiteStatus(BaseModel):
@@ -62,10 +63,7 @@ class SiteBackend(Protocol):
     def last_resets(self, instance: int) -> dict[str, datetime | None]: ...
 
 
-# WebArena's accounts, the same on every backend.
+# WebArena's accounts (webrl.sitelist), the same on every backend: site -> (user, password).
 ACCOUNTS: dict[str, tuple[str, str]] = {
-    "shopping": ("emma.lopez@gmail.com", "Password.123"),
-    "shopping_admin": ("admin", "admin1234"),
-    "reddit": ("MarvelsGrantMan136", "test1234"),
-    "gitlab": ("byteblaze", "hello1234"),
+    site.name: (site.login.username, site.login.password) for site in SITE_LIST if site.login
 }

@@ -395,7 +395,7 @@ class SiteContext:
 
 @dataclass(frozen=True)
 class SiteSpec:
-    """An embedded site. Its ports are configuration (webrl.config.DEFAULT_PORTS), not part of the site."""
+    """An embedded site's app. Its port, account and the rest are plain data in its entry of webrl.sitelist."""
 
     name: str
     title: str  # what the site calls itself, e.g. "One Stop Market"

@@ -8,13 +8,15 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from webrl.sitelist import SITE_LIST
+
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = {"webrl": "webrl", "cli": "webrl.cli", "sites": "webrl.sites", "evaluators": "webrl.evaluators"}
 
 # Bottom to top: a part may import the parts on earlier lines only; parts on one line do not import each other.
 LAYERS: list[tuple[str, ...]] = [
     ("webrl.errors",),
-    ("webrl.netutil", "webrl.files", "webrl.timing", "webrl.provenance", "webrl.layered_settings"),
+    ("webrl.netutil", "webrl.files", "webrl.timing", "webrl.provenance", "webrl.layered_settings", "webrl.sitelist"),
     ("webrl.config", "webrl.browser"),
     ("webrl.doctor",),
     ("webrl.tasks",),
@@ -24,15 +26,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("webrl.policy",),
     ("webrl.sites.platform",),  # what every embedded site is built on
     ("webrl.sites.store",),
-    (
-        "webrl.sites.shopping",
-        "webrl.sites.shopping_admin",
-        "webrl.sites.gitlab",
-        "webrl.sites.reddit",
-        "webrl.sites.map",
-        "webrl.sites.homepage",
-        "webrl.sites.miniwob",
-    ),
+    tuple(f"webrl.sites.{site.name}" for site in SITE_LIST if site.port is not None),  # one package per site
     ("webrl.sites.embedded",),  # the embedded backend, its server, the site registry and the embedded suite
     ("webrl.sites.docker",),
     ("webrl.sites.backends", "webrl.sites.task_sets"),

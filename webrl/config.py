@@ -12,22 +12,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, create_model, field_validator
 from pydantic_core import PydanticCustomError
 
 from webrl.errors import UsageError, field_problem
 from webrl.layered_settings import read_settings_file
+from webrl.sitelist import SITE_LIST
 
-# WebArena's ports for instance 0; the ports of instance k follow from them (instance_port).
-DEFAULT_PORTS: dict[str, int] = {
-    "shopping": 7770,
-    "shopping_admin": 7780,
-    "reddit": 9999,
-    "gitlab": 8023,
-    "map": 3000,
-    "homepage": 4399,
-    "miniwob": 7790,  # not a WebArena site: MiniWoB++ (webrl's second task family)
-}
+# WebArena's ports for instance 0 (webrl.sitelist); the ports of instance k follow from them (instance_port).
+DEFAULT_PORTS: dict[str, int] = {site.name: site.port for site in SITE_LIST if site.port is not None}
 # Instance k = ROUND * r + j adds INSTANCE_STRIDE * j + ROUND_SHIFT * r to instance 0's ports: instances 0-49 keep
 # the 1000-apart blocks they always had (which reach 58999 from WebArena's 9999), and each further round of 50
 # shifts them by 25. WebArena's ports differ modulo 1000 (0, 23, 399, 700, 770, 780, 790, 999) and still do
@@ -52,16 +45,13 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class SitePorts(_Model):
-    """Ports of instance 0 (instance k's: instance_port)."""
-
-    shopping: int = Field(DEFAULT_PORTS["shopping"], ge=1, le=65535)
-    shopping_admin: int = Field(DEFAULT_PORTS["shopping_admin"], ge=1, le=65535)
-    reddit: int = Field(DEFAULT_PORTS["reddit"], ge=1, le=65535)
-    gitlab: int = Field(DEFAULT_PORTS["gitlab"], ge=1, le=65535)
-    map: int = Field(DEFAULT_PORTS["map"], ge=1, le=65535)
-    homepage: int = Field(DEFAULT_PORTS["homepage"], ge=1, le=65535)
-    miniwob: int = Field(DEFAULT_PORTS["miniwob"], ge=1, le=65535)
+# A field for each site of DEFAULT_PORTS (a config file's `sites.ports`, WEBRL_SITES__PORTS__<SITE>).
+SitePorts = create_model(
+    "SitePorts",
+    __base__=_Model,
+    __doc__="Ports of instance 0 (instance k's: instance_port).",
+    **{site: (int, Field(port, ge=1, le=65535)) for site, port in DEFAULT_PORTS.items()},
+)
 
 
 class SitesConfig(_Model):

@@ -12,23 +12,29 @@ import sqlite3
 from contextlib import ExitStack, closing
 from pathlib import Path
 
+import webrl.sitelist
 import webrl.sites
 import webrl.tasks
 from webrl.files import write_atomically
+from webrl.sitelist import SITE_LIST
 from webrl.sites.embedded.registry import SITE_NAMES, site_spec
 from webrl.sites.platform import DatabaseSpec, file_sha256
 from webrl.tasks.load import NamedTaskSets
 from webrl.tasks.model import Task
 from webrl.tasks.templates import Data, Instance, TaskTemplate, site_group
 
-# Sites whose templates make up the suite, and each one's share of the test split (WebArena-Lite's:
-# shopping 27%, shopping_admin 21%, gitlab 18%, map 16%, reddit 12%, multi-site 6%).
-TEST_SHARE = {"shopping": 0.27, "shopping_admin": 0.21, "gitlab": 0.18, "map": 0.16, "reddit": 0.12, "multi": 0.06}
+_PARTS = sorted((site for site in SITE_LIST if site.suite), key=lambda site: site.suite.position)
+# Sites whose templates make up the suite, in the suite's order (webrl.sitelist).
+TEMPLATE_SITES = tuple(site.name for site in _PARTS)
+# Each group's share of the test split, largest first: the sites' (WebArena-Lite's: shopping 27%,
+# shopping_admin 21%, gitlab 18%, map 16%, reddit 12%), then the tasks over several sites' (6%).
+TEST_SHARE = {site.name: site.suite.test_share for site in sorted(_PARTS, key=lambda site: -site.suite.test_share)}
+TEST_SHARE["multi"] = 0.06
 TEST_SIZE = 160
-TEMPLATE_SITES = ("shopping", "shopping_admin", "gitlab", "reddit", "map")
 SET_NAMES = ("embedded", "embedded:train", "embedded:test")
-# what the suite is made from, besides the snapshots: the sites' templates and data, and webrl.tasks
-SUITE_SOURCES = (Path(webrl.sites.__file__).parent, Path(webrl.tasks.__file__).parent)
+# what the suite is made from, besides the snapshots: the sites' templates and data, their entries (the suite's
+# sites, order and shares) and webrl.tasks
+SUITE_SOURCES = (Path(webrl.sites.__file__).parent, Path(webrl.sitelist.__file__), Path(webrl.tasks.__file__).parent)
 
 
 def site_templates() -> list[TaskTemplate]:
@@ -51,13 +57,14 @@ def site_templates() -> list[TaskTemplate]:
 def cached_suite(state_dir: Path, seed: int = 0) -> list[Task]:
     """`build_suite` of the state dir's snapshots, kept in `<state dir>/suite/<key>.json` (~0.1 s to load
     instead of seconds to build). The key hashes what the suite is made from: the snapshot files and every
-    source file of the sites and of webrl.tasks (the templates and the code they call)."""
+    source file of the sites, of their entries and of webrl.tasks (the templates and the code they call)."""
     snapshot_dir = Path(state_dir) / "snapshots"
     digest = hashlib.sha256(str(seed).encode())
     for db in suite_databases():
         digest.update(file_sha256(db.build_snapshot(snapshot_dir, seed)).encode())
     for root in SUITE_SOURCES:
-        for source in sorted(p for p in root.rglob("*") if p.suffix in (".py", ".json", ".sql")):
+        sources = root.rglob("*") if root.is_dir() else [root]
+        for source in sorted(p for p in sources if p.suffix in (".py", ".json", ".sql")):
             digest.update(source.read_bytes())
     path = Path(state_dir) / "suite" / f"{digest.hexdigest()[:16]}.json"
     if path.exists():

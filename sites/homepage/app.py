@@ -10,20 +10,15 @@ from starlette.requests import Request
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from webrl.sitelist import SITE_LIST
 from webrl.sites.base import ACCOUNTS
 from webrl.sites.platform import SiteContext, SiteSpec, make_templates
 
 HERE = Path(__file__).parent
 templates = make_templates(HERE / "templates")
 
-# (site, card title, what it is, path appended to the site URL), as on WebArena's homepage.
-CARDS = [
-    ("shopping", "OneStopShop", "An online shopping site", "/"),
-    ("shopping_admin", "Merchant Admin Portal", "An admin portal to manage an e-commerce business", "/"),
-    ("reddit", "Reddit", "A social news aggregation and discussion website", "/forums/all"),
-    ("gitlab", "Gitlab", "A source code management platform", "/explore"),
-    ("map", "OpenStreetMap", "An online map of the world", "/"),
-]
+# (site, card title, what it is, path appended to the site URL), as on WebArena's homepage (webrl.sitelist).
+CARDS = [(site.name, site.card.title, site.card.about, site.card.path) for site in SITE_LIST if site.card]
 
 
 def site_urls(request: Request) -> dict[str, str]:

@@ -14,15 +14,11 @@ from urllib.parse import urljoin
 from playwright.async_api import Browser
 
 from webrl.errors import WebrlError
+from webrl.sitelist import SITE_LIST
 from webrl.sites.base import ACCOUNTS, SiteBackend
 
-LOGINS = {
-    # site: (login page path, the user and password fields' names)
-    "shopping": ("/customer/account/login/", ("login[username]", "login[password]")),
-    "shopping_admin": ("", ("login[username]", "login[password]")),
-    "reddit": ("/login", ("_username", "_password")),
-    "gitlab": ("/users/sign_in", ("user[login]", "user[password]")),
-}
+# site: (login page path, the user and password fields' names), from webrl.sitelist
+LOGINS = {site.name: (site.login.path, site.login.fields) for site in SITE_LIST if site.login}
 
 
 class AuthCache:

@@ -36,6 +36,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_serializer, model_validator
 
+from webrl.sitelist import SITE_LIST
+
 # The eval types the evaluators know; a file may name others (an error for that task when it is evaluated)
 # "verified": WebArena-Verified's own evaluators judge the task (its eval blocks are in Task.verified)
 EVAL_TYPES = ("string_match", "url_match", "program_html", "miniwob_reward", "verified")
@@ -44,7 +46,7 @@ RULES = ("exact_match", "must_include", "must_exclude", "required_values", "fuzz
 AND_SEPARATOR = " |AND| "
 OR_SEPARATOR = " |OR| "
 # Every site a task may name, each with its URL placeholder (__SHOPPING_ADMIN__ ...)
-SITES = ("shopping", "shopping_admin", "reddit", "gitlab", "map", "wikipedia", "homepage", "miniwob")
+SITES = tuple(site.name for site in SITE_LIST)
 # a whole placeholder token: __SHOPPING__ never matches the start of __SHOPPING_ADMIN__
 PLACEHOLDER = re.compile(r"__([A-Z][A-Z_]*[A-Z])__")
 GITLAB_CLONE_HOST = re.compile(r"ssh://git@[^/\s]+:2222/")
