@@ -7,7 +7,7 @@ import pytest
 from cli_support import private_env
 
 from webrl.config import load_config, on_free_ports
-from webrl.sites.embedded.backend import EmbeddedBackend
+from webrl.sites.embedded.backend import EmbeddedBackend, up_on_free_ports
 
 
 @pytest.fixture(scope="session")
@@ -39,10 +39,16 @@ def cli_env(tmp_path):
     return private_env(tmp_path / "state")
 
 
-def free_ports_config(state_dir, **sites_settings):
-    """A Config on free ports, so tests never collide with a user's sites or each other."""
+def private_config(state_dir, **sites_settings):
+    """A Config of `state_dir` and these sites settings, whatever the environment says."""
     flags = {"state_dir": state_dir, **{f"sites.{key}": value for key, value in sites_settings.items()}}
-    return on_free_ports(load_config(flags=flags, environ={}))
+    return load_config(flags=flags, environ={})
+
+
+def free_ports_config(state_dir, **sites_settings):
+    """A Config on free ports, so tests never collide with a user's sites or each other (for a test that starts
+    and stops the sites itself; the sites of one up: up_on_free_ports)."""
+    return on_free_ports(private_config(state_dir, **sites_settings))
 
 
 @pytest.fixture(scope="session")
@@ -54,11 +60,8 @@ def site_servers(tmp_path_factory):
     def serve(*sites: str, instances: int = 1) -> EmbeddedBackend:
         key = (sites, instances)
         if key not in started:
-            backend = EmbeddedBackend(
-                free_ports_config(tmp_path_factory.mktemp("state"), sites=list(sites), instances=instances)
-            )
-            backend.up()
-            started[key] = backend
+            config = private_config(tmp_path_factory.mktemp("state"), sites=list(sites), instances=instances)
+            started[key] = up_on_free_ports(config)
         return started[key]
 
     yield serve
