@@ -202,8 +202,7 @@ class EnvWorker:
         # free ports: several workers may share a host; the sites end with this process however it ends
         self.backend = await asyncio.to_thread(up_on_free_ports, self.config, make_backend, os.getpid())
         self.policy = make_policy(self.policy_spec, self.models_dir, self.settings.context)
-        if hasattr(self.policy, "start"):
-            await asyncio.to_thread(self.policy.start)
+        await asyncio.to_thread(self.policy.start)
         browsers = await self.stack.enter_async_context(Browsers())
         judge = parse_judge_spec(self.settings.judge)
         for k in range(self.settings.parallel):
@@ -223,7 +222,7 @@ class EnvWorker:
     async def stop(self) -> None:
         try:
             await self.stack.aclose()
-            if hasattr(self.policy, "close"):
+            if self.policy is not None:  # None: it was not built
                 self.policy.close()
             if self.backend is not None:  # None: its sites did not start
                 await asyncio.to_thread(self.backend.down)
