@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from webrl.cli.cluster import ExecutorOption, RayAddressOption, cluster_flags
 from webrl.cli.console import episode_progress, make_console
-from webrl.cli.main import GLOBALS
+from webrl.cli.global_options import GLOBALS
 from webrl.cli.sites import compact_table
 from webrl.env.miniwob import DEFAULT_TIME_LIMIT_S
 from webrl.errors import IncompleteRun, UsageError
@@ -145,7 +145,7 @@ def eval_command(
     """Run a policy over a task set in real browsers; write episodes.jsonl, summary.json and report.html."""
     from webrl.evaluators.judge import parse_judge_spec  # Playwright & co. only when evaluating
     from webrl.runs.eval import EvalSettings, incomplete
-    from webrl.runs.executor import executor_for
+    from webrl.runs.executor_factory import executor_for
     from webrl.sites.task_sets import resolve_task_set
 
     config = GLOBALS.config(**{"sites.backend": backend}, **cluster_flags(executor, ray_address))
