@@ -14,7 +14,7 @@ FOLDERS = {"webrl": "webrl", "cli": "webrl.cli", "sites": "webrl.sites", "evalua
 # Bottom to top: a part may import the parts on earlier lines only; parts on one line do not import each other.
 LAYERS: list[tuple[str, ...]] = [
     ("webrl.errors",),
-    ("webrl.netutil", "webrl.files", "webrl.timing", "webrl.provenance"),
+    ("webrl.netutil", "webrl.files", "webrl.timing", "webrl.provenance", "webrl.cluster"),
     ("webrl.config", "webrl.browser"),
     ("webrl.doctor",),
     ("webrl.tasks",),

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import socket
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -24,6 +23,7 @@ from typing import Any
 import ray
 from ray.exceptions import RayActorError
 
+from webrl.cluster import connect
 from webrl.config import ClusterConfig, Config
 from webrl.errors import UsageError, WebrlError
 from webrl.policy.factory import policy_builder
@@ -33,30 +33,7 @@ from webrl.runs.model_servers import server_pool
 from webrl.sites.base import SiteBackend
 from webrl.tasks.model import Task
 
-CONNECT_TIMEOUT_S = 5  # a cluster address that does not accept a connection by then is refused
 STOP_TIMEOUT_S = 30
-
-
-def connect(address: str) -> None:
-    """Join the Ray cluster at `address` (auto: the one `ray start` runs on this machine) as a driver, once per
-    process; an address nobody answers on is one line, not Ray's minute of retries."""
-    if ray.is_initialized():
-        return
-    if address != "auto":
-        host, _, port = address.removeprefix("ray://").rpartition(":")
-        try:
-            socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S).close()
-        except (OSError, ValueError) as err:
-            raise UsageError(
-                f"--ray-address {address}: no Ray cluster answers there ({err}); start one with `ray start --head`"
-            ) from None
-    try:
-        ray.init(address=address, namespace="webrl", log_to_driver=False, logging_level="ERROR")
-    except (ConnectionError, RuntimeError, ValueError) as err:
-        raise UsageError(
-            f"--ray-address {address}: cannot join the Ray cluster ({str(err).splitlines()[0]}); "
-            "start one with `ray start --head`, or name it with --ray-address HOST:PORT"
-        ) from None
 
 
 def env_capacity(cluster: ClusterConfig) -> int:
