@@ -260,7 +260,8 @@ def sft(
 ) -> None:
     """Supervised fine-tuning on demonstrations: token-mean NLL of the response tokens (and, with --page-loss,
     of the prompt's). Writes OUT/actor for `webrl rl-update --actor OUT/actor`."""
-    from webrl.rl.job import SftJob, run_job
+    from webrl.rl.job import run_job
+    from webrl.rl.job_spec import SftJob
 
     summary = run_job(
         SftJob(data=data, model=model, out=out, settings=settings, max_tokens=max_tokens, models_dir=model_cache_dir())
@@ -307,7 +308,8 @@ def rl_update(
 ) -> None:
     """One WebRL phase: reference log-probs and replay selection, critic update, advantages, actor update.
     Writes OUT/actor, OUT/critic and OUT/metrics.json."""
-    from webrl.rl.job import UpdateJob, run_job
+    from webrl.rl.job import run_job
+    from webrl.rl.job_spec import UpdateJob
 
     summary = run_job(
         UpdateJob(
