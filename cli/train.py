@@ -26,6 +26,7 @@ from rich.table import Table
 
 from webrl.cli.cluster import ExecutorOption, RayAddressOption, cluster_flags
 from webrl.cli.console import episode_progress, make_console
+from webrl.cli.global_options import GLOBALS
 from webrl.config import ClusterConfig
 from webrl.errors import UsageError
 from webrl.rl.settings import SftSettings, UpdateSettings
@@ -140,8 +141,6 @@ def launchable(command: Callable) -> Callable:
     as ranks a Ray cluster places, `--executor ray`), and this process only waits for them."""
 
     def call(kwargs: dict[str, Any]) -> Any:
-        from webrl.cli.main import GLOBALS
-
         procs, nodes, hostfile = kwargs.pop("procs"), kwargs.pop("nodes"), kwargs.pop("hostfile")
         cluster = GLOBALS.config(**cluster_flags(kwargs.pop("executor"), kwargs.pop("ray_address"))).cluster
         if launched():  # one of the processes the launcher or Ray started: train
@@ -228,8 +227,7 @@ def print_summary(title: str, summary: dict[str, Any]) -> None:
 
 
 def model_cache_dir() -> Path:
-    """<state dir>/models of the global options (imported here: cli.main imports this module at startup)."""
-    from webrl.cli.main import GLOBALS
+    """<state dir>/models of the global options."""
     from webrl.policy.models import model_cache
 
     return model_cache(GLOBALS.config())
@@ -454,7 +452,6 @@ def train_command(
 ) -> None:
     """The whole WebRL run: SFT (phase 0), then per phase: tasks from the last phase's failures, critic filter,
     rollouts, rewards (rules or ORM), critic and actor update with replay, evaluation. Needs `webrl up`."""
-    from webrl.cli.main import GLOBALS
     from webrl.sites.backends import make_backend
     from webrl.train.recipe import TrainRun
 
