@@ -3,11 +3,18 @@ for running the `webrl` command as a user does (cli_support.webrl)."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from cli_support import private_env
 
 from webrl.config import load_config, on_free_ports
 from webrl.sites.embedded.backend import EmbeddedBackend, up_on_free_ports
+
+# The tests' Ray clusters stay on loopback. Ray's switch for single-machine clusters (named for Windows and macOS) makes
+# a node and a driver take 127.0.0.1 as this machine's address, not the interface's; Ray reads it when imported, and
+# every process a test starts inherits it.
+os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
 
 
 @pytest.fixture(scope="session")
@@ -132,9 +139,10 @@ def ray_cluster():
     """A real three-node Ray cluster on this machine: a head with no CPUs for work, two nodes with one CPU and one
     unit of the environment resource `webrl_env` each (skipped without the cluster extra)."""
     cluster_utils = pytest.importorskip("ray.cluster_utils", reason="the cluster extra (pip install '.[cluster]')")
-    cluster = cluster_utils.Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
+    head = {"num_cpus": 0, "include_dashboard": False, "node_ip_address": "127.0.0.1"}
+    cluster = cluster_utils.Cluster(initialize_head=True, head_node_args=head)
     for _ in range(2):
-        cluster.add_node(num_cpus=1, resources={"webrl_env": 1})
+        cluster.add_node(num_cpus=1, resources={"webrl_env": 1}, node_ip_address="127.0.0.1")
     cluster.wait_for_nodes()
     yield cluster
     import ray

@@ -194,3 +194,40 @@ def test_the_critic_filter_s_start_pages_come_from_the_workers(ray_cluster, site
     cluster = local.config.cluster.model_copy(update={"executor": "ray", "address": ray_cluster.address})
     on_ray = type(local)(local.config.model_copy(update={"cluster": cluster}))
     assert start_pages(tasks, on_ray) == start_pages(tasks, local)
+
+
+def test_the_cluster_and_the_sites_stay_on_loopback(ray_cluster, site_servers):
+    """Every node of the test cluster registers at 127.0.0.1, and no process the tests started (the Ray nodes and
+    their workers, the site servers, this driver) listens on or talks to any other address."""
+    import ipaddress
+
+    import psutil
+    import ray
+
+    from webrl.cluster import connect
+
+    site_servers("miniwob")
+    connect(ray_cluster.address)
+    assert {node["NodeManagerAddress"] for node in ray.nodes()} == {"127.0.0.1"}
+
+    def loopback(ip: str) -> bool:
+        address = ipaddress.ip_address(ip.partition("%")[0])
+        return (getattr(address, "ipv4_mapped", None) or address).is_loopback
+
+    seen, strays = set(), []
+    for process in [psutil.Process(), *psutil.Process().children(recursive=True)]:
+        try:
+            server = "webrl.sites.embedded.server" in process.cmdline()
+            name, sockets = "site server" if server else process.name(), process.net_connections(kind="inet")
+        except psutil.NoSuchProcess:
+            continue
+        for sock in sockets:
+            seen.add(name)
+            ends = [sock.laddr.ip, *([sock.raddr.ip] if sock.raddr else [])]
+            strays += [
+                f"{name} ({process.pid}): {sock.laddr} -> {sock.raddr or 'listening'}"
+                for ip in ends
+                if not loopback(ip)
+            ]
+    assert {"gcs_server", "raylet", "site server"} <= seen, seen
+    assert strays == []
