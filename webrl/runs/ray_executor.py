@@ -34,6 +34,7 @@ from webrl.sites.base import SiteBackend
 from webrl.tasks.model import Task
 
 STOP_TIMEOUT_S = 30
+EXIT_TIMEOUT_S = 30  # how long a run waits for its killed workers' processes to end
 
 
 def env_capacity(cluster: ClusterConfig) -> int:
@@ -112,6 +113,9 @@ class RayExecutor:
             ]
         finally:
             await asyncio.gather(*(_stop(actor) for actor in actors))
+            # ray.kill only asks: a run ends when its workers have, where this host can see them
+            here = ray.util.get_node_ip_address()
+            await asyncio.to_thread(_wait_for_exit, [w["pid"] for w in self.workers if w["node"] == here])
 
     def describe(self) -> dict:
         return {
@@ -139,6 +143,21 @@ async def _stop(actor) -> None:
     except (RayActorError, TimeoutError):
         pass
     ray.kill(actor)
+
+
+def _wait_for_exit(pids: list[int]) -> None:
+    deadline = time.monotonic() + EXIT_TIMEOUT_S
+    while any(map(_running, pids)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def _running(pid: int) -> bool:
+    """Whether process `pid` runs (a zombie, ended and not yet reaped by its raylet, does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
 
 
 @dataclass
