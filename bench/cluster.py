@@ -30,12 +30,12 @@ from rich.table import Table
 from stamp import add_json_option, write_result  # bench/ is on sys.path when a bench runs
 from throughput import sample
 
-from webrl.config import load_config, on_free_ports
+from webrl.config import load_config
 from webrl.policy.factory import make_policy
 from webrl.runs.eval import EvalSettings, run_eval
 from webrl.runs.executor import LocalExecutor
 from webrl.runs.ray_executor import RayExecutor
-from webrl.sites.embedded.backend import EmbeddedBackend
+from webrl.sites.embedded.backend import up_on_free_ports
 
 TASKS = "miniwob:test"
 
@@ -74,12 +74,11 @@ def main() -> None:
     rows: list[dict] = []
     with tempfile.TemporaryDirectory() as tmp:
         state = Path(tmp)
-        config = on_free_ports(
+        tasks = sample(TASKS, state, args.episodes)
+        local_sites = up_on_free_ports(
             load_config(flags={"state_dir": state, "sites.sites": "miniwob", "sites.instances": most}, environ={})
         )
-        tasks = sample(TASKS, state, args.episodes)
-        local_sites = EmbeddedBackend(config)
-        local_sites.up()
+        config = local_sites.config
         cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
         nodes = [cluster.add_node(num_cpus=1, resources={"webrl_env": 1}) for _ in range(most)]
         cluster.wait_for_nodes()

@@ -29,8 +29,9 @@ from rich.console import Console
 from rich.table import Table
 from stamp import add_json_option, table_numbers, write_result  # bench/ is on sys.path when a bench runs
 
-from webrl.config import load_config, on_free_ports
+from webrl.config import load_config
 from webrl.sites.docker.backend import LABEL_OWNER, DockerBackend
+from webrl.sites.embedded.backend import up_on_free_ports
 from webrl.sites.embedded.registry import WEBARENA_SITES, site_spec
 
 OFFICIAL_FULL_RESET_S = (120, 300)  # WebArena docs: a full container reset takes 2-5 minutes
@@ -74,11 +75,13 @@ def measure(backend: DockerBackend, site: str, rounds: int, how: str) -> tuple[l
 def bench_case(sites: list[str], args, console: Console) -> dict:
     label = "all sites" if len(sites) > 1 else sites[0]
     with tempfile.TemporaryDirectory() as state:
-        config = on_free_ports(load_config(flags={"state_dir": Path(state), "sites.sites": sites}, environ={}))
-        backend = DockerBackend(config, "embedded")
+        config = load_config(flags={"state_dir": Path(state), "sites.sites": sites}, environ={})
+        backend = DockerBackend(config, "embedded")  # down and purge find its containers by state dir, on any ports
         try:
             with console.status(f"{label}: up (seeding, then the snapshot)"):
-                first_up = timed(backend.up)
+                start = time.perf_counter()
+                backend = up_on_free_ports(config, lambda moved: DockerBackend(moved, "embedded"))
+                first_up = time.perf_counter() - start
                 backend.down()
                 snapshot_up = timed(backend.up)
             site = sites[0]

@@ -29,9 +29,9 @@ from rich.console import Console
 from rich.table import Table
 from stamp import add_json_option, table_numbers, write_result  # bench/ is on sys.path when a bench runs
 
-from webrl.config import load_config, on_free_ports
-from webrl.errors import UsageError, WebrlError
-from webrl.sites.embedded.backend import EmbeddedBackend
+from webrl.config import load_config
+from webrl.errors import WebrlError
+from webrl.sites.embedded.backend import up_on_free_ports
 
 GIB = 1 << 30
 
@@ -74,16 +74,16 @@ def directory_size(path: Path) -> int:
 
 
 def measure(state: Path, instances: int, requests: int) -> dict:
-    backend = EmbeddedBackend(
-        on_free_ports(load_config(flags={"state_dir": state, "sites.instances": instances}, environ={}))
-    )
     start = time.perf_counter()
-    statuses = backend.up()
-    row = {"up": time.perf_counter() - start, "healthy": sum(s.healthy for s in statuses), "sites": len(statuses)}
+    # on free ports: instances from 25 on listen in the kernel's range for outgoing connections (32768-60999),
+    # where any client may take a port before the server binds it (then up_on_free_ports starts over)
+    backend = up_on_free_ports(load_config(flags={"state_dir": state, "sites.instances": instances}, environ={}))
+    row = {"up": time.perf_counter() - start}
     try:
         start = time.perf_counter()
-        backend.status()
+        statuses = backend.status()
         row["probe"] = time.perf_counter() - start  # what up() did last: ask every site of every instance
+        row |= {"healthy": sum(s.healthy for s in statuses), "sites": len(statuses)}
         row |= proc_numbers(json.loads(backend.paths.server.read_text())["pid"])
         row["first_ms"] = latency_ms(backend.urls(0)["shopping"], requests)
         row["last_ms"] = latency_ms(backend.urls(instances - 1)["shopping"], requests)
@@ -93,17 +93,6 @@ def measure(state: Path, instances: int, requests: int) -> dict:
         backend.down()
         row["down"] = time.perf_counter() - start
     return row
-
-
-def measure_on_free_ports(state: Path, instances: int, requests: int, tries: int = 3) -> dict:
-    """measure(), again on other ports when one was taken between choosing and binding it: instances from 25 on
-    listen in the kernel's range of ports for outgoing connections (32768-60999), where any client may take one."""
-    for attempt in range(tries):
-        try:
-            return measure(state, instances, requests)
-        except UsageError as err:
-            if "already in use" not in str(err) or attempt == tries - 1:
-                raise
 
 
 def main() -> None:
@@ -130,7 +119,7 @@ def main() -> None:
                 break
             with console.status(f"{n} instances"):
                 try:
-                    rows[n] = measure_on_free_ports(Path(tmp) / str(n), n, args.requests)
+                    rows[n] = measure(Path(tmp) / str(n), n, args.requests)
                 except WebrlError as err:
                     stopped = f"stopped at {n} instances: {err}"
                     break

@@ -31,8 +31,8 @@ from rich.console import Console
 from rich.table import Table
 from stamp import add_json_option, write_result  # bench/ is on sys.path when a bench runs
 
-from webrl.config import load_config, on_free_ports
-from webrl.sites.embedded.backend import EmbeddedBackend
+from webrl.config import load_config
+from webrl.sites.embedded.backend import EmbeddedBackend, up_on_free_ports
 from webrl.sites.embedded.registry import SITE_NAMES, site_spec
 
 GOAL_MS = 50.0
@@ -86,9 +86,8 @@ def main() -> None:
     console = Console()
     rows = {}
     with tempfile.TemporaryDirectory() as state:
-        backend = EmbeddedBackend(on_free_ports(load_config(flags={"state_dir": Path(state)}, environ={})))
         with console.status("starting the embedded sites"):
-            backend.up()
+            backend = up_on_free_ports(load_config(flags={"state_dir": Path(state)}, environ={}))
         try:
             cases = [("store via HTTP", "shopping", dirty_store_via_http)]
             seen = set()

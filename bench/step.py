@@ -21,10 +21,10 @@ from rich.console import Console
 from rich.table import Table
 from stamp import add_json_option, write_result  # bench/ is on sys.path when a bench runs
 
-from webrl.config import load_config, on_free_ports
+from webrl.config import load_config
 from webrl.policy.oracle import OraclePolicy
 from webrl.runs.episodes import Browsers, EvalSettings, open_env, run_episode
-from webrl.sites.embedded.backend import EmbeddedBackend
+from webrl.sites.embedded.backend import EmbeddedBackend, up_on_free_ports
 from webrl.tasks.model import Task
 
 VAB_SLEEP_MS = 3000
@@ -78,9 +78,9 @@ def main() -> None:
     args = parser.parse_args()
     console = Console()
     with tempfile.TemporaryDirectory() as state:
-        config = on_free_ports(load_config(flags={"state_dir": Path(state), "sites.sites": ["shopping"]}, environ={}))
-        backend = EmbeddedBackend(config)
-        backend.up()
+        backend = up_on_free_ports(
+            load_config(flags={"state_dir": Path(state), "sites.sites": ["shopping"]}, environ={})
+        )
         try:
             with console.status(f"{args.episodes} scripted episodes of {len(SESSION)} steps"):
                 steps = asyncio.run(measure(backend, args.episodes, Path(state) / "episodes"))

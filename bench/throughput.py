@@ -29,12 +29,12 @@ from rich.console import Console
 from rich.table import Table
 from stamp import add_json_option, write_result  # bench/ is on sys.path when a bench runs
 
-from webrl.config import load_config, on_free_ports
+from webrl.config import load_config
 from webrl.policy.factory import make_policy
 from webrl.runs.eval import EvalSettings, run_eval
 from webrl.runs.executor import LocalExecutor
 from webrl.runs.records import EpisodeRecord, read_episodes
-from webrl.sites.embedded.backend import EmbeddedBackend
+from webrl.sites.embedded.backend import EmbeddedBackend, up_on_free_ports
 from webrl.sites.miniwob.tasks import scripted_names
 from webrl.sites.task_sets import resolve_task_set
 
@@ -129,10 +129,7 @@ def bench_sites(instances: int) -> Iterator[tuple[EmbeddedBackend, Path]]:
     """The embedded sites up on free ports with a temporary state directory, for as long as the block runs."""
     with tempfile.TemporaryDirectory() as tmp:
         state = Path(tmp)
-        backend = EmbeddedBackend(
-            on_free_ports(load_config(flags={"state_dir": state, "sites.instances": instances}, environ={}))
-        )
-        backend.up()
+        backend = up_on_free_ports(load_config(flags={"state_dir": state, "sites.instances": instances}, environ={}))
         try:
             yield backend, state
         finally:

@@ -7,7 +7,7 @@ from rich.table import Table
 
 from webrl.cli.cluster import RayAddressOption, cluster_flags
 from webrl.cli.console import make_console
-from webrl.cli.main import GLOBALS
+from webrl.cli.global_options import GLOBALS
 from webrl.config import Config
 from webrl.doctor import run_checks
 from webrl.errors import UsageError

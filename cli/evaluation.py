@@ -14,7 +14,7 @@ import yaml
 
 from webrl.cli.cluster import ExecutorOption, RayAddressOption, cluster_flags
 from webrl.cli.console import episode_progress, make_console
-from webrl.cli.main import GLOBALS
+from webrl.cli.global_options import GLOBALS
 from webrl.cli.options import config_layers, extend_command, unset_options
 from webrl.cli.sites import compact_table
 from webrl.errors import IncompleteRun, UsageError
@@ -57,7 +57,7 @@ def eval_command(
     """Run a policy over a task set in real browsers; write episodes.jsonl, summary.json and report.html."""
     from webrl.evaluators.judge import parse_judge_spec  # Playwright & co. only when evaluating
     from webrl.runs.eval import incomplete
-    from webrl.runs.executor import executor_for
+    from webrl.runs.executor_factory import executor_for
     from webrl.sites.task_sets import resolve_task_set
 
     site_config = GLOBALS.config(**{"sites.backend": backend}, **cluster_flags(executor, ray_address))

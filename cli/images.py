@@ -11,7 +11,7 @@ from docker.errors import ImageNotFound
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
 from webrl.cli.console import make_console
-from webrl.cli.main import GLOBALS
+from webrl.cli.global_options import GLOBALS
 from webrl.cli.sites import compact_table
 from webrl.errors import UsageError, WebrlError
 from webrl.sites.docker.backend import LABEL_OWNER, DockerBackend

@@ -7,14 +7,14 @@ import errno
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, NoReturn
 
 import click
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from webrl.config import Config, load_config
+from webrl.cli.global_options import GLOBALS
 from webrl.errors import WebrlError
 
 app = typer.Typer(
@@ -38,20 +38,6 @@ STORAGE_ERRORS = {
     errno.EROFS: "choose a folder on a writable file system",
     errno.EACCES: "check its permissions or choose another folder",
 }
-
-
-class Globals:
-    """Options given before the command; commands turn them into a Config with their own flags."""
-
-    config_file: Path | None = None
-    state_dir: Path | None = None
-    debug: bool = False
-
-    def config(self, **flags: Any) -> Config:
-        return load_config(self.config_file, {"state_dir": self.state_dir, **flags})
-
-
-GLOBALS = Globals()
 
 
 @app.callback()

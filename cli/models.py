@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from webrl.cli.console import make_console
-from webrl.cli.main import GLOBALS
+from webrl.cli.global_options import GLOBALS
 from webrl.cli.sites import compact_table
 from webrl.policy.models import MODEL_FORMS, folder_size, model_cache, prepared_models, resolve_model
 

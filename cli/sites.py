@@ -11,7 +11,7 @@ from rich import box
 from rich.table import Table
 
 from webrl.cli.console import make_console
-from webrl.cli.main import GLOBALS
+from webrl.cli.global_options import GLOBALS
 from webrl.config import MAX_INSTANCES
 from webrl.errors import UsageError
 from webrl.sites.backends import make_backend

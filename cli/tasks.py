@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from webrl.cli.console import make_console
-from webrl.cli.main import GLOBALS
+from webrl.cli.global_options import GLOBALS
 from webrl.cli.sites import compact_table
 from webrl.errors import UsageError
 from webrl.runs.records import EpisodeRecord

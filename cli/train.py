@@ -24,6 +24,7 @@ from rich.table import Table
 
 from webrl.cli.cluster import ExecutorOption, RayAddressOption, cluster_flags
 from webrl.cli.console import episode_progress, make_console
+from webrl.cli.global_options import GLOBALS
 from webrl.cli.options import config_layers, extend_command, field_option, unset_options
 from webrl.config import ClusterConfig
 from webrl.errors import UsageError, field_problem
@@ -117,8 +118,6 @@ def launchable(command: Callable) -> Callable:
     as ranks a Ray cluster places, `--executor ray`), and this process only waits for them."""
 
     def call(kwargs: dict[str, Any]) -> Any:
-        from webrl.cli.main import GLOBALS
-
         procs, nodes, hostfile = kwargs.pop("procs"), kwargs.pop("nodes"), kwargs.pop("hostfile")
         cluster = GLOBALS.config(**cluster_flags(kwargs.pop("executor"), kwargs.pop("ray_address"))).cluster
         if launched():  # one of the processes the launcher or Ray started: train
@@ -205,8 +204,7 @@ def print_summary(title: str, summary: dict[str, Any]) -> None:
 
 
 def model_cache_dir() -> Path:
-    """<state dir>/models of the global options (imported here: cli.main imports this module at startup)."""
-    from webrl.cli.main import GLOBALS
+    """<state dir>/models of the global options."""
     from webrl.policy.models import model_cache
 
     return model_cache(GLOBALS.config())
@@ -237,7 +235,8 @@ def sft(
 ) -> None:
     """Supervised fine-tuning on demonstrations: token-mean NLL of the response tokens (and, with --page-loss,
     of the prompt's). Writes OUT/actor for `webrl rl-update --actor OUT/actor`."""
-    from webrl.rl.job import SftJob, run_job
+    from webrl.rl.job import run_job
+    from webrl.rl.job_spec import SftJob
 
     summary = run_job(
         SftJob(data=data, model=model, out=out, settings=settings, max_tokens=max_tokens, models_dir=model_cache_dir())
@@ -284,7 +283,8 @@ def rl_update(
 ) -> None:
     """One WebRL phase: reference log-probs and replay selection, critic update, advantages, actor update.
     Writes OUT/actor, OUT/critic and OUT/metrics.json."""
-    from webrl.rl.job import UpdateJob, run_job
+    from webrl.rl.job import run_job
+    from webrl.rl.job_spec import UpdateJob
 
     summary = run_job(
         UpdateJob(
@@ -417,7 +417,6 @@ def train_command(
 ) -> None:
     """The whole WebRL run: SFT (phase 0), then per phase: tasks from the last phase's failures, critic filter,
     rollouts, rewards (rules or ORM), critic and actor update with replay, evaluation. Needs `webrl up`."""
-    from webrl.cli.main import GLOBALS
     from webrl.sites.backends import make_backend
     from webrl.train.recipe import TrainRun
 

@@ -43,7 +43,9 @@ class SiteBackend(Protocol):
     def running(self) -> RunningSites | None:
         """The sites that are up (None: not started)."""
 
-    def up(self) -> list[SiteStatus]: ...
+    def up(self, owner: int | None = None) -> list[SiteStatus]:
+        """Start the sites; with `owner`, a process id, they end with that process where the backend can tie them to
+        one (the embedded server watches it; Docker's containers outlive it until `down`)."""
 
     def down(self) -> None: ...
 

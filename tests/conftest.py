@@ -3,11 +3,18 @@ for running the `webrl` command as a user does (cli_support.webrl)."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from cli_support import private_env
 
 from webrl.config import load_config, on_free_ports
-from webrl.sites.embedded.backend import EmbeddedBackend
+from webrl.sites.embedded.backend import EmbeddedBackend, up_on_free_ports
+
+# The tests' Ray clusters stay on loopback. Ray's switch for single-machine clusters (named for Windows and macOS) makes
+# a node and a driver take 127.0.0.1 as this machine's address, not the interface's; Ray reads it when imported, and
+# every process a test starts inherits it.
+os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
 
 
 @pytest.fixture(scope="session")
@@ -39,10 +46,16 @@ def cli_env(tmp_path):
     return private_env(tmp_path / "state")
 
 
-def free_ports_config(state_dir, **sites_settings):
-    """A Config on free ports, so tests never collide with a user's sites or each other."""
+def private_config(state_dir, **sites_settings):
+    """A Config of `state_dir` and these sites settings, whatever the environment says."""
     flags = {"state_dir": state_dir, **{f"sites.{key}": value for key, value in sites_settings.items()}}
-    return on_free_ports(load_config(flags=flags, environ={}))
+    return load_config(flags=flags, environ={})
+
+
+def free_ports_config(state_dir, **sites_settings):
+    """A Config on free ports, so tests never collide with a user's sites or each other (for a test that starts
+    and stops the sites itself; the sites of one up: up_on_free_ports)."""
+    return on_free_ports(private_config(state_dir, **sites_settings))
 
 
 @pytest.fixture(scope="session")
@@ -54,11 +67,8 @@ def site_servers(tmp_path_factory):
     def serve(*sites: str, instances: int = 1) -> EmbeddedBackend:
         key = (sites, instances)
         if key not in started:
-            backend = EmbeddedBackend(
-                free_ports_config(tmp_path_factory.mktemp("state"), sites=list(sites), instances=instances)
-            )
-            backend.up()
-            started[key] = backend
+            config = private_config(tmp_path_factory.mktemp("state"), sites=list(sites), instances=instances)
+            started[key] = up_on_free_ports(config)
         return started[key]
 
     yield serve
@@ -129,9 +139,10 @@ def ray_cluster():
     """A real three-node Ray cluster on this machine: a head with no CPUs for work, two nodes with one CPU and one
     unit of the environment resource `webrl_env` each (skipped without the cluster extra)."""
     cluster_utils = pytest.importorskip("ray.cluster_utils", reason="the cluster extra (pip install '.[cluster]')")
-    cluster = cluster_utils.Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
+    head = {"num_cpus": 0, "include_dashboard": False, "node_ip_address": "127.0.0.1"}
+    cluster = cluster_utils.Cluster(initialize_head=True, head_node_args=head)
     for _ in range(2):
-        cluster.add_node(num_cpus=1, resources={"webrl_env": 1})
+        cluster.add_node(num_cpus=1, resources={"webrl_env": 1}, node_ip_address="127.0.0.1")
     cluster.wait_for_nodes()
     yield cluster
     import ray

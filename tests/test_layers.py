@@ -16,7 +16,15 @@ FOLDERS = {"webrl": "webrl", "cli": "webrl.cli", "sites": "webrl.sites", "evalua
 # Bottom to top: a part may import the parts on earlier lines only; parts on one line do not import each other.
 LAYERS: list[tuple[str, ...]] = [
     ("webrl.errors",),
-    ("webrl.netutil", "webrl.files", "webrl.timing", "webrl.provenance", "webrl.layered_settings", "webrl.sitelist"),
+    (
+        "webrl.netutil",
+        "webrl.files",
+        "webrl.timing",
+        "webrl.provenance",
+        "webrl.layered_settings",
+        "webrl.sitelist",
+        "webrl.cluster",
+    ),
     ("webrl.config", "webrl.browser"),
     ("webrl.doctor",),
     ("webrl.tasks",),
@@ -48,26 +56,33 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def imported_names(path: Path, module: str) -> set[str]:
-    """Every webrl module (or name in one) that `path` imports."""
+def import_statements(path: Path, module: str) -> list[tuple[str, ...]]:
+    """What each import of `path` names: (name,) for `import name` or import_module("name"), and (base,
+    base.member, ...) for `from base import member, ...`."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    names: set[str] = set()
+    statements: list[tuple[str, ...]] = []
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            names |= {alias.name for alias in node.names}
+            statements += [(alias.name,) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, *([node.module] if node.module else [])])
-            names |= {base} | {f"{base}.{alias.name}" for alias in node.names}
+            statements.append((base, *(f"{base}.{alias.name}" for alias in node.names)))
         elif (
             isinstance(node, ast.Call)
             and getattr(node.func, "attr", None) == "import_module"
             and node.args
             and isinstance(node.args[0], ast.Constant)
         ):
-            names.add(node.args[0].value)
+            statements.append((node.args[0].value,))
+    return statements
+
+
+def imported_names(path: Path, module: str) -> set[str]:
+    """Every webrl module (or name in one) that `path` imports."""
+    names = {name for statement in import_statements(path, module) for name in statement}
     return {name for name in names if name == "webrl" or name.startswith("webrl.")}
 
 
@@ -118,3 +133,68 @@ def test_the_scan_sees_an_upward_import(tmp_path, monkeypatch):
         "webrl/tasks/load.py: webrl.tasks.load (webrl.tasks) imports webrl.policy (webrl.policy)",
         "webrl/tasks/load.py: webrl.tasks.load (webrl.tasks) imports webrl.policy.base (webrl.policy)",
     ]
+
+
+def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """module -> the modules of `modules` it imports: `from package import submodule` imports the submodule, a
+    name defined in a module imports that module."""
+
+    def module_of(name: str) -> str:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name
+
+    graph = {}
+    for module, path in modules.items():
+        targets = set()
+        for base, *members in import_statements(path, module):
+            targets |= {member if member in modules else module_of(base) for member in members or [base]}
+        graph[module] = targets - {"", module}
+    return graph
+
+
+def import_cycles(modules: dict[str, Path]) -> list[list[str]]:
+    """Every group of modules that import each other, directly or around a circle (Tarjan's strongly connected
+    components of more than one module), each sorted."""
+    graph = import_graph(modules)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for target in graph[module]:
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in on_stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            group = []
+            while not group or group[-1] != module:
+                group.append(stack.pop())
+                on_stack.discard(group[-1])
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return sorted(groups)
+
+
+def test_no_modules_import_each_other():
+    assert import_cycles(library_modules()) == []
+
+
+def test_the_scan_sees_a_circle_of_lazy_imports(tmp_path):
+    """The check can fail: two modules that import each other, one of them inside a function, are caught."""
+    (tmp_path / "a.py").write_text("from webrl.runs.b import run\n")
+    (tmp_path / "b.py").write_text("def run():\n    from . import a\n")
+    (tmp_path / "c.py").write_text("from webrl.runs import a\n")
+    modules = {f"webrl.runs.{name}": tmp_path / f"{name}.py" for name in "abc"}
+    assert import_cycles(modules) == [["webrl.runs.a", "webrl.runs.b"]]

@@ -37,7 +37,7 @@ class SitesUnavailable(UsageError):
 
 
 class PortTaken(UsageError):
-    """A port the sites are to listen on is in use. On ports chosen free a moment before (a Ray worker's sites),
+    """A port the sites are to listen on is in use. On ports chosen free a moment before (up_on_free_ports),
     another process took it in between, and other free ports will do."""
 
 

@@ -82,9 +82,10 @@ class DockerBackend:
 
     # -- SiteBackend ----------------------------------------------------------------------------
 
-    def up(self, on_step=lambda message: None) -> list[SiteStatus]:
+    def up(self, on_step=lambda message: None, owner: int | None = None) -> list[SiteStatus]:
         """Start every container, configure and snapshot it (first time only), and wait until all are healthy.
-        Idempotent: if the same sites are up, check them and report them; what a killed `up` left is started over."""
+        Idempotent: if the same sites are up, check them and report them; what a killed `up` left is started over.
+        The containers are not tied to `owner`'s process: `down` stops them."""
         plan = self.plan()
         with self.files.up_lock():
             if self._already_up(plan, on_step):

@@ -13,7 +13,7 @@ import docker
 from docker.errors import APIError, DockerException
 from requests.exceptions import RequestException
 
-from webrl.errors import UsageError, WebrlError
+from webrl.errors import PortTaken, UsageError, WebrlError
 from webrl.netutil import port_free, port_owner
 
 # Queries answer in moments; an engine that takes a minute is stuck. Commits, removals, starts and loads of images
@@ -136,7 +136,7 @@ def check_ports(client: docker.DockerClient, ports: list[tuple[str, int, str]]) 
     for host, port, what in ports:
         if not port_free(host, port):
             owner = _container_on(client, port) or port_owner(port) or "another process"
-            raise UsageError(
+            raise PortTaken(
                 f"port {port} ({what}) is already in use by {owner}; stop it, or move the sites "
                 f"with a config file (sites.ports) or WEBRL_SITES__PORTS__<SITE>"
             )

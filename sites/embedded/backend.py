@@ -13,19 +13,24 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from contextlib import closing
 from datetime import datetime
 from pathlib import Path
+from typing import TypeVar
 
-from webrl.config import Config
+from webrl.config import Config, on_free_ports
 from webrl.errors import PortTaken, SitesUnavailable, UsageError, WebrlError
 from webrl.files import write_atomically, write_private
 from webrl.netutil import port_free, port_owner
-from webrl.sites.base import ResetResult, SiteStatus
+from webrl.sites.base import ResetResult, SiteBackend, SiteStatus
 from webrl.sites.embedded.registry import SITE_NAMES, site_spec
-from webrl.sites.embedded.server import TOKEN_HEADER, EmbeddedPaths, ServerPlan
+from webrl.sites.embedded.server import BIND_FAILED, TOKEN_HEADER, EmbeddedPaths, ServerPlan
 
 START_TIMEOUT_S = 60
+PORT_ATTEMPTS = 3  # sets of free ports tried by up_on_free_ports
+
+B = TypeVar("B", bound=SiteBackend)
 
 
 class EmbeddedBackend:
@@ -242,7 +247,7 @@ class EmbeddedBackend:
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 last = _last_line(self.paths.log)
-                error = PortTaken if last.startswith("cannot bind") else WebrlError
+                error = PortTaken if last.startswith(BIND_FAILED) else WebrlError
                 raise error(f"the site server stopped while starting: {last} (log: {self.paths.log})")
             if self.paths.server.exists() and all(self._answers_control(plan, k) for k in range(plan.instances)):
                 return
@@ -287,6 +292,22 @@ class EmbeddedBackend:
         if not 0 <= instance < plan.instances:
             raise UsageError(f"--instance {instance}: only instances 0..{plan.instances - 1} are running")
         return instance
+
+
+def up_on_free_ports(config: Config, make: Callable[[Config], B] = EmbeddedBackend, owner: int | None = None) -> B:
+    """The sites of `config` up on ports free now, in the backend `make` builds (tests, benchmarks, the environment
+    workers that share a host), until process `owner` ends where given. A port chosen free can be taken by another
+    process before the server binds it (most likely in the kernel's range for outgoing connections, where the ports
+    of many instances fall): then the sites start on other free ports."""
+    for attempt in range(1, PORT_ATTEMPTS + 1):
+        backend = make(on_free_ports(config))
+        try:
+            backend.up(owner=owner)
+        except PortTaken:
+            if attempt < PORT_ATTEMPTS:
+                continue
+            raise
+        return backend
 
 
 def check_sites(sites: list[str] | None, available: tuple[str, ...] = SITE_NAMES) -> list[str]:

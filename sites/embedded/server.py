@@ -35,6 +35,7 @@ from webrl.sites.embedded.registry import site_spec
 from webrl.sites.platform import Database, SessionStore, SiteContext, load_pristine
 
 TOKEN_HEADER = "x-webrl-token"
+BIND_FAILED = "cannot bind"  # how the server's last log line starts when a port was taken (the backend reads it)
 
 
 class EmbeddedPaths:
@@ -194,7 +195,7 @@ def _bind(host: str, port: int, what: str) -> socket.socket:
         sock.bind((host, port))
     except OSError as err:
         sock.close()
-        raise SystemExit(f"cannot bind {host}:{port} ({what}): {err.strerror}") from None
+        raise SystemExit(f"{BIND_FAILED} {host}:{port} ({what}): {err.strerror}") from None
     sock.listen(512)
     sock.set_inheritable(True)
     return sock

@@ -196,29 +196,38 @@ def test_the_critic_filter_s_start_pages_come_from_the_workers(ray_cluster, site
     assert start_pages(tasks, on_ray) == start_pages(tasks, local)
 
 
-def test_a_worker_whose_port_was_taken_starts_its_sites_on_other_ports(tmp_path):
-    """A worker chooses free ports for its sites, and on a busy host another process can take one before the
-    server binds it (seen in CI: Ray's own connections); the worker moves to other free ports. The worker here is
-    the class itself, in this process, with a port it chose held by a listening socket."""
-    import asyncio
-    import socket
+def test_the_cluster_and_the_sites_stay_on_loopback(ray_cluster, site_servers):
+    """Every node of the test cluster registers at 127.0.0.1, and no process the tests started (the Ray nodes and
+    their workers, the site servers, this driver) listens on or talks to any other address."""
+    import ipaddress
 
-    from webrl.config import Config
-    from webrl.runs.episodes import EvalSettings
-    from webrl.runs.ray_executor import EnvWorker
+    import psutil
+    import ray
 
-    settings = EvalSettings(tasks="map", out=tmp_path / "run")
-    worker = EnvWorker(Config(state_dir=tmp_path / "state"), settings, ["map"], "oracle", None)
-    taken = worker.backend.config.sites.ports.map
-    with socket.socket() as holder:
-        holder.bind(("127.0.0.1", taken))
-        holder.listen()
+    from webrl.cluster import connect
 
-        async def start_and_stop() -> tuple[dict, int]:
-            try:
-                return await worker.start(), worker.backend.config.sites.ports.map
-            finally:
-                await worker.stop()
+    site_servers("miniwob")
+    connect(ray_cluster.address)
+    assert {node["NodeManagerAddress"] for node in ray.nodes()} == {"127.0.0.1"}
 
-        info, port = asyncio.run(start_and_stop())
-    assert info["slots"] == 1 and port != taken
+    def loopback(ip: str) -> bool:
+        address = ipaddress.ip_address(ip.partition("%")[0])
+        return (getattr(address, "ipv4_mapped", None) or address).is_loopback
+
+    seen, strays = set(), []
+    for process in [psutil.Process(), *psutil.Process().children(recursive=True)]:
+        try:
+            server = "webrl.sites.embedded.server" in process.cmdline()
+            name, sockets = "site server" if server else process.name(), process.net_connections(kind="inet")
+        except psutil.NoSuchProcess:
+            continue
+        for sock in sockets:
+            seen.add(name)
+            ends = [sock.laddr.ip, *([sock.raddr.ip] if sock.raddr else [])]
+            strays += [
+                f"{name} ({process.pid}): {sock.laddr} -> {sock.raddr or 'listening'}"
+                for ip in ends
+                if not loopback(ip)
+            ]
+    assert {"gcs_server", "raylet", "site server"} <= seen, seen
+    assert strays == []

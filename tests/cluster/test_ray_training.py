@@ -8,12 +8,22 @@ import shutil
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from cli_support import webrl
 
 cluster_utils = pytest.importorskip("ray.cluster_utils", reason="the cluster extra (pip install '.[cluster]')")
+
+# A node of the cluster at argv[1], on loopback, until SIGTERM (`ray start` refuses to join a loopback cluster:
+# tests/conftest.py); it stops its processes on the way out.
+JOIN = """import signal, sys
+from ray._private.node import Node
+from ray._private.parameter import RayParams
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+params = RayParams(gcs_address=sys.argv[1], node_ip_address="127.0.0.1", num_cpus=1, include_log_monitor=False)
+Node(params, head=False, shutdown_at_exit=True, spawn_reaper=True)
+signal.sigwait({signal.SIGTERM})
+"""
 
 
 def can_hide_folders() -> bool:
@@ -34,12 +44,12 @@ def test_a_training_folder_one_node_cannot_see_is_refused(tmp_path):
     hidden = tmp_path / "shared"
     hidden.mkdir()
     (hidden / "demos.jsonl").write_text("")
-    cluster = cluster_utils.Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
-    cluster.add_node(num_cpus=1)
-    ray_command = Path(sys.executable).parent / "ray"
-    join = f"{ray_command} start --address {cluster.address} --num-cpus 1 --block"
+    head = {"num_cpus": 0, "include_dashboard": False, "node_ip_address": "127.0.0.1"}
+    cluster = cluster_utils.Cluster(initialize_head=True, head_node_args=head)
+    cluster.add_node(num_cpus=1, node_ip_address="127.0.0.1")
+    join = f'{sys.executable} -c "$0" {cluster.address}'
     private = subprocess.Popen(
-        ["unshare", "-m", "--propagation", "private", "sh", "-c", f"mount -t tmpfs none {hidden} && exec {join}"],
+        ["unshare", "-m", "--propagation", "private", "sh", "-c", f"mount -t tmpfs none {hidden} && exec {join}", JOIN],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -13,7 +13,7 @@ from webrl.env.actions import parse_action
 from webrl.env.observation import Observation
 from webrl.errors import UsageError, WebrlError
 from webrl.policy.base import PolicyInput, Sampling
-from webrl.policy.factory import make_policy
+from webrl.policy.factory import make_policy, serving
 from webrl.policy.oracle import OracleError, find_element
 from webrl.policy.prompt import webrl_prompt
 from webrl.tasks.model import Task
@@ -46,6 +46,14 @@ OBS = Observation(
 def test_bad_specs_list_the_valid_forms(spec):
     with pytest.raises(UsageError, match="valid forms"):
         make_policy(spec)
+
+
+@pytest.mark.parametrize("spec", ["oracle", "random:1", "openai:model@http://127.0.0.1:1"])
+def test_a_policy_without_a_server_of_its_own_starts_and_closes_as_a_no_op(spec):
+    """serving() and the Ray workers start and close every policy, without asking whether it has a server."""
+    policy = make_policy(spec)
+    with serving(policy) as served:
+        assert served is policy
 
 
 def test_random_policy_acts_validly_and_is_seeded():

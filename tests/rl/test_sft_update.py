@@ -24,7 +24,7 @@ from webrl.policy.models import load_causal_lm, load_tokenizer
 from webrl.policy.prompt import webrl_prompt
 from webrl.rl.critic import Critic
 from webrl.rl.data import action_logprobs, collate, encode, load_steps, next_token_logprobs, pad_token_id
-from webrl.rl.job import SftJob
+from webrl.rl.job_spec import SftJob
 from webrl.rl.settings import SftSettings
 from webrl.rl.sft import run_sft
 

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import yaml
 from rich.console import Console
 
-from webrl.cli.main import GLOBALS
+from webrl.cli.global_options import GLOBALS
 from webrl.sites.docker.engine import pull
 from webrl.sites.docker.images import VERIFIED_TAG, WEBARENA, verified_image
 

@@ -18,7 +18,7 @@ from cli_support import webrl
 from safetensors.torch import load_file
 
 from webrl.policy.prompt import webrl_prompt
-from webrl.rl.job import SftJob, UpdateJob, read_job, write_job
+from webrl.rl.job_spec import SftJob, UpdateJob, read_job, write_job
 from webrl.rl.settings import SftSettings, UpdateSettings
 from webrl.train.rewards import percentile_threshold
 from webrl.train.settings import RunSettings, preset

@@ -35,7 +35,8 @@ from webrl.rl.critic import Critic
 from webrl.rl.data import Encoded, collate, encode_prompt, pad_token_id
 from webrl.rl.objective import value_from_logits
 from webrl.runs.episodes import EvalSettings
-from webrl.runs.executor import EnvSlot, Executor, Work, dispatch, executor_for
+from webrl.runs.executor import EnvSlot, Executor, Work, dispatch
+from webrl.runs.executor_factory import executor_for
 from webrl.sites.base import SiteBackend
 from webrl.tasks.family import family_of
 from webrl.tasks.model import Task

@@ -42,6 +42,15 @@ class Response:
 
 
 class Policy(Protocol):
+    """An agent. The policies subclass it for `start` and `close`, which do nothing unless the policy runs its own
+    model server (vllm:): callers call both on every policy."""
+
     name: str
 
     def act(self, inputs: list[PolicyInput], sampling: Sampling) -> list[Response]: ...
+
+    def start(self) -> object:
+        """Get ready before the first episode (start a model server), so that a failed start is one error."""
+
+    def close(self) -> None:
+        """Let go of what `start` (or a first `act`) started."""

@@ -84,10 +84,8 @@ def serving(policy: Policy, starting: Callable[[], AbstractContextManager] = nul
     spinner), so that a failed start is one clear error rather than a policy error per episode; stop it
     afterwards, whatever happens."""
     try:
-        if hasattr(policy, "start"):
-            with starting():
-                policy.start()
+        with starting():
+            policy.start()
         yield policy
     finally:
-        if hasattr(policy, "close"):
-            policy.close()
+        policy.close()

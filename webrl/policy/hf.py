@@ -32,12 +32,12 @@ from transformers import (
     TopPLogitsWarper,
 )
 
-from webrl.policy.base import PolicyInput, Response, Sampling
+from webrl.policy.base import Policy, PolicyInput, Response, Sampling
 from webrl.policy.models import load_causal_lm, load_tokenizer, model_cache, resolve_model
 from webrl.policy.prompt import prompt_token_ids, webrl_prompt
 
 
-class HFPolicy:
+class HFPolicy(Policy):
     """A transformers model that answers batches of WebRL prompts (left-padded, KV-cached `generate`)."""
 
     def __init__(

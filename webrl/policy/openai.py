@@ -11,14 +11,14 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 
 from webrl.errors import WebrlError
-from webrl.policy.base import PolicyInput, Response, Sampling
+from webrl.policy.base import Policy, PolicyInput, Response, Sampling
 from webrl.policy.pool import ServerPool, describe_error
 from webrl.policy.prompt import chat_messages, webrl_prompt
 
 TIMEOUT_S = 300
 
 
-class OpenAIPolicy:
+class OpenAIPolicy(Policy):
     """`base_urls`: one server, or a pool of servers of the same model (webrl.policy.pool)."""
 
     def __init__(

@@ -17,7 +17,7 @@ import html
 import re
 
 from webrl.env.observation import Observation
-from webrl.policy.base import PolicyInput, Response, Sampling
+from webrl.policy.base import Policy, PolicyInput, Response, Sampling
 
 TARGET = re.compile(r'element="\{([^}]*)\}"')
 # An element with an id in the simplified HTML: its tag, attributes and direct text. Values and text are printed
@@ -31,7 +31,7 @@ class OracleError(Exception):
     pass
 
 
-class OraclePolicy:
+class OraclePolicy(Policy):
     name = "oracle"
 
     def act(self, inputs: list[PolicyInput], sampling: Sampling) -> list[Response]:

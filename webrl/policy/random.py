@@ -8,12 +8,12 @@ import json
 import random
 import re
 
-from webrl.policy.base import PolicyInput, Response, Sampling
+from webrl.policy.base import Policy, PolicyInput, Response, Sampling
 
 WORDS = ("test", "order", "shoes", "2023", "review", "blue")
 
 
-class RandomPolicy:
+class RandomPolicy(Policy):
     def __init__(self, seed: int = 0):
         self.name = f"random:{seed}"
         self.rng = random.Random(seed)

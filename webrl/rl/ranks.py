@@ -22,12 +22,12 @@ import ray
 from ray.util.placement_group import placement_group, remove_placement_group
 from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
 
+from webrl.cluster import connect
 from webrl.config import ClusterConfig
 from webrl.errors import UsageError, WebrlError
 from webrl.netutil import free_port
 from webrl.rl.engine import DIST_VARIABLES
-from webrl.rl.job import SftJob, UpdateJob, write_job
-from webrl.runs.ray_executor import connect
+from webrl.rl.job_spec import SftJob, UpdateJob, write_job
 
 PLACE_TIMEOUT_S = 120  # a placement the cluster cannot give by then is refused
 TAIL_LINES = 8

@@ -39,7 +39,7 @@ from webrl.rl.data import (
     pad_token_id,
 )
 from webrl.rl.engine import ACTOR_DIR, Engine, event_summary, init_distributed, write_metrics
-from webrl.rl.job import SftJob
+from webrl.rl.job_spec import SftJob
 from webrl.rl.objective import sft_loss
 
 

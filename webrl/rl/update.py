@@ -64,7 +64,7 @@ from webrl.rl.data import (
     pad_token_id,
 )
 from webrl.rl.engine import ACTOR_DIR, Engine, TrainSettings, event_summary, init_distributed, is_main, write_metrics
-from webrl.rl.job import UpdateJob
+from webrl.rl.job_spec import UpdateJob
 from webrl.rl.objective import Objective, value_from_logits
 from webrl.rl.passes import batched_pass, logprob_rows, pass_device, pass_dtype, sharded_map
 from webrl.rl.replay import mix, replay_candidates, select_replay

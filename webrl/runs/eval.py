@@ -27,7 +27,8 @@ from webrl.evaluators.result import ERROR_COUNTS_AS
 from webrl.files import write_atomically
 from webrl.provenance import provenance
 from webrl.runs.episodes import EvalSettings, save_screenshots
-from webrl.runs.executor import Executor, Work, dispatch, executor_for, play_episode
+from webrl.runs.executor import Executor, Work, dispatch, play_episode
+from webrl.runs.executor_factory import executor_for
 from webrl.runs.records import EPISODES_FILE, EpisodeRecord, parse_episode, read_episodes
 from webrl.runs.report import write_report
 from webrl.sites.base import SiteBackend

@@ -6,33 +6,28 @@ A job is a module-level coroutine function `job(slot, *args)` given an `EnvSlot`
 policy and the run's settings): `play_episode` for episodes, the critic filter's start pages for pages. Locally
 the slot is right here; on Ray the job and its arguments travel to the worker and its result comes back.
 
-This module never imports Ray: a run with the local executor needs no cluster package at all.
+This module never imports Ray: a run with the local executor needs no cluster package at all. The executor a
+configuration names: webrl.runs.executor_factory.
 """
 
 from __future__ import annotations
 
 import asyncio
-import gc
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import (
     AbstractAsyncContextManager,
-    AbstractContextManager,
     AsyncExitStack,
     ExitStack,
     asynccontextmanager,
-    contextmanager,
-    nullcontext,
 )
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from webrl.env.browser_env import BrowserEnv
 from webrl.errors import UsageError
 from webrl.evaluators.judge import Judge
 from webrl.policy.base import Policy
-from webrl.policy.factory import make_policy, serving
 from webrl.runs.episodes import Browsers, EvalSettings, open_env, run_episode
 from webrl.runs.records import EpisodeRecord
 from webrl.sites.base import SiteBackend
@@ -194,34 +189,3 @@ class LocalExecutor:
 
     def describe(self) -> dict:
         return {"kind": self.kind}
-
-
-@contextmanager
-def executor_for(
-    settings: EvalSettings,
-    backend: SiteBackend,
-    models_dir: Path | None = None,
-    judge: Judge | None = None,
-    starting: Callable[[], AbstractContextManager] = nullcontext,
-) -> Iterator[Executor]:
-    """The executor the configuration names (`cluster.executor`), acting with the policy `settings.policy` names.
-    Locally the policy is built and served here (inside `starting()`, a spinner) and let go afterwards; on Ray each
-    environment worker builds its own."""
-    cluster = backend.config.cluster
-    if cluster.executor == "ray":
-        try:
-            from webrl.runs.ray_executor import RayExecutor
-        except ImportError as err:
-            raise UsageError(
-                f"--executor ray needs Ray ({err.name} is not installed): pip install 'webrl[cluster]'"
-            ) from None
-        with RayExecutor(backend.config, settings, models_dir, starting) as executor:
-            yield executor
-        return
-    policy = make_policy(settings.policy, models_dir, settings.context)
-    try:
-        with serving(policy, starting):
-            yield LocalExecutor(backend, policy, judge)
-    finally:
-        del policy
-        gc.collect()

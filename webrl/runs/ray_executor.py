@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import socket
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -24,39 +23,18 @@ from typing import Any
 import ray
 from ray.exceptions import RayActorError
 
-from webrl.config import ClusterConfig, Config, on_free_ports
-from webrl.errors import PortTaken, UsageError, WebrlError
+from webrl.cluster import connect
+from webrl.config import ClusterConfig, Config
+from webrl.errors import UsageError, WebrlError
 from webrl.policy.factory import policy_builder
 from webrl.runs.episodes import Browsers, EvalSettings, open_env
 from webrl.runs.executor import EnvSlot, Job, Slot, T, WorkerLost
 from webrl.runs.model_servers import server_pool
+from webrl.sites.base import SiteBackend
 from webrl.tasks.model import Task
 
-CONNECT_TIMEOUT_S = 5  # a cluster address that does not accept a connection by then is refused
 STOP_TIMEOUT_S = 30
-PORT_ATTEMPTS = 3  # a worker's sites on other free ports, when a chosen one was taken before the server bound it
-
-
-def connect(address: str) -> None:
-    """Join the Ray cluster at `address` (auto: the one `ray start` runs on this machine) as a driver, once per
-    process; an address nobody answers on is one line, not Ray's minute of retries."""
-    if ray.is_initialized():
-        return
-    if address != "auto":
-        host, _, port = address.removeprefix("ray://").rpartition(":")
-        try:
-            socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S).close()
-        except (OSError, ValueError) as err:
-            raise UsageError(
-                f"--ray-address {address}: no Ray cluster answers there ({err}); start one with `ray start --head`"
-            ) from None
-    try:
-        ray.init(address=address, namespace="webrl", log_to_driver=False, logging_level="ERROR")
-    except (ConnectionError, RuntimeError, ValueError) as err:
-        raise UsageError(
-            f"--ray-address {address}: cannot join the Ray cluster ({str(err).splitlines()[0]}); "
-            "start one with `ray start --head`, or name it with --ray-address HOST:PORT"
-        ) from None
+EXIT_TIMEOUT_S = 30  # how long a run waits for its killed workers' processes to end
 
 
 def env_capacity(cluster: ClusterConfig) -> int:
@@ -135,6 +113,9 @@ class RayExecutor:
             ]
         finally:
             await asyncio.gather(*(_stop(actor) for actor in actors))
+            # ray.kill only asks: a run ends when its workers have, where this host can see them
+            here = ray.util.get_node_ip_address()
+            await asyncio.to_thread(_wait_for_exit, [w["pid"] for w in self.workers if w["node"] == here])
 
     def describe(self) -> dict:
         return {
@@ -164,6 +145,21 @@ async def _stop(actor) -> None:
     ray.kill(actor)
 
 
+def _wait_for_exit(pids: list[int]) -> None:
+    deadline = time.monotonic() + EXIT_TIMEOUT_S
+    while any(map(_running, pids)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def _running(pid: int) -> bool:
+    """Whether process `pid` runs (a zombie, ended and not yet reaped by its raylet, does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
 @dataclass
 class RaySlot:
     name: str
@@ -182,16 +178,11 @@ class EnvWorker:
     then `stop`. Everything it starts ends with its process: the site server watches it, Chromium is its child."""
 
     def __init__(self, config: Config, settings: EvalSettings, sites: list[str], policy: str, models_dir: Path | None):
-        from webrl.policy.factory import make_policy
-        from webrl.sites.backends import make_backend
-
         self.root = Path(tempfile.mkdtemp(prefix="webrl-worker-"))
         own_sites = config.sites.model_copy(update={"instances": settings.parallel, "sites": sites or None})
         self.config = config.model_copy(update={"state_dir": self.root, "sites": own_sites, "cluster": ClusterConfig()})
-        self.make_backend = make_backend
-        self.backend = make_backend(self._on_free_ports())
         self.settings, self.policy_spec, self.models_dir = settings, policy, models_dir
-        self.make_policy = make_policy
+        self.backend: SiteBackend | None = None
         self.policy = None
         self.slots: list[EnvSlot] = []
         self.stack = AsyncExitStack()
@@ -199,23 +190,15 @@ class EnvWorker:
     async def start(self) -> dict:
         """Bring up the sites, the policy and one browser environment per slot; what and where, for the summary."""
         from webrl.evaluators.judge import parse_judge_spec
-        from webrl.sites.embedded.backend import EmbeddedBackend
+        from webrl.policy.factory import make_policy
+        from webrl.sites.backends import make_backend
+        from webrl.sites.embedded.backend import up_on_free_ports
 
         began = time.perf_counter()
-        if isinstance(self.backend, EmbeddedBackend):
-            for attempt in range(PORT_ATTEMPTS):
-                try:
-                    await asyncio.to_thread(self.backend.up, owner=os.getpid())
-                    break
-                except PortTaken:  # chosen free, taken before the server bound it (the host's other processes)
-                    if attempt == PORT_ATTEMPTS - 1:
-                        raise
-                    self.backend = self.make_backend(self._on_free_ports())
-        else:
-            await asyncio.to_thread(self.backend.up)
-        self.policy = self.make_policy(self.policy_spec, self.models_dir, self.settings.context)
-        if hasattr(self.policy, "start"):
-            await asyncio.to_thread(self.policy.start)
+        # free ports: several workers may share a host; the sites end with this process however it ends
+        self.backend = await asyncio.to_thread(up_on_free_ports, self.config, make_backend, os.getpid())
+        self.policy = make_policy(self.policy_spec, self.models_dir, self.settings.context)
+        await asyncio.to_thread(self.policy.start)
         browsers = await self.stack.enter_async_context(Browsers())
         judge = parse_judge_spec(self.settings.judge)
         for k in range(self.settings.parallel):
@@ -232,16 +215,13 @@ class EnvWorker:
     async def run(self, index: int, job: Job[T], *args: Any) -> T:
         return await job(self.slots[index], *args)
 
-    def _on_free_ports(self) -> Config:
-        """The worker's config, embedded sites moved to ports free now (several workers share a host)."""
-        return on_free_ports(self.config) if self.config.sites.backend == "embedded" else self.config
-
     async def stop(self) -> None:
         try:
             await self.stack.aclose()
-            if hasattr(self.policy, "close"):
+            if self.policy is not None:  # None: it was not built
                 self.policy.close()
-            await asyncio.to_thread(self.backend.down)
+            if self.backend is not None:  # None: its sites did not start
+                await asyncio.to_thread(self.backend.down)
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
 

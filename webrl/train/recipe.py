@@ -49,7 +49,8 @@ from webrl.evaluators.judge import parse_judge_spec
 from webrl.files import write_atomically
 from webrl.policy.models import seeded
 from webrl.rl.data import StepRecord
-from webrl.rl.job import SftJob, UpdateJob, spawn
+from webrl.rl.job import spawn
+from webrl.rl.job_spec import SftJob, UpdateJob
 from webrl.rl.settings import SftSettings, TrainSettings
 from webrl.runs.eval import EvalSettings, Groups, run_policy
 from webrl.runs.records import EpisodeRecord, read_episodes

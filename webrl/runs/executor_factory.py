@@ -1,0 +1,47 @@
+"""The executor a configuration names (`cluster.executor`): local (webrl.runs.executor) or Ray
+(webrl.runs.ray_executor, imported only for a Ray run)."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from pathlib import Path
+
+from webrl.errors import UsageError
+from webrl.evaluators.judge import Judge
+from webrl.policy.factory import make_policy, serving
+from webrl.runs.episodes import EvalSettings
+from webrl.runs.executor import Executor, LocalExecutor
+from webrl.sites.base import SiteBackend
+
+
+@contextmanager
+def executor_for(
+    settings: EvalSettings,
+    backend: SiteBackend,
+    models_dir: Path | None = None,
+    judge: Judge | None = None,
+    starting: Callable[[], AbstractContextManager] = nullcontext,
+) -> Iterator[Executor]:
+    """The executor the configuration names (`cluster.executor`), acting with the policy `settings.policy` names.
+    Locally the policy is built and served here (inside `starting()`, a spinner) and let go afterwards; on Ray each
+    environment worker builds its own."""
+    cluster = backend.config.cluster
+    if cluster.executor == "ray":
+        try:
+            from webrl.runs.ray_executor import RayExecutor
+        except ImportError as err:
+            raise UsageError(
+                f"--executor ray needs Ray ({err.name} is not installed): pip install 'webrl[cluster]'"
+            ) from None
+        with RayExecutor(backend.config, settings, models_dir, starting) as executor:
+            yield executor
+        return
+    policy = make_policy(settings.policy, models_dir, settings.context)
+    try:
+        with serving(policy, starting):
+            yield LocalExecutor(backend, policy, judge)
+    finally:
+        del policy
+        gc.collect()
