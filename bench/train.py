@@ -131,14 +131,16 @@ def training_items(model_dir: Path, count: int) -> tuple[list, int]:
     """`count` actor-update items (webrl.rl.update.Item) with reference log-probs of the initial model, and
     the tokenizer's pad id."""
     from webrl.policy.models import load_causal_lm, load_tokenizer
-    from webrl.rl.data import Step, encode_steps, pad_token_id
+    from webrl.rl.data import TrainingStep, encode_steps, pad_token_id
     from webrl.rl.passes import batched_pass, logprob_rows
     from webrl.rl.update import Item
 
     tokenizer = load_tokenizer(model_dir)
     _, rows = synthetic_episodes(tasks=count, steps=1, elements=40, seed=1)
     steps = [
-        Step(r["task_id"], r["episode"], r["step"], r["prompt"], r["response"], r["reward"], None, True, r["reward"])
+        TrainingStep(
+            r["task_id"], r["episode"], r["step"], r["prompt"], r["response"], r["reward"], None, True, r["reward"]
+        )
         for r in rows
     ]
     encoded, _ = encode_steps(tokenizer, steps, MAX_TOKENS)

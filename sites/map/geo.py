@@ -77,7 +77,7 @@ def format_time(s: float) -> str:
 
 
 @dataclass
-class Step:
+class RouteStep:
     instruction: str
     distance_m: float
     lat: float
@@ -96,7 +96,7 @@ class Route:
     coords: list[tuple[float, float]]
     distance_m: float
     duration_s: float
-    steps: list[Step] = field(default_factory=list)
+    steps: list[RouteStep] = field(default_factory=list)
 
     @property
     def distance(self) -> str:
@@ -181,12 +181,12 @@ class RoadNetwork:
         route.steps = self.instructions(path, edges)
         return route
 
-    def instructions(self, path: list[int], edges: list[dict]) -> list[Step]:
+    def instructions(self, path: list[int], edges: list[dict]) -> list[RouteStep]:
         """Turn-by-turn steps: one per stretch of the route along one named road."""
-        steps: list[Step] = []
+        steps: list[RouteStep] = []
         if not edges:
             lat, lon = self.coords[path[0]]
-            return [Step("Reach destination", 0, lat, lon, "destination")]
+            return [RouteStep("Reach destination", 0, lat, lon, "destination")]
         groups: list[list[int]] = []  # indices into edges
         for k, e in enumerate(edges):
             prev = edges[k - 1] if k else None
@@ -223,9 +223,9 @@ class RoadNetwork:
                     text, kind = turn_text(max(-limit, min(limit, angle)), name)
                 else:
                     text, kind = turn_text(angle, name)
-            steps.append(Step(text, length, lat, lon, kind))
+            steps.append(RouteStep(text, length, lat, lon, kind))
         lat, lon = self.coords[path[-1]]
-        steps.append(Step("Reach destination", 0, lat, lon, "destination"))
+        steps.append(RouteStep("Reach destination", 0, lat, lon, "destination"))
         return steps
 
     def _bearing(self, path: list[int], k: int) -> float:

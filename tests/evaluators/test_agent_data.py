@@ -32,7 +32,7 @@ def task(base: Task, task_id: int, **changes) -> Task:
     return Task.model_validate({**base.to_config(), "task_id": task_id, **changes})
 
 
-def evaluate(backend, out: Path, tasks: list[Task], judge=None, **settings) -> dict:
+def webrl_eval(backend, out: Path, tasks: list[Task], judge=None, **settings) -> dict:
     config = EvalSettings(tasks="agent data", policy="oracle", out=out, screenshots=False, **settings)
     return asyncio.run(run_eval(config, tasks, LocalExecutor(backend, make_policy("oracle"), judge)))
 
@@ -58,7 +58,7 @@ def test_the_last_url_is_a_value_of_the_expression_not_its_text(shop_and_forum, 
     # a URL that would read as a call of another helper, were it spliced into the expression
     called = task(price, 102, **common, cheat=[f"goto [{forum}/f/nyc/1/x',shopping_get_auth_token(),'y]", "stop []"])
     answered = task(price, 0, cheat=["stop [$30.95]"])  # the same answer in this action space
-    summary = evaluate(shop_and_forum, tmp_path, [quoted, called, answered], action_space="webarena")
+    summary = webrl_eval(shop_and_forum, tmp_path, [quoted, called, answered], action_space="webarena")
     records = {r.task_id: r for r in read_episodes(tmp_path)}
     for task_id in (101, 102):
         record = records[task_id]
@@ -74,7 +74,7 @@ def test_an_evaluator_failing_on_the_answer_is_that_episodes_error(shop_and_foru
     fuzzy = {**price.to_config()["eval"], "reference_answers": {"fuzzy_match": ["$30.95"]}}
     answered = task(price, 103, eval=fuzzy, cheat=[r'exit(message="a\ud800b")'])
     judge = OpenAIJudge(chat_server.base, "judge-model")
-    summary = evaluate(shop_and_forum, tmp_path, [answered, price], judge=judge, mode="vab")
+    summary = webrl_eval(shop_and_forum, tmp_path, [answered, price], judge=judge, mode="vab")
     records = {r.task_id: r for r in read_episodes(tmp_path)}
     assert records[103].status == "error" and records[103].answer == SURROGATE
     [error] = summary["evaluator_errors"]
@@ -85,12 +85,12 @@ def test_an_evaluator_failing_on_the_answer_is_that_episodes_error(shop_and_foru
 def test_an_answer_no_encoding_takes_is_stored_escaped_and_resumed_after(shop_and_forum, tmp_path):
     price = load_tasks(SMOKE)[0]
     answered = task(price, 104, cheat=[r'exit(message="a\ud800b")'])
-    evaluate(shop_and_forum, tmp_path, [answered, price])
+    webrl_eval(shop_and_forum, tmp_path, [answered, price])
     episodes = tmp_path / "episodes.jsonl"
     first = episodes.read_text().splitlines()[0]
     assert "a\\ud800b" in first and "a\\ud800b" in (tmp_path / "report.html").read_text()  # stored, shown escaped
     record = read_episodes(tmp_path)[1]
     assert record.answer == SURROGATE and record.status == "done"  # read back exactly
     episodes.write_text(first + "\n")  # the run stopped after that episode
-    summary = evaluate(shop_and_forum, tmp_path, [answered, price], resume=True)
+    summary = webrl_eval(shop_and_forum, tmp_path, [answered, price], resume=True)
     assert summary["episodes"]["done"] == 2 and [r.answer for r in read_episodes(tmp_path)] == ["$30.95", SURROGATE]

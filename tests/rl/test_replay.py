@@ -7,14 +7,14 @@ import math
 import pytest
 import torch
 
-from webrl.rl.data import Step, action_logprobs, collate, encode, mc_returns, pad_token_id
+from webrl.rl.data import TrainingStep, action_logprobs, collate, encode, mc_returns, pad_token_id
 from webrl.rl.replay import confidence_scores, mix, replay_candidates, select_replay
 
 
 def episode(task_id, name, reward, n_steps=2, response="do()"):
     returns = mc_returns(reward, n_steps)
     return [
-        Step(
+        TrainingStep(
             task_id=task_id,
             episode=name,
             step=i,

@@ -30,13 +30,13 @@ def store(site_servers):
     return backend
 
 
-def evaluate(store, out: Path, policy: str, **settings):
+def webrl_eval(store, out: Path, policy: str, **settings):
     config = EvalSettings(tasks=str(SMOKE), policy=policy, out=out, **settings)
     return asyncio.run(run_eval(config, load_tasks(SMOKE), LocalExecutor(store, make_policy(policy))))
 
 
 def test_oracle_solves_every_smoke_task(store, tmp_path):
-    summary = evaluate(store, tmp_path, "oracle")
+    summary = webrl_eval(store, tmp_path, "oracle")
     rows = [json.loads(line) for line in (tmp_path / "episodes.jsonl").read_text().splitlines()]
     assert [r["score"] for r in rows] == [1.0] * len(rows), [(r["task_id"], r["eval"]) for r in rows]
     assert summary["success_rate"]["Average"]["mean"] == 100.0
@@ -62,16 +62,16 @@ def test_oracle_solves_every_smoke_task(store, tmp_path):
 
 @pytest.mark.slow  # a whole random run over the smoke set (~10 s)
 def test_random_policy_scores_near_zero(store, tmp_path):
-    summary = evaluate(store, tmp_path, "random:3", max_steps=8)
+    summary = webrl_eval(store, tmp_path, "random:3", max_steps=8)
     assert summary["success_rate"]["Average"]["mean"] <= 40.0
 
 
 @pytest.mark.slow  # two eval runs in subprocesses (~15 s)
 def test_resume_skips_finished_episodes(store, tmp_path):
-    evaluate(store, tmp_path, "oracle")
+    webrl_eval(store, tmp_path, "oracle")
     lines = (tmp_path / "episodes.jsonl").read_text().splitlines()
     (tmp_path / "episodes.jsonl").write_text("\n".join(lines[:2]) + "\n" + lines[2][:30])  # a crash mid-write
-    evaluate(store, tmp_path, "oracle", resume=True)
+    webrl_eval(store, tmp_path, "oracle", resume=True)
     rows = [
         json.loads(line)
         for line in (tmp_path / "episodes.jsonl").read_text().splitlines()
@@ -79,14 +79,14 @@ def test_resume_skips_finished_episodes(store, tmp_path):
     ]
     assert sorted(r["task_id"] for r in rows) == [0, 1, 2, 3, 4]
     with pytest.raises(UsageError, match="--resume"):
-        evaluate(store, tmp_path, "oracle")  # an existing run is never overwritten
+        webrl_eval(store, tmp_path, "oracle")  # an existing run is never overwritten
     # nor continued with another policy or other settings: its score would blend two runs
     with pytest.raises(
         UsageError,
         match=r"other settings than the run's \(policy: 'oracle' -> 'random:1'; "
         r"max_steps: 30 -> 8\)",
     ):
-        evaluate(store, tmp_path, "random:1", max_steps=8, resume=True)
+        webrl_eval(store, tmp_path, "random:1", max_steps=8, resume=True)
     assert len((tmp_path / "episodes.jsonl").read_text().splitlines()) == 5  # nothing was added
 
 
@@ -144,7 +144,7 @@ def test_a_task_its_mode_rejects_counts_as_that_harness_counts_it(store, tmp_pat
 
 def test_parallel_needs_instances(store, tmp_path):
     with pytest.raises(UsageError, match="--instances 2"):
-        evaluate(store, tmp_path, "oracle", parallel=2)
+        webrl_eval(store, tmp_path, "oracle", parallel=2)
 
 
 def test_cli_rejects_bad_policy_and_mode(tmp_path):
@@ -329,7 +329,7 @@ def test_an_instance_in_use_refuses_a_second_run_and_a_reset(store, tmp_path):
     state = store.config.state_dir
     with instance_lease(state, 0, "a run into runs/first"):
         with pytest.raises(UsageError, match=r"site instance 0 is in use by pid \d+ \(a run into runs/first\)"):
-            evaluate(store, tmp_path / "second", "oracle")
+            webrl_eval(store, tmp_path / "second", "oracle")
         assert not (tmp_path / "second").exists()  # refused before anything is written
         env = dict(os.environ, WEBRL_STATE_DIR=str(state))
         reset = subprocess.run(
@@ -344,7 +344,7 @@ def test_an_instance_in_use_refuses_a_second_run_and_a_reset(store, tmp_path):
             timeout=60,
         )
         assert forced.returncode == 0, forced.stderr
-    summary = evaluate(store, tmp_path / "after", "oracle")  # released when the holder is done
+    summary = webrl_eval(store, tmp_path / "after", "oracle")  # released when the holder is done
     assert summary["episodes"]["done"] == summary["episodes"]["planned"]
 
 

@@ -135,7 +135,7 @@ class Limits:
 
 
 @dataclass
-class Step:
+class TrajectoryStep:
     """One step of a trajectory, as stored in the run's JSONL."""
 
     index: int
@@ -251,7 +251,7 @@ class BrowserEnv:
             starting = time.perf_counter()
             if await self.family.start(self.page, self.task, restart, self.page_time_limit_s):
                 await self._settle(self.page, starting)
-        self.steps: list[Step] = []
+        self.steps: list[TrajectoryStep] = []
         self.history: list[str] = []
         self.answer: str | None = None
         self.page_ended = False  # the page ended the episode (MiniWoB++)
@@ -290,7 +290,9 @@ class BrowserEnv:
             with timed(timings, "settle"):
                 if not untouched:  # an answer, an unparseable response or a failed action before any input
                     capped = await self._settle(self.page, start, timings)
-            self.steps.append(Step(len(self.steps), self.page.url, text, _action_dict(action), error, timings, capped))
+            self.steps.append(
+                TrajectoryStep(len(self.steps), self.page.url, text, _action_dict(action), error, timings, capped)
+            )
             self.history.append(text)
 
             # A page may end its episode itself (MiniWoB++: a right or wrong submit): the agent's last step.
@@ -302,7 +304,7 @@ class BrowserEnv:
         reward, result = 0.0, None
         if terminated or truncated:
             with timed(timings, "evaluate"):
-                result = await self.evaluate()
+                result = await self.evaluate_episode()
             reward = result.score or 0.0
         info = StepInfo(error=error, timings_ms=timings, eval=result, truncated_by=self._why_truncated())
         return StepResult(obs, reward, terminated, truncated, info)
@@ -312,7 +314,7 @@ class BrowserEnv:
             self.page, self.observation_kind, escape=self.options.escape_text, click_at=self.options.click_at
         )
 
-    async def evaluate(self) -> EvalResult:
+    async def evaluate_episode(self) -> EvalResult:
         if await asyncio.to_thread(self._last_resets, self.task) != self._resets_at_start:
             raise SitesChanged(
                 f"a site of task {self.task.task_id} was reset during its episode (webrl reset --force?)"

@@ -29,7 +29,7 @@ GAMMA = 0.9  # official default.yaml gamma; process_data.py hard-codes it too
 
 
 @dataclass(frozen=True)
-class Step:
+class TrainingStep:
     """One step of an episode. `next_prompt` is None at the last step (terminal, `done`)."""
 
     task_id: int | str
@@ -126,7 +126,7 @@ def mc_returns(reward: float, n_steps: int, gamma: float = GAMMA) -> list[float]
     return returns[::-1]
 
 
-def _episode_steps(path: Path, rows: list[tuple[int, StepRecord]], gamma: float) -> list[Step]:
+def _episode_steps(path: Path, rows: list[tuple[int, StepRecord]], gamma: float) -> list[TrainingStep]:
     """The Steps of one episode, ordered, after checking steps 0..n-1 and one task id and reward."""
     rows = sorted(rows, key=lambda row: row[1].step)
     first = rows[0][1]
@@ -147,7 +147,7 @@ def _episode_steps(path: Path, rows: list[tuple[int, StepRecord]], gamma: float)
     returns = mc_returns(reward, len(rows), gamma)
     last = len(rows) - 1
     return [
-        Step(
+        TrainingStep(
             task_id=record.task_id,
             episode=record.episode_name,
             step=index,
@@ -162,7 +162,7 @@ def _episode_steps(path: Path, rows: list[tuple[int, StepRecord]], gamma: float)
     ]
 
 
-def load_steps(path: Path, gamma: float = GAMMA, reward_required: bool = False) -> list[Step]:
+def load_steps(path: Path, gamma: float = GAMMA, reward_required: bool = False) -> list[TrainingStep]:
     """Every step of a step JSONL file, episodes in order of first appearance, steps in order. A record without
     a reward is a demonstration (reward 1), which SFT data may be; an update's rollouts must say theirs."""
     episodes: dict[str, list[tuple[int, StepRecord]]] = {}
@@ -279,7 +279,7 @@ def max_tokens_for(model_dir: Path, requested: int | None) -> int:
     return min(MAX_TOKENS, int(config.get("max_position_embeddings") or MAX_TOKENS))
 
 
-def encode_steps(tokenizer, steps: Sequence[Step], max_tokens: int) -> tuple[list[Encoded | None], int]:
+def encode_steps(tokenizer, steps: Sequence[TrainingStep], max_tokens: int) -> tuple[list[Encoded | None], int]:
     """Each step's tokens (None where the response does not fit) and how many were skipped."""
     encoded: list[Encoded | None] = []
     for step in steps:

@@ -51,7 +51,7 @@ def critic_loss_paper(logits_s: Tensor, reward: Tensor) -> Tensor:
 def advantage_official(v: Tensor, v_next: Tensor, reward: Tensor, mc_return: Tensor) -> Tensor:
     """Â = clamp(V(s') − V(s) − 0.05 + r + mc_return, −1, 1);  A = +1 if Â ≥ 0 else −0.6  (official code).
 
-    r is the trajectory outcome on every step and s' = s at the terminal step (Step.next_observation).
+    r is the trajectory outcome on every step and s' = s at the terminal step (TrainingStep.next_observation).
     """
     a_hat = (v_next - v - STEP_MARGIN + reward + mc_return).clamp(-1.0, 1.0)
     return torch.where(a_hat >= 0, 1.0, NEGATIVE_ADVANTAGE).to(v.dtype).detach()
@@ -165,7 +165,7 @@ class Objective:
         return critic_loss_paper(logits_s, reward)
 
     def advantage(self, v: Tensor, v_next: Tensor, reward: Tensor, mc_return: Tensor, terminal: Tensor) -> Tensor:
-        """A per sample; v_next is V(Step.next_observation) (the paper form ignores it at terminal steps, awr
+        """A per sample; v_next is V(TrainingStep.next_observation) (the paper form ignores it at terminal steps, awr
         everywhere)."""
         if self.form == "official":
             return advantage_official(v, v_next, reward, mc_return)

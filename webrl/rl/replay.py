@@ -16,14 +16,14 @@ from collections.abc import Sequence
 
 import torch
 
-from webrl.rl.data import ResponseTooLong, Step, action_logprobs, collate, encode, pad_token_id
+from webrl.rl.data import ResponseTooLong, TrainingStep, action_logprobs, collate, encode, pad_token_id
 from webrl.rl.settings import REPLAY_CONFIDENCE
 
 SUCCESS = 0.5  # trajectory_reward >= 0.5 counts as a success
 REPLAY_RATIO = 2.0  # replay steps <= 2x current-phase steps (paper and code)
 
 
-def replay_candidates(earlier: Sequence[Step]) -> list[Step]:
+def replay_candidates(earlier: Sequence[TrainingStep]) -> list[TrainingStep]:
     """Steps of successful trajectories, keeping only the first successful episode seen per task."""
     chosen: dict[int | str, str] = {}  # task id -> its episode
     for step in earlier:
@@ -33,13 +33,13 @@ def replay_candidates(earlier: Sequence[Step]) -> list[Step]:
 
 
 def select_replay(
-    candidates: Sequence[Step],
+    candidates: Sequence[TrainingStep],
     scores: Sequence[float | None],
     n_current: int,
     seed: int,
     bounds: tuple[float, float] = REPLAY_CONFIDENCE,
     ratio: float = REPLAY_RATIO,
-) -> list[Step]:
+) -> list[TrainingStep]:
     """Candidates with low < score ≤ high (None: unscored, dropped), shuffled, capped at ratio·n_current."""
     if len(scores) != len(candidates):
         raise ValueError(f"{len(scores)} scores for {len(candidates)} candidate steps")
@@ -49,7 +49,7 @@ def select_replay(
     return kept[: int(ratio * n_current)]
 
 
-def mix(replay: Sequence[Step], current: Sequence[Step], seed: int) -> list[Step]:
+def mix(replay: Sequence[TrainingStep], current: Sequence[TrainingStep], seed: int) -> list[TrainingStep]:
     """The phase's training steps: the replay and every current step, shuffled."""
     steps = [*replay, *current]
     random.Random(seed).shuffle(steps)
@@ -58,7 +58,7 @@ def mix(replay: Sequence[Step], current: Sequence[Step], seed: int) -> list[Step
 
 @torch.no_grad()
 def confidence_scores(
-    model: torch.nn.Module, tokenizer, steps: Sequence[Step], max_tokens: int, batch_size: int = 4
+    model: torch.nn.Module, tokenizer, steps: Sequence[TrainingStep], max_tokens: int, batch_size: int = 4
 ) -> list[float | None]:
     """exp(mean token log-prob of each step's action) under `model`; None when the response does not fit.
 

@@ -54,7 +54,7 @@ from webrl.rl.critic import Critic
 from webrl.rl.data import (
     Batch,
     Encoded,
-    Step,
+    TrainingStep,
     action_logprobs,
     collate,
     encode_prompt,
@@ -78,7 +78,7 @@ PASS_BATCH = 4  # rows per no-grad forward pass
 class Item:
     """One training step of the phase: the step, its tokens, where it came from and what the passes gave it."""
 
-    step: Step
+    step: TrainingStep
     encoded: Encoded
     source: str  # "current" or "replay"
     ref_logp: float
@@ -93,14 +93,14 @@ class Inputs:
     actor_dir: Path
     tokenizer: Any
     max_tokens: int
-    current: list[Step]
-    candidates: list[Step]
+    current: list[TrainingStep]
+    candidates: list[TrainingStep]
 
 
 # ---- inputs and caches -----------------------------------------------------------------------------------
 
 
-def load_replay(files: Sequence[Path]) -> list[Step]:
+def load_replay(files: Sequence[Path]) -> list[TrainingStep]:
     """The steps of every replay file, episode names prefixed by the file's position so that episodes of
     different files never merge (demonstrations name their episode after the task)."""
     steps = []

@@ -152,14 +152,14 @@ class TrainRun:
             self._stage(0, "demos", self.demos)
         if self.settings.init is None:
             self._stage(0, "sft", self.sft)
-        self._stage(0, "eval", self.evaluate, 0)
+        self._stage(0, "eval", self.evaluate_phase, 0)
         self._finish_phase(0)
         for k in range(1, self.phases + 1):
             self._stage(k, "tasks", self.make_tasks, k)
             self._stage(k, "rollouts", self.rollouts, k)
             self._stage(k, "rewards", self.rewards, k)
             self._stage(k, "update", self.update, k)
-            self._stage(k, "eval", self.evaluate, k)
+            self._stage(k, "eval", self.evaluate_phase, k)
             self._finish_phase(k)
         return all_metrics(self.out)
 
@@ -309,7 +309,7 @@ class TrainRun:
         if job.data.read_text().strip():  # the phase's steps, or Filtered BC's selection of them
             self.train(job, phase / "update.log")
 
-    def evaluate(self, k: int) -> None:
+    def evaluate_phase(self, k: int) -> None:
         self._episodes(
             self.phase_dir(k) / "eval",
             self.eval_tasks(k),
