@@ -16,7 +16,7 @@ reference passes them all, a 404 page included). The guard fails an episode on a
   page echoes its URL, and a 404 is no page the task asked for.
 
 The thresholds are decided from data (tests/evaluators/test_guard.py): every oracle answer of both embedded splits
-passes, and every dump of issue 47 fails. The ``strict`` mode scores with WebArena's rules and this guard (a failed
+passes, and every dump listed there fails. The ``strict`` mode scores with WebArena's rules and this guard (a failed
 guard is a factor of 0); the leaderboard modes keep their rules and mark a 1.0 that the guard fails as
 ``dump_suspect``.
 """

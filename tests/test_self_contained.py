@@ -11,6 +11,9 @@ ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("webrl", "cli", "sites", "evaluators", "tests", "bench", "scripts", ".ci")
 # A literal that names the developers' folder beside the checkout, in any file.
 OUTSIDE = re.compile(r"""\.\./shared\b|["']shared["']\s*/\s*["']webarena|/shared/(webarena|reference|DESIGN)""")
+# What a user cannot look up: the developers' design file and their tracker's issue numbers (upstream projects'
+# public ones, "webarena PR #29", "BrowserGym#285", are links a user can follow).
+UNSEEN = re.compile(r"DESIGN\.md|\b[Ii]ssues? #?\d+\b|\(#\d+\)")
 
 
 def files() -> list[Path]:
@@ -57,6 +60,17 @@ def test_no_file_reaches_above_the_repository_root():
     assert not escapes, "\n".join(escapes)
 
 
+def test_the_docs_and_code_cite_nothing_a_user_cannot_see():
+    texts = [*files(), ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "configs").glob("*.yaml")]
+    cited = [
+        f"{path.relative_to(ROOT)}: {m.group(0)!r}"
+        for path in texts
+        if path != Path(__file__).resolve()
+        for m in UNSEEN.finditer(path.read_text(errors="replace"))
+    ]
+    assert not cited, "\n".join(cited)
+
+
 def test_the_scan_finds_an_escape():
     """The scan itself can fail: the expressions the tests used before (a file two folders down) are caught."""
 
@@ -67,3 +81,5 @@ def test_the_scan_finds_an_escape():
     assert climbs("Path(__file__).parent.parent.parent") == 2
     assert climbs("Path(__file__).parent") == 0
     assert OUTSIDE.search('SHARED = ROOT / "shared" / "webarena"') and OUTSIDE.search("cat ../shared/DESIGN.md")
+    assert all(UNSEEN.search(s) for s in ("see DESIGN.md", "(issue 47)", "issues #20", "fixed (#46)"))
+    assert not any(UNSEEN.search(s) for s in ("webarena PR #29", "BrowserGym#285", "see #12", "issues/12"))

@@ -1,4 +1,4 @@
-"""The guard of the strict mode (webrl train's reward) against the dumps of issue 47, with the thresholds decided
+"""The guard of the strict mode (webrl train's reward) against dumped answers and URLs, with the thresholds decided
 from data: every oracle answer of both embedded splits still scores 1.0, and every dump scores 0 under the strict
 mode, where the leaderboard modes keep their scores and mark each such 1.0 `dump_suspect`.
 

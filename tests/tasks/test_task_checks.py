@@ -1,5 +1,5 @@
 """Templates check the task, not the text: over the whole suite, no check can be met by the text a task dictates or
-by text the agent can set instead of doing the task, and the three attacks of issue 47 score 0 on every template
+by text the agent can set instead of doing the task, and the three attacks below score 0 on every template
 they apply to, played through the real harness:
 
 - wrong forum: the dictated post made in another forum, the comment on another post (the body of a create_post task
@@ -58,7 +58,8 @@ CONTAINERS = {
     "multi.gitlab_reddit.share_repo_last_commit": ("forum", None),
     "reddit.comment_on_post": ("title", None),
 }
-ISSUE_TASKS = (721, 308)  # "post in the nyc forum" passed from /f/AskReddit; "delete the review" by editing it
+# the attacks were found on these: "post in the nyc forum" passed from /f/AskReddit; "delete the review" by editing it
+FOUND_ON = (721, 308)
 # template -> the text field of the item and the button that saves it (an edit the check must not take for deletion)
 EDITS = {"shopping_admin.delete_review": ("Review", "Save Review")}
 
@@ -85,7 +86,7 @@ def edited_instead(task, field: str, save: str):
 @pytest.mark.slow  # the attacks and the honest solutions on the real sites (~1 min)
 def test_the_attacks_score_0_on_every_template_they_apply_to(suite, site_servers, run_oracle):
     by_template = {}
-    for task in sorted(suite, key=lambda t: (t.task_id not in ISSUE_TASKS, t.task_id)):  # the issue's tasks first
+    for task in sorted(suite, key=lambda t: (t.task_id not in FOUND_ON, t.task_id)):  # those tasks first
         by_template.setdefault(task.template, []).append(task)
     deleting = {t.template for t in suite if t.intent.startswith(("Delete", "Remove"))}
     assert deleting == set(EDITS), "a template that deletes: add its edit form to EDITS"
