@@ -29,6 +29,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from webrl.provenance import portable_command
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
@@ -40,7 +42,8 @@ ENVIRONMENT_COLUMNS = ("demonstrated envs", "new envs")
 def stamp_line(name: str, result: dict) -> str:
     """Where a table's numbers come from: the file, its commit and date, the machine and the command."""
     machine = f"{result['machine']}, " if result.get("machine") else ""
-    command = f"; `{result['command']}`" if result.get("command") else ""
+    # a file stamped before provenance wrote its paths portable reads as one stamped now
+    command = f"; `{portable_command(result['command'], ROOT)}`" if result.get("command") else ""
     return (
         f"*From `bench/results/{name}.json`: commit `{result['commit']}`, {result['date'][:10]}, "
         f"{machine}{result['cores']} cores at load {result['load_1min']}{command}.*"

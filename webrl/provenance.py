@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import shlex
 import subprocess
 import sys
@@ -35,12 +36,13 @@ def provenance(checkout: Path = CHECKOUT) -> dict:
         "machine": processor(),
         "cores": os.cpu_count(),
         "load_1min": round(os.getloadavg()[0], 2),
-        "command": command(),
+        "command": command(checkout),
     }
 
 
-def command() -> str:
-    """The running command as its user typed it: `webrl eval ...`, `python -m webrl ...`, `python bench/x.py ...`."""
+def command(checkout: Path = CHECKOUT) -> str:
+    """The running command as its user typed it: `webrl eval ...`, `python -m webrl ...`, `python bench/x.py ...`,
+    its paths as `portable_command` shows them."""
     program = Path(sys.argv[0])
     if program.name == "__main__.py":
         words = ["python", "-m", program.parent.name]
@@ -48,7 +50,33 @@ def command() -> str:
         words = ["python", sys.argv[0]]
     else:
         words = [program.name]
-    return shlex.join([*words, *sys.argv[1:]])
+    return portable_command(shlex.join([*words, *sys.argv[1:]]), checkout)
+
+
+# A home folder by the usual names too, so that a file stamped on another machine reads the same everywhere.
+HOME = re.compile(rf"^(?:{re.escape(str(Path.home()))}|/root|/home/[^/]+|/Users/[^/]+)(?=/|$)")
+
+
+def portable_command(command: str, checkout: Path = CHECKOUT) -> str:
+    """`command` without the machine's folders, for a result a page quotes: an absolute path (a word, or an
+    option's `--name=` value) relative to `checkout` where it is inside it, else from `~` where it is in a home."""
+    return " ".join(_quoted(_portable_word(word, checkout)) for word in shlex.split(command))
+
+
+def _portable_word(word: str, checkout: Path) -> str:
+    name, equals, value = word.partition("=") if word.startswith("--") else ("", "", word)
+    if not value.startswith("/"):
+        return word
+    if Path(value).is_relative_to(checkout):
+        value = Path(value).relative_to(checkout).as_posix()
+    return name + equals + HOME.sub("~", value, count=1)
+
+
+def _quoted(word: str) -> str:
+    """shlex.quote, with a leading `~` left bare so that a shell still expands it."""
+    if word == "~" or word.startswith("~/"):
+        return word[:2] + (shlex.quote(word[2:]) if word[2:] else "")
+    return shlex.quote(word)
 
 
 def processor() -> str:
