@@ -14,7 +14,7 @@ from webrl.sites.gitlab import seed_data as sd
 from webrl.sites.gitlab.project_admin import slugify
 from webrl.sites.gitlab.web import ROLES
 from webrl.tasks.script import click, done, scroll_down, search, select, type_
-from webrl.tasks.templates import Data, Instance, TaskTemplate, html_eval, string_eval, unachievable_eval, url_eval
+from webrl.tasks.templates import Data, Instance, TaskTemplate, html_eval, string_eval, unachievable, url_eval
 
 DB = "gitlab"
 ME = "byteblaze"
@@ -911,12 +911,7 @@ def missing_project(data: Data) -> list[Instance]:
         full = f"{rng.choice(users)}/{rng.choice(paths)}"
         if full not in existing and full not in [i.values["project"] for i in out]:
             out.append(
-                Instance(
-                    values={"project": full},
-                    start_url=f"{G}/explore/projects",
-                    eval=unachievable_eval(f"There is no project {full} on the forge."),
-                    cheat=[done("N/A")],
-                )
+                unachievable({"project": full}, f"{G}/explore/projects", f"There is no project {full} on the forge.")
             )
     return out
 
@@ -936,11 +931,10 @@ def missing_user(data: Data) -> list[Instance]:
             continue
         project = rng.choice(projects)
         out.append(
-            Instance(
-                values={"user": username, "project": project["full_path"]},
-                start_url=f"{G}/{project['full_path']}",
-                eval=unachievable_eval(f"There is no user {username} on the forge, so they cannot be invited."),
-                cheat=[done("N/A")],
+            unachievable(
+                {"user": username, "project": project["full_path"]},
+                f"{G}/{project['full_path']}",
+                f"There is no user {username} on the forge, so they cannot be invited.",
             )
         )
     return out

@@ -14,7 +14,7 @@ from webrl.sites.map.app import route_param
 from webrl.sites.map.geo import ENGINE_LABELS, ENGINES, RoadNetwork, Route, format_time, haversine
 from webrl.sites.map.search import Gazetteer, Place, parse_coords
 from webrl.tasks.script import click, done, search, select, type_
-from webrl.tasks.templates import Data, Instance, TaskTemplate, html_eval, string_eval, unachievable_eval, url_eval
+from webrl.tasks.templates import Data, Instance, TaskTemplate, html_eval, string_eval, unachievable, url_eval
 
 N = 8  # instances per template
 HOME = "__MAP__/"
@@ -573,11 +573,12 @@ def far_route(data: Data) -> list[Instance]:
     far = [f for f in FAR_AWAY if m.gazetteer.search(f).kind == "error"]
     starts = data.sample("map.far_route", m.places, len(far), "shuffled")
     return [
-        _task(
-            values={"start": p.name, "end": f},
-            start_url=HOME,
-            eval=unachievable_eval(f"{f} is outside the mapped region: the map has no such place, so no route"),
-            cheat=[_search(f), done("N/A")],
+        unachievable(
+            {"start": p.name, "end": f},
+            HOME,
+            f"{f} is outside the mapped region: the map has no such place, so no route",
+            [_search(f)],
+            login=False,
         )
         for p, f in zip(starts, far)
     ]
@@ -591,11 +592,12 @@ def missing_place(data: Data) -> list[Instance]:
     rng.shuffle(names)
     fakes = [n for n in names if m.gazetteer.search(n).kind == "error"][: data.quota(N)]
     return [
-        _task(
-            values={"fact": FAKE_FACTS[k % len(FAKE_FACTS)], "place": name},
-            start_url=HOME,
-            eval=unachievable_eval(f"There is no {name} on the map"),
-            cheat=[_search(name), done("N/A")],
+        unachievable(
+            {"fact": FAKE_FACTS[k % len(FAKE_FACTS)], "place": name},
+            HOME,
+            f"There is no {name} on the map",
+            [_search(name)],
+            login=False,
         )
         for k, name in enumerate(fakes)
     ]

@@ -19,7 +19,7 @@ from collections import Counter
 
 from webrl.sites.reddit.web import submission_path
 from webrl.tasks.script import click, done, go_back, scroll_down, search, select, type_
-from webrl.tasks.templates import Data, Instance, TaskTemplate, html_eval, string_eval, unachievable_eval, url_eval
+from webrl.tasks.templates import Data, Instance, TaskTemplate, html_eval, string_eval, unachievable, url_eval
 
 DB = "reddit"
 ME = "MarvelsGrantMan136"
@@ -663,14 +663,7 @@ def missing_forum(data: Data) -> list[Instance]:
         fake = f"{f['name']}_archive"
         if fake.lower() in taken:
             continue
-        out.append(
-            Instance(
-                values={"forum": fake},
-                start_url=f"{R}/forums",
-                eval=unachievable_eval(f"There is no forum named {fake}."),
-                cheat=[done("N/A")],
-            )
-        )
+        out.append(unachievable({"forum": fake}, f"{R}/forums", f"There is no forum named {fake}."))
     return out
 
 
@@ -683,14 +676,7 @@ def missing_user(data: Data) -> list[Instance]:
         fake = f"{u['username']}_official"
         if fake.lower() in taken:
             continue
-        out.append(
-            Instance(
-                values={"user": fake},
-                start_url=f"{R}/",
-                eval=unachievable_eval(f"There is no user named {fake} on the forum."),
-                cheat=[done("N/A")],
-            )
-        )
+        out.append(unachievable({"user": fake}, f"{R}/", f"There is no user named {fake} on the forum."))
     return out
 
 

@@ -31,7 +31,7 @@ from webrl.sites.shopping.task_templates.common import (
 from webrl.sites.shopping.web import US_STATES
 from webrl.sites.store import store
 from webrl.tasks.script import click, done, scroll_down, select, type_
-from webrl.tasks.templates import Data, Instance, TaskTemplate, html_eval, string_eval, unachievable_eval, url_eval
+from webrl.tasks.templates import Data, Instance, TaskTemplate, html_eval, string_eval, unachievable, url_eval
 
 HOME = "__SHOPPING__/"
 SHOP = "__SHOPPING__"
@@ -652,11 +652,8 @@ def missing_product(data: Data) -> list[Instance]:
         if fake.lower() in names:
             continue
         out.append(
-            Instance(
-                values={"product": fake},
-                start_url=HOME,
-                eval=unachievable_eval(f"One Stop Market sells no product named '{fake}'."),
-                cheat=[search_store(fake), done("N/A")],
+            unachievable(
+                {"product": fake}, HOME, f"One Stop Market sells no product named '{fake}'.", [search_store(fake)]
             )
         )
     return out
@@ -666,11 +663,11 @@ def missing_order(data: Data) -> list[Instance]:
     """An order number that does not exist in Emma's order history."""
     last = data.one(DB, "SELECT MAX(id) FROM orders")[0]
     return [
-        Instance(
-            values={"number": f"{last + k:09d}"},
-            start_url=HOME,
-            eval=unachievable_eval(f"Order #{last + k:09d} does not exist; the customer has no such order."),
-            cheat=[*open_my_orders(), done("N/A")],
+        unachievable(
+            {"number": f"{last + k:09d}"},
+            HOME,
+            f"Order #{last + k:09d} does not exist; the customer has no such order.",
+            open_my_orders(),
         )
         for k in (7, 19, 42, 108, 560)
     ]

@@ -15,7 +15,7 @@ from webrl.sites.shopping_admin.customers import CUSTOMERS
 from webrl.sites.shopping_admin.marketing import REVIEWS
 from webrl.sites.store.store import ORDER_STATUS_LABELS
 from webrl.tasks.script import click, done, hover, scroll_down, scroll_up, search, select, type_
-from webrl.tasks.templates import Data, Instance, TaskTemplate, html_eval, string_eval, unachievable_eval, url_eval
+from webrl.tasks.templates import Data, Instance, TaskTemplate, html_eval, string_eval, unachievable, url_eval
 
 ADMIN = "__SHOPPING_ADMIN__"
 SITES = ("shopping_admin",)
@@ -842,11 +842,11 @@ def missing_order(data: Data) -> list[Instance]:
     for number in sorted(rng.sample(range(last + 1, last * 3), 4)):
         inc = f"{number:09d}"
         out.append(
-            Instance(
-                values={"order": inc},
-                start_url=ADMIN,
-                eval=unachievable_eval(f"There is no order #{inc}; the last order is #{last:09d}."),
-                cheat=[click("Sales"), _search(inc), done("N/A")],
+            unachievable(
+                {"order": inc},
+                ADMIN,
+                f"There is no order #{inc}; the last order is #{last:09d}.",
+                [click("Sales"), _search(inc)],
             )
         )
     return out
@@ -866,11 +866,11 @@ def missing_customer(data: Data) -> list[Instance]:
         if (first, last) in existing or any(name == i.values["customer"] for i in out):
             continue
         out.append(
-            Instance(
-                values={"customer": name},
-                start_url=ADMIN,
-                eval=unachievable_eval(f"No customer named {name} exists in the store."),
-                cheat=[click("Customers"), _search(name), done("N/A")],
+            unachievable(
+                {"customer": name},
+                ADMIN,
+                f"No customer named {name} exists in the store.",
+                [click("Customers"), _search(name)],
             )
         )
     return out

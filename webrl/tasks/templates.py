@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
 from webrl.tasks.model import Task
+from webrl.tasks.script import done
 
 POOL_QUOTA_FACTOR = 8  # pool mode: a generate-until-enough loop goes on to this many times its suite count
 T = TypeVar("T")
@@ -125,14 +126,19 @@ def html_eval(*targets: tuple[str, str, str, object]) -> dict:
     }
 
 
-def unachievable_eval(note: str) -> dict:
-    return {
+def unachievable(
+    values: dict[str, str], start_url: str, reason: str, steps: Sequence[str] = (), login: bool = True
+) -> Instance:
+    """A task that cannot be done: the answer is "N/A" (WebArena's `string_note` holds why, for the judge), given
+    after the `steps` that find it out."""
+    eval = {
         "eval_types": ["string_match"],
         "reference_answers": {"fuzzy_match": "N/A"},
         "reference_url": "",
         "program_html": [],
-        "string_note": note,
+        "string_note": reason,
     }
+    return Instance(values, start_url, eval, [*steps, done("N/A")], login)
 
 
 def site_group(task: Task) -> str:
