@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from starlette.requests import Request
 from starlette.responses import Response
 
+from webrl.sites.gitlab.projects import breadcrumbs
 from webrl.sites.gitlab.web import Gitlab, project_page, search_param
-from webrl.sites.platform import int_param, row_id
+from webrl.sites.platform import int_param, row_id, set_params_only
 
 PER_PAGE = 20
 SORTS = {
@@ -48,12 +49,54 @@ class Kind:
     states: tuple[str, ...]
     path: str  # 'issues' or 'merge_requests'
     sigil: str
+    heading: str  # the list's: 'Issues' or 'Merge requests'
 
 
-ISSUE = Kind("Issue", "issues", "issue_labels", "issue_id", ("opened", "closed", "all"), "issues", "#")
+ISSUE = Kind("Issue", "issues", "issue_labels", "issue_id", ("opened", "closed", "all"), "issues", "#", "Issues")
 MR = Kind(
-    "MergeRequest", "merge_requests", "mr_labels", "mr_id", ("opened", "merged", "closed", "all"), "merge_requests", "!"
+    "MergeRequest",
+    "merge_requests",
+    "mr_labels",
+    "mr_id",
+    ("opened", "merged", "closed", "all"),
+    "merge_requests",
+    "!",
+    "Merge requests",
 )
+
+
+def crumbs(project: sqlite3.Row, kind: Kind, *more: tuple[str, str]) -> list:
+    return breadcrumbs(project, (kind.heading, f"/{project['full_path']}/-/{kind.path}"), *more)
+
+
+def list_page(kind: Kind, template: str, nav: str):
+    """The endpoint of a project's list of issues or merge requests (filtered, sorted, paged)."""
+
+    @set_params_only
+    @project_page()
+    async def index(request: Request, project: sqlite3.Row, user: sqlite3.Row | None) -> Response:
+        gl = Gitlab.of(request)
+        result = search_issuables(gl.conn, kind, request, "t.project_id = ?", (project["id"],))
+        return gl.render(
+            request,
+            template,
+            {
+                "title": f"{kind.heading} · {project['full_name']}",
+                "project": project,
+                "result": result,
+                "nav": nav,
+                "page_id": f"projects:{kind.path}:index",
+                "breadcrumbs": crumbs(project, kind),
+            },
+        )
+
+    return index
+
+
+def people(conn: sqlite3.Connection, *user_ids: int | None) -> dict[int, sqlite3.Row]:
+    """The users of an item's roles (author, assignee, ...) by id; an empty role (None) is left out."""
+    ids = [i for i in user_ids if i is not None]
+    return {r["id"]: r for r in conn.execute(f"SELECT * FROM users WHERE id IN ({', '.join('?' * len(ids))})", ids)}
 
 
 def load(conn: sqlite3.Connection, kind: Kind, project: sqlite3.Row, iid: str) -> sqlite3.Row | None:

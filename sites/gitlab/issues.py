@@ -11,32 +11,10 @@ from starlette.routing import Route
 
 from webrl.sites.gitlab import issuables as iss
 from webrl.sites.gitlab.issuables import ISSUE, item_page
-from webrl.sites.gitlab.projects import breadcrumbs
 from webrl.sites.gitlab.web import Gitlab, project_page
-from webrl.sites.platform import flash, now, redirect, row_id, set_params_only
+from webrl.sites.platform import flash, now, redirect, row_id
 
-
-def crumbs(project, *more):
-    return breadcrumbs(project, ("Issues", f"/{project['full_path']}/-/issues"), *more)
-
-
-@set_params_only
-@project_page()
-async def index(request: Request, project, user) -> Response:
-    gl = Gitlab.of(request)
-    result = iss.search_issuables(gl.conn, ISSUE, request, "t.project_id = ?", (project["id"],))
-    return gl.render(
-        request,
-        "issues.html",
-        {
-            "title": f"Issues · {project['full_name']}",
-            "project": project,
-            "result": result,
-            "nav": "issues",
-            "page_id": "projects:issues:index",
-            "breadcrumbs": crumbs(project),
-        },
-    )
+index = iss.list_page(ISSUE, "issues.html", nav="issues")
 
 
 def milestones(conn: sqlite3.Connection, project):
@@ -61,7 +39,9 @@ def form_page(request, project, form, errors, issue=None):
             "nav": "issues",
             "members": iss.assignable_users(gl.conn, project),
             "milestones": milestones(gl.conn, project),
-            "breadcrumbs": crumbs(project, ("New" if issue is None else f"#{issue['iid']}", request.url.path)),
+            "breadcrumbs": iss.crumbs(
+                project, ISSUE, ("New" if issue is None else f"#{issue['iid']}", request.url.path)
+            ),
         },
     )
 
@@ -134,12 +114,7 @@ async def create(request: Request, project, user) -> Response:
 @item_page(ISSUE)
 async def show(request: Request, project, user, issue) -> Response:
     gl = Gitlab.of(request)
-    people = {
-        r["id"]: r
-        for r in gl.conn.execute(
-            "SELECT * FROM users WHERE id IN (?, ?)", (issue["author_id"], issue["assignee_id"] or 0)
-        )
-    }
+    people = iss.people(gl.conn, issue["author_id"], issue["assignee_id"])
     notes = iss.notes_of(gl.conn, ISSUE, issue["id"])
     access = gl.access_level(user, project)
     participants = {n["username"]: n["name"] for n in notes if not n["system"]}
@@ -168,7 +143,7 @@ async def show(request: Request, project, user, issue) -> Response:
             "participants": participants,
             "nav": "issues",
             "page_id": "projects:issues:show",
-            "breadcrumbs": crumbs(project, (f"#{issue['iid']}", request.url.path)),
+            "breadcrumbs": iss.crumbs(project, ISSUE, (f"#{issue['iid']}", request.url.path)),
         },
     )
 

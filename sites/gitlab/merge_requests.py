@@ -14,14 +14,9 @@ from starlette.routing import Route
 from webrl.sites.gitlab import gitstore
 from webrl.sites.gitlab import issuables as iss
 from webrl.sites.gitlab.issuables import MR, item_page
-from webrl.sites.gitlab.projects import breadcrumbs
 from webrl.sites.gitlab.repository import branch_names, file_diff
 from webrl.sites.gitlab.web import Gitlab, project_page
-from webrl.sites.platform import flash, now, redirect, row_id, set_params_only
-
-
-def crumbs(project, *more):
-    return breadcrumbs(project, ("Merge requests", f"/{project['full_path']}/-/merge_requests"), *more)
+from webrl.sites.platform import flash, now, redirect, row_id
 
 
 def changes(conn: sqlite3.Connection, project, source: str, target: str) -> list[dict]:
@@ -31,23 +26,7 @@ def changes(conn: sqlite3.Connection, project, source: str, target: str) -> list
     ]
 
 
-@set_params_only
-@project_page()
-async def index(request: Request, project, user) -> Response:
-    gl = Gitlab.of(request)
-    result = iss.search_issuables(gl.conn, MR, request, "t.project_id = ?", (project["id"],))
-    return gl.render(
-        request,
-        "merge_requests.html",
-        {
-            "title": f"Merge requests · {project['full_name']}",
-            "project": project,
-            "result": result,
-            "nav": "mrs",
-            "page_id": "projects:merge_requests:index",
-            "breadcrumbs": crumbs(project),
-        },
-    )
+index = iss.list_page(MR, "merge_requests.html", nav="mrs")
 
 
 def form_page(request, project, form, errors, commits=None, files=None):
@@ -66,7 +45,7 @@ def form_page(request, project, form, errors, commits=None, files=None):
             "commits": commits,
             "files": files,
             "nav": "mrs",
-            "breadcrumbs": crumbs(project, ("New", request.url.path)),
+            "breadcrumbs": iss.crumbs(project, MR, ("New", request.url.path)),
         },
     )
 
@@ -175,13 +154,7 @@ async def show(request: Request, project, user, mr) -> Response:
     tab = request.path_params.get("tab", "overview")
     if tab not in ("overview", "commits", "diffs"):
         return gl.not_found(request)
-    people = {
-        r["id"]: r
-        for r in gl.conn.execute(
-            "SELECT * FROM users WHERE id IN (?, ?, ?, ?)",
-            (mr["author_id"], mr["assignee_id"] or 0, mr["reviewer_id"] or 0, mr["merged_by_id"] or 0),
-        )
-    }
+    people = iss.people(gl.conn, mr["author_id"], mr["assignee_id"], mr["reviewer_id"], mr["merged_by_id"])
     access = gl.access_level(user, project)
     notes = iss.notes_of(gl.conn, MR, mr["id"])
     source_exists = gitstore.head(gl.conn, project["id"], mr["source_branch"]) is not None
@@ -240,7 +213,7 @@ async def show(request: Request, project, user, mr) -> Response:
             "participants": {n["username"]: n["name"] for n in notes if not n["system"]},
             "nav": "mrs",
             "page_id": "projects:merge_requests:show",
-            "breadcrumbs": crumbs(project, (f"!{mr['iid']}", request.url.path)),
+            "breadcrumbs": iss.crumbs(project, MR, (f"!{mr['iid']}", request.url.path)),
         },
     )
 
