@@ -1,5 +1,5 @@
 """The Ray executor's cost on one machine: the same oracle episodes with the local executor and with environment
-workers on a local Ray cluster (a head and one node per worker, each with one unit of `webrl_env`), at equal
+workers on a local Ray cluster on loopback (a head and one node per worker, each with one unit of `webrl_env`), at equal
 worker counts; ratios side by side from one run (these machines are shared and noisy).
 
     .venv/bin/python bench/cluster.py [--episodes 40] [--workers 1 2] [--json bench/results/cluster.json]
@@ -23,8 +23,6 @@ import time
 from pathlib import Path
 
 import psutil
-import ray
-from ray.cluster_utils import Cluster
 from rich.console import Console
 from rich.table import Table
 from stamp import add_json_option, write_result  # bench/ is on sys.path when a bench runs
@@ -34,7 +32,6 @@ from webrl.config import load_config
 from webrl.policy.factory import make_policy
 from webrl.runs.eval import EvalSettings, run_eval
 from webrl.runs.executor import LocalExecutor
-from webrl.runs.ray_executor import RayExecutor
 from webrl.sites.embedded.backend import up_on_free_ports
 
 TASKS = "miniwob:test"
@@ -69,6 +66,14 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="episodes at once")
     add_json_option(parser)
     args = parser.parse_args()
+    # Ray on loopback, as the tests keep it: its single-machine switch (named for Windows and macOS) makes the driver
+    # and every node take 127.0.0.1 as this machine's address; Ray reads it when imported, and the nodes inherit it.
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    import ray
+    from ray.cluster_utils import Cluster
+
+    from webrl.runs.ray_executor import RayExecutor
+
     console = Console()
     most = max(args.workers)
     rows: list[dict] = []
@@ -79,8 +84,11 @@ def main() -> None:
             load_config(flags={"state_dir": state, "sites.sites": "miniwob", "sites.instances": most}, environ={})
         )
         config = local_sites.config
-        cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
-        nodes = [cluster.add_node(num_cpus=1, resources={"webrl_env": 1}) for _ in range(most)]
+        head = {"num_cpus": 0, "include_dashboard": False, "node_ip_address": "127.0.0.1"}
+        cluster = Cluster(initialize_head=True, head_node_args=head)
+        nodes = [
+            cluster.add_node(num_cpus=1, resources={"webrl_env": 1}, node_ip_address="127.0.0.1") for _ in range(most)
+        ]
         cluster.wait_for_nodes()
         ray.init(address=cluster.address, log_to_driver=False, logging_level="ERROR")
         base = dict(tasks=TASKS, policy="oracle", screenshots=False)
