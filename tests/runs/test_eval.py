@@ -35,6 +35,12 @@ def webrl_eval(store, out: Path, policy: str, **settings):
     return asyncio.run(run_eval(config, load_tasks(SMOKE), LocalExecutor(store, make_policy(policy))))
 
 
+def oracle_eval_command(out: Path) -> list[str]:
+    """`webrl eval` of the smoke tasks three times over in a subprocess: seconds of work to interrupt."""
+    options = ["--tasks", str(SMOKE), "--policy", "oracle", "--repeats", "3", "--out", str(out)]
+    return [sys.executable, "-m", "webrl", "eval", *options]
+
+
 def test_oracle_solves_every_smoke_task(store, tmp_path):
     summary = webrl_eval(store, tmp_path, "oracle")
     rows = [json.loads(line) for line in (tmp_path / "episodes.jsonl").read_text().splitlines()]
@@ -226,20 +232,7 @@ def test_ctrl_c_keeps_finished_episodes_and_resume_finishes(store, tmp_path):
     import time
 
     env = dict(os.environ, WEBRL_STATE_DIR=str(store.config.state_dir), COLUMNS="200")
-    command = [
-        sys.executable,
-        "-m",
-        "webrl",
-        "eval",
-        "--tasks",
-        str(SMOKE),
-        "--policy",
-        "oracle",
-        "--repeats",
-        "3",
-        "--out",
-        str(tmp_path),
-    ]
+    command = oracle_eval_command(tmp_path)
     # as from a terminal: a shell starts a background job (a CI script run with &) with SIGINT ignored, and the
     # eval would inherit that and, rightly, not stop
     proc = subprocess.Popen(
@@ -281,20 +274,7 @@ def test_a_run_whose_sites_die_is_reported_incomplete_and_resume_finishes_it(tmp
     backend.up()
     out = tmp_path / "run"
     env = dict(os.environ, WEBRL_STATE_DIR=str(backend.config.state_dir), COLUMNS="200")
-    command = [
-        sys.executable,
-        "-m",
-        "webrl",
-        "eval",
-        "--tasks",
-        str(SMOKE),
-        "--policy",
-        "oracle",
-        "--repeats",
-        "3",
-        "--out",
-        str(out),
-    ]
+    command = oracle_eval_command(out)
     try:
         proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         episodes = out / "episodes.jsonl"
