@@ -29,8 +29,9 @@ from rich.table import Table
 from stamp import add_json_option, write_result  # bench/ is on sys.path when a bench runs
 
 from webrl.cli.console import make_console
+from webrl.families.miniwob import ENVIRONMENT_COLUMNS
 from webrl.layered_settings import deep_merge
-from webrl.runs.train_report import ENVIRONMENT_COLUMNS, eval_rate
+from webrl.runs.train_report import eval_rate
 from webrl.train.recipe import METRICS_FILE, PROGRESS_FILE
 from webrl.train.settings import SETTINGS_FILE, RunSettings, read_settings, write_settings
 

@@ -30,12 +30,12 @@ from rich.table import Table
 from stamp import add_json_option, write_result  # bench/ is on sys.path when a bench runs
 
 from webrl.config import load_config
+from webrl.families.miniwob.tasks import scripted_names
 from webrl.policy.factory import make_policy
 from webrl.runs.eval import EvalSettings, run_eval
 from webrl.runs.executor import LocalExecutor
 from webrl.runs.records import EpisodeRecord, read_episodes
 from webrl.sites.embedded.backend import EmbeddedBackend, up_on_free_ports
-from webrl.sites.miniwob.tasks import scripted_names
 from webrl.sites.task_sets import resolve_task_set
 
 RESET_PARTS = ("reset", "sign_in", "context", "start_page", "episode_start", "observe")
@@ -46,7 +46,7 @@ def sample(name: str, state: Path, episodes: int) -> list:
     tasks = [t for t in resolve_task_set(name, state) if t.cheat]
     if name.startswith("miniwob"):
         scripted = set(scripted_names())
-        tasks = [t for t in tasks if t.miniwob.env in scripted]
+        tasks = [t for t in tasks if t.family_data["miniwob"].env in scripted]
     step = max(1, len(tasks) // episodes)  # spread over the set: every site / environment
     return tasks[::step][:episodes]
 

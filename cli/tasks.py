@@ -238,7 +238,7 @@ def demos(
 def miniwob() -> None:
     """MiniWoB++'s environments: scripted (supported, with a scripted solution the oracle runs), supported (the
     WebRL actions and observation can express it) or unsupported, with the reason; the seeds of each split."""
-    from webrl.sites.miniwob.tasks import TEST_SEEDS, TRAIN_SEED_START, TRAIN_SEEDS, environments
+    from webrl.families.miniwob.tasks import TEST_SEEDS, TRAIN_SEED_START, TRAIN_SEEDS, environments
 
     table = compact_table("environment", "status", "why not")
     table.columns[-1].no_wrap = False

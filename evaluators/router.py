@@ -20,7 +20,8 @@ against dumped answers and URLs (evaluators/guard.py: its failure is a factor of
 1.0 ``dump_suspect`` instead); and ``verified``, which hands WebArena-Verified's tasks to that package's own
 evaluator (evaluators/verified.py) and scores nothing else. BrowserGym's safeguard is
 applied in the browsergym mode: any open tab on a host:port that is none of the sites' (``urls``) scores 0.
-``miniwob_reward`` (MiniWoB++ tasks) reads the page's own reward, the same in every mode.
+Each eval type is scored by the evaluator of the task family that brings it (webrl.tasks.family: `evaluators`),
+the same in every mode; the WebArena rules below are the default family's.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ from urllib.parse import urlparse
 from webrl.evaluators import verified
 from webrl.evaluators.guard import LOOPBACK, guard_problems
 from webrl.evaluators.judge import Judge
-from webrl.evaluators.miniwob_reward import miniwob_reward
 from webrl.evaluators.program_html import program_html
 from webrl.evaluators.result import (
     ALL_MODES,
@@ -48,8 +48,8 @@ from webrl.evaluators.result import (
 from webrl.evaluators.string_match import string_match
 from webrl.evaluators.url_match import url_match
 from webrl.netutil import host_port
+from webrl.tasks.installed import evaluators
 from webrl.tasks.load import PLACEHOLDER, substitute
-from webrl.tasks.model import EVAL_TYPES
 
 
 def _has_placeholder(task) -> bool:
@@ -102,8 +102,8 @@ async def evaluate(
     the HTTP status the last page's document answered with (None: unknown), which the guard reads."""
     if mode not in ALL_MODES:
         raise ValueError(f"unknown evaluation mode {mode!r} (one of {', '.join(ALL_MODES)})")
-    if mode == "verified" or "verified" in task.eval.eval_types:
-        return await _verified(task, answer, mode, trace, verified_dataset, urls or {})
+    if mode == "verified":
+        return await _verified(task, answer, trace, verified_dataset, urls or {})
     judge_name = getattr(judge, "name", None) if judge is not None else None
     if urls and _has_placeholder(task):
         task = substitute(task, urls)
@@ -112,11 +112,11 @@ async def evaluate(
     rules = "webarena" if mode == STRICT else mode  # the strict mode: WebArena's rules, and the guard
     last_url = page.url if page is not None else None  # before program_html navigates the page
     try:
-        unknown = [t for t in task.eval.eval_types if t not in EVAL_TYPES]
+        known = evaluators()
+        unknown = [t for t in task.eval.eval_types if t not in known]
         if unknown:
             raise EvaluationError(
-                f"eval_type {unknown[0]!r} is not supported (the eval types: {', '.join(EVAL_TYPES)})",
-                "eval.eval_types",
+                f"eval_type {unknown[0]!r} is not supported (the eval types: {', '.join(known)})", "eval.eval_types"
             )
         if rules == "browsergym" and urls and page is not None:
             foreign = await _foreign_tabs(page, urls)
@@ -124,22 +124,7 @@ async def evaluate(
                 details.append({"type": "open_tabs", "score": 0.0, "foreign": foreign})
                 parts.append(0.0)
         for eval_type in task.eval.eval_types:
-            if eval_type == "string_match":
-                part = await string_match(task, answer, mode=rules, judge=judge)
-            elif eval_type == "url_match":
-                if page is None:
-                    raise EvaluationError("url_match needs the page")
-                part = url_match(task, page.url, mode=rules) if site_page(page.url, urls) else not_a_site_page(page.url)
-            elif eval_type == "miniwob_reward":
-                if page is None:
-                    raise EvaluationError("miniwob_reward needs the page")
-                part = await miniwob_reward(page)
-            else:
-                if page is None:
-                    raise EvaluationError("program_html needs the page")
-                part = await program_html(
-                    task, page, mode=rules, judge=judge, urls=urls, last_page_judged=site_page(page.url, urls)
-                )
+            part = await known[eval_type](task, answer, page, mode=mode, rules=rules, judge=judge, urls=urls)
             details.append(part)
             parts.append(part["score"])
         if mode == STRICT and (problems := guard_problems(task, answer, last_url, status, strict=True)):
@@ -167,17 +152,48 @@ async def evaluate(
     return EvalResult(score=score, status="scored", mode=mode, judge=judge_name, details=details, dump_suspect=suspect)
 
 
-async def _verified(task, answer, mode, trace, dataset, urls) -> EvalResult:
-    """Only the verified mode scores a WebArena-Verified task, and it scores only those."""
+async def _verified(task, answer, trace, dataset, urls) -> EvalResult:
+    """Only the verified mode scores a WebArena-Verified task (in another mode its eval type is an error), and it
+    scores only those."""
     details: list[dict[str, Any]] = [{"type": "warning", "text": w} for w in task.warnings]
-    if mode != "verified":
-        why = f"a WebArena-Verified task is scored by --mode verified only, not {mode}"
-        return _error(details, why, "eval.eval_types", mode, None)
     if task.verified is None:
         why = "--mode verified scores WebArena-Verified tasks only; this task has no verified eval blocks"
-        return _error(details, why, "eval.eval_types", mode, None)
+        return _error(details, why, "eval.eval_types", "verified", None)
     result = await asyncio.to_thread(verified.score, task.task_id, answer, trace, dataset=dataset, urls=urls)
     return result.model_copy(update={"details": details + result.details})
+
+
+# The WebArena rules: the default task family's evaluators (webrl.families.webarena), by eval type.
+
+
+async def _string_match(task, answer, page, *, rules, judge, **_) -> dict[str, Any]:
+    return await string_match(task, answer, mode=rules, judge=judge)
+
+
+async def _url_match(task, answer, page, *, rules, urls, **_) -> dict[str, Any]:
+    if page is None:
+        raise EvaluationError("url_match needs the page")
+    return url_match(task, page.url, mode=rules) if site_page(page.url, urls) else not_a_site_page(page.url)
+
+
+async def _program_html(task, answer, page, *, rules, judge, urls, **_) -> dict[str, Any]:
+    if page is None:
+        raise EvaluationError("program_html needs the page")
+    return await program_html(
+        task, page, mode=rules, judge=judge, urls=urls, last_page_judged=site_page(page.url, urls)
+    )
+
+
+async def _verified_elsewhere(task, answer, page, *, mode, **_) -> dict[str, Any]:
+    raise EvaluationError(f"a WebArena-Verified task is scored by --mode verified only, not {mode}", "eval.eval_types")
+
+
+RULE_EVALUATORS = {
+    "string_match": _string_match,
+    "url_match": _url_match,
+    "program_html": _program_html,
+    "verified": _verified_elsewhere,
+}
 
 
 def not_a_site_page(url: str) -> dict[str, Any]:

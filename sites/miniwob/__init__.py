@@ -1,7 +1,7 @@
 """MiniWoB++ (port 7790): the pages of Farama's `miniwob` distribution (MIT), served read-only from the installed
 package, never copied into this repository. `/` lists the environments; `/miniwob/<env>.html` is an environment,
 its scripts under `/core/` and `/common/` as the package lays them out. It keeps no data: a reset costs nothing
-(every episode starts from a fresh page load and a seed, see `webrl.env.miniwob`).
+(every episode starts from a fresh page load and a seed, see `webrl.families.miniwob.page`).
 
 `scripts/install.sh` installs the distribution without its dependencies (gymnasium, selenium): webrl drives the
 pages itself and only reads the files.
@@ -23,6 +23,8 @@ from webrl.errors import UsageError
 from webrl.sites.platform import SiteContext, SiteSpec
 
 DISTRIBUTION = "miniwob==1.1.0"
+# the scripted solutions (common.js, the helpers, and one file per group of environments): webrl.families.miniwob.tasks
+SOLUTIONS = Path(__file__).with_name("solutions")
 
 
 @cache

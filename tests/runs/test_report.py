@@ -16,8 +16,9 @@ import yaml
 from cli_support import webrl
 
 from webrl.families.miniwob import MiniwobFamily
+from webrl.families.webarena import SITE_COLUMNS
 from webrl.policy.factory import make_policy
-from webrl.runs.eval import SITE_COLUMNS, EvalSettings, run_eval
+from webrl.runs.eval import EvalSettings, run_eval
 from webrl.runs.executor import LocalExecutor
 from webrl.runs.train_report import write_train_report
 from webrl.sites.task_sets import resolve_task_set

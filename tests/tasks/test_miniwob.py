@@ -12,10 +12,10 @@ import pytest
 from cli_support import webrl
 
 from webrl.errors import UsageError
+from webrl.families.miniwob import tasks as miniwob
 from webrl.policy.factory import make_policy
 from webrl.runs.eval import EvalSettings, run_eval
 from webrl.runs.executor import LocalExecutor
-from webrl.sites.miniwob import tasks as miniwob
 from webrl.sites.task_sets import resolve_task_set
 from webrl.tasks.load import load_tasks
 
@@ -40,7 +40,7 @@ def oracle_run(sites, state, tmp_path_factory):
     """The oracle over the first CI_SEEDS test seeds of every scripted environment (docs/tasks.md gives the whole
     test split), two at a time: (its tasks, {task_id: episode row}, the summary). Run once for the tests that
     read what the oracle did."""
-    tasks = [t for t in resolve_task_set("miniwob:test", state) if t.miniwob.seed < CI_SEEDS]
+    tasks = [t for t in resolve_task_set("miniwob:test", state) if t.family_data["miniwob"].seed < CI_SEEDS]
     rows, summary = evaluate(sites, tasks, tmp_path_factory.mktemp("oracle"), parallel=2)
     return tasks, rows, summary
 
@@ -76,15 +76,17 @@ def test_named_sets_split_seeds_and_list_environments(state):
     test = resolve_task_set("miniwob:click-button,enter-text:test", state)
     train = resolve_task_set("miniwob:click-button,enter-text:train", state)
     both = resolve_task_set("miniwob:click-button,enter-text", state)
-    test_seeds = {t.miniwob.seed for t in test}
-    assert test_seeds == set(range(miniwob.TEST_SEEDS)) and not test_seeds & {t.miniwob.seed for t in train}
+    test_seeds = {t.family_data["miniwob"].seed for t in test}
+    assert test_seeds == set(range(miniwob.TEST_SEEDS)) and not test_seeds & {
+        t.family_data["miniwob"].seed for t in train
+    }
     assert len(train) == 2 * miniwob.TRAIN_SEEDS and {t.split for t in both} == {"train", "test"}
-    assert [t.miniwob.env for t in test[:4]] == ["click-button", "enter-text"] * 2  # seed by seed
+    assert [t.family_data["miniwob"].env for t in test[:4]] == ["click-button", "enter-text"] * 2  # seed by seed
     # :N names how many seeds of the split: the learning benchmark's 50 test seeds, 3 demonstrations each
     wide = resolve_task_set("miniwob:click-button,enter-text:test:50", state)
-    assert {t.miniwob.seed for t in wide} == set(range(50)) and [t.task_id for t in wide[: len(test)]] == [
-        t.task_id for t in test
-    ]
+    assert {t.family_data["miniwob"].seed for t in wide} == set(range(50)) and [
+        t.task_id for t in wide[: len(test)]
+    ] == [t.task_id for t in test]
     assert len(resolve_task_set("miniwob:click-button,enter-text:train:3", state)) == 6
     task = test[0]
     assert task.sites == ["miniwob"] and task.eval.eval_types == ["miniwob_reward"] and task.cheat
@@ -112,7 +114,9 @@ def load_tasks_from(folder, tasks):
 @pytest.mark.slow  # many MiniWoB episodes (~10 s beside the oracle's run)
 def test_the_page_rewards_right_answers_and_punishes_wrong_ones(sites, state, oracle_run, tmp_path):
     tasks = resolve_task_set(f"miniwob:{','.join(FORMS)}:test", state)[:10]
-    assert all(t.miniwob.seed < CI_SEEDS for t in tasks)  # in the oracle's run: its episodes are the right answers
+    assert all(
+        t.family_data["miniwob"].seed < CI_SEEDS for t in tasks
+    )  # the oracle's run: its episodes are the right answers
     right = oracle_run[1]
     # the same tasks, submitted without doing the work first: the last scripted step alone
     wrong = [t.model_copy(update={"cheat": t.cheat[-1:]}) for t in tasks if len(t.cheat) > 1]
@@ -135,7 +139,7 @@ def test_oracle_solves_every_scripted_environment_and_hides_the_score_panel(orac
     """The first CI_SEEDS test seeds of every scripted environment (docs/tasks.md gives the whole test split)."""
     scripted = miniwob.scripted_names()
     tasks, rows, summary = oracle_run
-    assert {t.miniwob.env for t in tasks} == set(scripted) and set(rows) == {t.task_id for t in tasks}
+    assert {t.family_data["miniwob"].env for t in tasks} == set(scripted) and set(rows) == {t.task_id for t in tasks}
     failures = [
         f"{row['task_id']}: {row['intent']}\n  {row['status']} {row.get('error')} "
         f"{json.dumps(row.get('eval'))[:400]}\n" + "\n".join(f"  {s['response']!r} {s['error']}" for s in row["steps"])
@@ -203,7 +207,7 @@ def test_bad_input_is_one_line(cli_env, tmp_path):
         )
     )
     result = webrl(cli_env, "eval", "--tasks", str(bad), "--out", str(tmp_path / "out2"))
-    assert result.returncode == 2 and "task x.1: field 'miniwob.seed'" in result.stderr, result.stderr
+    assert result.returncode == 2 and "task x.1: field 'family_data.miniwob.seed'" in result.stderr, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
 
 

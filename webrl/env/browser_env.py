@@ -23,7 +23,7 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, NamedTuple, TypedDict
+from typing import Any, Literal, NamedTuple, TypedDict
 from urllib.parse import urlsplit
 
 from playwright.async_api import Browser
@@ -33,7 +33,6 @@ from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 from webrl.env.actions import Action, ActionError, execute, parse_action
 from webrl.env.auth import AuthCache
 from webrl.env.guard import OriginGuard
-from webrl.env.miniwob import DEFAULT_TIME_LIMIT_S
 from webrl.env.network import NetworkRecorder
 from webrl.env.observation import Observation, observe
 from webrl.errors import SitesChanged
@@ -181,7 +180,7 @@ class BrowserEnv:
         limits: Limits = Limits(),
         mode: str = "webarena",
         judge: Judge | None = None,
-        page_time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+        family_options: dict[str, Any] | None = None,
         options: EnvOptions = EnvOptions(),
         record_network: bool = False,
         verified_dataset: Path | None = None,
@@ -189,8 +188,8 @@ class BrowserEnv:
         self.browser, self.backend, self.instance = browser, backend, instance
         self.observation_kind, self.action_space, self.limits = observation, action_space, limits
         self.options = options
-        # page_time_limit_s: the episode timer of a page that runs its own (MiniWoB++'s)
-        self.mode, self.judge, self.page_time_limit_s = mode, judge, page_time_limit_s
+        # family_options: the run's values of the task families' settings (TaskFamily.options; unset: defaults)
+        self.mode, self.judge, self.family_options = mode, judge, family_options or {}
         # record_network: every episode's network trace as HAR (`trace`, the verified mode judges it)
         self.record_network, self.verified_dataset = record_network, verified_dataset
         self.network = NetworkRecorder()
@@ -249,7 +248,7 @@ class BrowserEnv:
                     await self._settle(page, loading)
         with timed(timings, "episode_start"):
             starting = time.perf_counter()
-            if await self.family.start(self.page, self.task, restart, self.page_time_limit_s):
+            if await self.family.start(self.page, self.task, restart, self.family_options):
                 await self._settle(self.page, starting)
         self.steps: list[TrajectoryStep] = []
         self.history: list[str] = []

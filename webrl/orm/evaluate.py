@@ -16,7 +16,7 @@ from typing import Any
 from webrl.files import write_atomically
 from webrl.orm.data import Example, load_examples
 from webrl.orm.model import OutcomeRewardModel, encode_examples, reward
-from webrl.runs.eval import SITE_COLUMNS, site_column
+from webrl.tasks.family import default_family
 
 OVERALL = "Overall"
 METRICS = ("n", "accuracy", "precision", "recall", "f1", "majority", "tp", "fp", "fn", "tn")
@@ -51,7 +51,7 @@ def binary_scores(labels: Sequence[int], predictions: Sequence[int]) -> dict[str
 def score_table(rows: list[dict[str, Any]]) -> dict[str, dict[str, float | int]]:
     """Scores of the prediction rows ({site, label, reward}) overall and per site column, in WebRL's order."""
     table = {OVERALL: binary_scores([r["label"] for r in rows], [r["reward"] for r in rows])}
-    for column in [*SITE_COLUMNS, "Other"]:
+    for column in default_family().success_columns:
         mine = [r for r in rows if r["site"] == column]
         if mine:
             table[column] = binary_scores([r["label"] for r in mine], [r["reward"] for r in mine])
@@ -67,7 +67,7 @@ def predict(orm: OutcomeRewardModel, examples: Sequence[Example]) -> tuple[list[
         {
             "task_id": example.task_id,
             "source": example.source,
-            "site": site_column(list(example.sites)),
+            "site": default_family().success_column(example),
             "label": example.label,
             "p_yes": p,
             "reward": reward(p),

@@ -29,6 +29,7 @@ from webrl.policy.prompt import verified_intent
 from webrl.runs.eval_settings import EvalSettings
 from webrl.runs.records import EpisodeEval, EpisodeRecord, EpisodeStep, answer_digest, digest
 from webrl.sites.base import SiteBackend
+from webrl.tasks.family import family_options
 from webrl.tasks.model import Task
 from webrl.timing import timed
 
@@ -82,7 +83,7 @@ async def open_env(
         limits=Limits(settings.max_steps),
         mode=settings.mode,
         judge=judge,
-        page_time_limit_s=settings.miniwob_time_limit_s,
+        family_options={name: getattr(settings, name) for name in family_options()},
         options=EnvOptions(settings.escape_text, settings.click_at),
         record_network=settings.records_network,
         verified_dataset=settings.verified_dataset,

@@ -32,7 +32,7 @@ from webrl.runs.executor_factory import executor_for
 from webrl.runs.records import EPISODES_FILE, EpisodeRecord, parse_episode, read_episodes
 from webrl.runs.report import write_report
 from webrl.sites.base import SiteBackend
-from webrl.tasks.family import families, family_of_record
+from webrl.tasks.family import families, family_of_record, family_options
 from webrl.tasks.load import verified_dataset
 from webrl.tasks.model import Task
 
@@ -54,13 +54,11 @@ IDENTITY = (
     "max_tokens",
     "context",
     "seed",
-    "miniwob_time_limit_s",
     "record_network",
     "verified_dataset",
+    *family_options(),  # the task families' settings of an episode
 )
 STOP_AFTER_FAULTS = 2  # environment faults in a row that end a run
-# WebRL's table convention: column -> site; a task counts under its first site.
-SITE_COLUMNS = {"Reddit": "reddit", "GitLab": "gitlab", "CMS": "shopping_admin", "Map": "map", "OSS": "shopping"}
 
 
 def run_identity(settings: EvalSettings, tasks: list[Task]) -> dict:
@@ -204,11 +202,6 @@ def write_summary(settings: EvalSettings, executor: Executor, planned: int, grou
     write_atomically(settings.out / "summary.json", json.dumps(summary, indent=2, default=str))
     write_report(settings.out, records, summary)
     return summary
-
-
-def site_column(sites: list[str]) -> str:
-    """The WebRL table column a task counts under: its first site's, else "Other"."""
-    return next((column for column, site in SITE_COLUMNS.items() if sites and sites[0] == site), "Other")
 
 
 def summarize(

@@ -1,16 +1,17 @@
 """The settings of a run of episodes (EvalSettings): `webrl eval`'s options, and what the training loop's
 rollouts, evaluations and demonstrations run with. The field descriptions are `webrl eval --help` and the
-configuration page; fields marked `option=None` are filled in by the run, not by its user."""
+configuration page; fields marked `option=None` are filled in by the run, not by its user. The task families add
+the settings their episodes take (TaskFamily.options) after webrl's own."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
-from webrl.env.miniwob import DEFAULT_TIME_LIMIT_S
 from webrl.policy.factory import POLICY_FORMS
+from webrl.tasks.family import family_options
 
 
 def _run_filled(description: str) -> dict[str, Any]:
@@ -18,7 +19,7 @@ def _run_filled(description: str) -> dict[str, Any]:
     return {"description": description, "json_schema_extra": {"option": None}}
 
 
-class EvalSettings(BaseModel):
+class _Settings(BaseModel):
     """How a policy is run over a task set, and how its episodes are scored; written into summary.json."""
 
     tasks: str = Field(
@@ -75,13 +76,6 @@ class EvalSettings(BaseModel):
         description="With --temperature above 0: each answer samples with a seed from (this, task, repeat, step), so "
         "a run gives the same answers again, on any executor and in any order [default: unseeded].",
     )
-    miniwob_time_limit_s: float = Field(
-        DEFAULT_TIME_LIMIT_S,
-        gt=0,
-        description="Seconds a MiniWoB++ page gives an episode before it ends it with reward -1 (the package's own "
-        "limits of 10-30 s are for scripted agents).",
-        json_schema_extra={"option": "miniwob_time_limit"},
-    )
     limit: int | None = Field(
         None,
         ge=1,
@@ -118,12 +112,15 @@ class EvalSettings(BaseModel):
         return self.record_network if self.record_network is not None else self.mode == "verified"
 
 
+EvalSettings = create_model("EvalSettings", __base__=_Settings, __doc__=_Settings.__doc__, **family_options())
+
+
 def _extra(name: str) -> dict[str, Any]:
     extra = EvalSettings.model_fields[name].json_schema_extra
     return extra if isinstance(extra, dict) else {}
 
 
-# option name (as a Python identifier: --miniwob-time-limit is miniwob_time_limit) -> field
+# option name (as a Python identifier: --max-steps is max_steps) -> field
 EVAL_OPTIONS: dict[str, str] = {
     _extra(name).get("option", name): name
     for name in EvalSettings.model_fields

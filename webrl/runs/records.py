@@ -17,7 +17,8 @@ from pydantic import BaseModel, ValidationError, field_validator, model_validato
 
 from webrl.errors import UsageError, field_problem
 from webrl.files import json_object
-from webrl.tasks.model import MiniwobEpisode, Task
+from webrl.tasks import installed
+from webrl.tasks.model import Task
 
 SCHEMA_VERSION = 4  # 4: dump_suspect, digests; 3: network_trace; 2: schema_version itself; 1: every line before
 EPISODES_FILE = "episodes.jsonl"
@@ -85,7 +86,7 @@ class EpisodeRecord(BaseModel):
     repeat: int = 0
     sites: list[str] = []
     intent: str = ""
-    miniwob: MiniwobEpisode | None = None  # a MiniWoB++ task's environment and seed
+    family_data: dict[str, Any] = {}  # the task's (Task.family_data)
     status: Status
     error: str | None = None
     score: float | None = None  # None: not judged
@@ -106,6 +107,12 @@ class EpisodeRecord(BaseModel):
     requeued: int = 0  # times it was moved off an environment worker that died while playing it (Ray executor)
 
     _trace_in_run = field_validator("network_trace")(in_run)
+    _family_data = field_validator("family_data")(installed.validate_data)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _family_data_of_the_previous_release(cls, data: Any) -> Any:
+        return installed.migrate(data)
 
     @model_validator(mode="after")
     def _judged_has_a_score(self) -> EpisodeRecord:
@@ -117,7 +124,12 @@ class EpisodeRecord(BaseModel):
     def of(cls, task: Task, repeat: int, **fields: Any) -> EpisodeRecord:
         """The record of `task`'s episode `repeat`: the task's own fields, and what happened."""
         return cls(
-            task_id=task.task_id, repeat=repeat, sites=task.sites, intent=task.intent, miniwob=task.miniwob, **fields
+            task_id=task.task_id,
+            repeat=repeat,
+            sites=task.sites,
+            intent=task.intent,
+            family_data=task.family_data,
+            **fields,
         )
 
     @classmethod

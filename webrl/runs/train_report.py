@@ -9,8 +9,6 @@ from pathlib import Path
 from webrl.files import write_atomically
 from webrl.runs.report import render
 
-ENVIRONMENT_COLUMNS = ("demonstrated envs", "new envs")  # MiniWoB++ environments the SFT saw, and the others
-
 
 def eval_rate(metrics: dict, column: str = "Average") -> float | None:
     """A success-rate column: one of the task family's (a WebRL site column) or Average, or one of its groups

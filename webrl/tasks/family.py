@@ -3,28 +3,37 @@ starts and ends on its pages, what its reports add, and how the curriculum makes
 
 Generic code (the environment, the episode runner, the training recipe, its settings, metrics and reports) asks
 `family_of(task)` or `family_of_set(name)` and calls these methods; it never asks which family it has. The
-families are found through the `webrl.task_families` entry points (pyproject.toml), so a new family is one module
-and one entry point line, in webrl or in a package of its own (docs/task-families.md). The defaults below are
-those of the WebArena-format tasks: the page never ends an episode, and there is nothing to add to a report.
+families are found through the `webrl.task_families` entry points (pyproject.toml; webrl.tasks.installed), so a
+new family is one package and one entry point line, in webrl or in a package of its own (docs/task-families.md).
+A family also brings its evaluators (by eval type), the model of the data its tasks carry (`Task.family_data`),
+the settings its episodes take, and its report columns. The defaults below are those of the WebArena-format
+tasks: the page never ends an episode, and there is nothing to add to a report.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel
+
 from webrl.errors import UsageError
+from webrl.tasks.installed import ENTRY_POINTS, families
 from webrl.tasks.load import NamedTaskSets
 from webrl.tasks.model import Task
 
 if TYPE_CHECKING:  # the families' argument types, from layers above this one (never imported at run time here)
     from playwright.async_api import Page
 
-ENTRY_POINTS = "webrl.task_families"
+__all__ = ["ENTRY_POINTS", "families"]  # found in webrl.tasks.installed, asked for here
+
+# An evaluator of one eval type: awaited as evaluator(task, answer, page, mode=..., rules=..., judge=..., urls=...)
+# (page: the episode's last page, None where there is none; rules: the mode whose rules apply, strict's are
+# webarena's), it gives its part of the evaluation, a dict with its "type" and "score" (0.0, 1.0 or None:
+# unjudged) and whatever it checked, or raises webrl.evaluators.result.EvaluationError: an error for the task.
+Evaluator = Callable[..., Awaitable[dict[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -57,12 +66,23 @@ class TaskFamily:
     llm_generation: bool = True  # whether an LLM generator (not only the evolver) may write the family's tasks
     default: bool = False  # the family of every task no other family owns (the WebArena format's)
     success_columns: tuple[str, ...] = ()  # what `success_column` gives, in the table's order
+    evaluators: dict[str, Evaluator] = {}  # eval type -> its evaluator (webrl.evaluators.router asks them)
+    # The model of the data the family's tasks carry, under its name, in Task.family_data (and their episode
+    # records'); None: its tasks carry none. A task naming one of its eval types carries it, and only such a task.
+    data_model: type[BaseModel] | None = None
+    # Settings the family's episodes take, added to `webrl eval`'s (webrl.runs.eval_settings: option, settings
+    # key, summary.json's settings): name -> (type, pydantic Field); an episode's `start` gets their values.
+    options: dict[str, tuple[Any, Any]] = {}
 
     # -- tasks ---------------------------------------------------------------------------------------------------
 
     def owns(self, task: Task) -> bool:
         """Whether `task` is one of the family's (the default family is asked last)."""
         raise NotImplementedError
+
+    def data(self, item: Task | Any) -> Any:
+        """The family's data on a task or an episode record (None: none)."""
+        return item.family_data.get(self.name)
 
     def owns_set(self, name: str) -> bool:
         return any(sets.owns(name) for sets in self.task_sets)
@@ -80,9 +100,10 @@ class TaskFamily:
         """Whether an episode may start on the page the previous one left, without loading it again."""
         return False
 
-    async def start(self, page: Page, task: Task, restart: bool, time_limit_s: float) -> bool:
-        """Start the episode once the start page has loaded (`restart`: on the previous episode's page); True if
-        that changed the page (the environment then waits for it to be at rest)."""
+    async def start(self, page: Page, task: Task, restart: bool, options: dict[str, Any]) -> bool:
+        """Start the episode once the start page has loaded (`restart`: on the previous episode's page; `options`:
+        the run's values of the family's `options`); True if that changed the page (the environment then waits
+        for it to be at rest)."""
         return False
 
     async def ended(self, page: Page) -> bool:
@@ -98,8 +119,8 @@ class TaskFamily:
 
     def owns_record(self, record: Any) -> bool:
         """Whether an episode record (webrl.runs.records) is of one of the family's tasks (the default family's
-        are the records no other family owns)."""
-        return False
+        are the records no other family owns); a family keeping data on its tasks: the records with it."""
+        return self.data_model is not None and self.data(record) is not None
 
     def success_column(self, record: Any) -> str | None:
         """The column of the success-rate table (summary.json's success_rate) that a judged episode of the family
@@ -130,13 +151,6 @@ class TaskFamily:
         raise NotImplementedError
 
 
-@cache
-def families() -> tuple[TaskFamily, ...]:
-    """Every installed family, by entry point name."""
-    found = sorted(entry_points(group=ENTRY_POINTS), key=lambda point: point.name)
-    return tuple(point.load()() for point in found)
-
-
 def family_of(task: Task) -> TaskFamily:
     """The family that owns `task`, else the default family."""
     return _owner(task.task_id, lambda family: family.owns(task))
@@ -151,7 +165,12 @@ def _owner(task_id: int | str, owns: Callable[[TaskFamily], bool]) -> TaskFamily
     owners = [family for family in families() if not family.default and owns(family)]
     if len(owners) > 1:
         raise UsageError(f"task {task_id!r}: several task families claim it ({', '.join(f.name for f in owners)})")
-    return owners[0] if owners else next(family for family in families() if family.default)
+    return owners[0] if owners else default_family()
+
+
+def default_family() -> TaskFamily:
+    """The family of the tasks no other family owns (the WebArena format's)."""
+    return next(family for family in families() if family.default)
 
 
 def summary_tables(summary: dict[str, Any]) -> list[SummaryTable]:
@@ -162,6 +181,11 @@ def summary_tables(summary: dict[str, Any]) -> list[SummaryTable]:
 def family_of_set(name: str) -> TaskFamily | None:
     """The family whose named task set `name` is (None: a file or folder of tasks, or unknown)."""
     return next((family for family in families() if family.owns_set(name)), None)
+
+
+def family_options() -> dict[str, tuple[Any, Any]]:
+    """Every family's episode settings (`TaskFamily.options`)."""
+    return {name: option for family in families() for name, option in family.options.items()}
 
 
 def set_names() -> str:

@@ -37,10 +37,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_serializer, model_validator
 
 from webrl.sitelist import SITE_LIST
+from webrl.tasks import installed
 
-# The eval types the evaluators know; a file may name others (an error for that task when it is evaluated)
-# "verified": WebArena-Verified's own evaluators judge the task (its eval blocks are in Task.verified)
-EVAL_TYPES = ("string_match", "url_match", "program_html", "miniwob_reward", "verified")
 URL_NOTES = ("GOLD in PRED", "EXACT")  # EXACT: vab only
 RULES = ("exact_match", "must_include", "must_exclude", "required_values", "fuzzy_match")
 AND_SEPARATOR = " |AND| "
@@ -164,13 +162,6 @@ class EvalSpec(_Open):
         return self.reference_url.split(OR_SEPARATOR) if self.reference_url else []
 
 
-class MiniwobEpisode(_Open):
-    """A MiniWoB++ task: the environment (`miniwob/<env>.html`) and the seed of its problem generator."""
-
-    env: str = Field(pattern=r"^[a-z0-9-]+$")
-    seed: int
-
-
 class VerifiedEval(_Open):
     """A WebArena-Verified task's evaluation, kept whole as the dataset has it: its eval blocks (the package's
     evaluators read them, never webrl) and the task's revision."""
@@ -234,7 +225,8 @@ class Task(_Open):
     old_task_id: int | None = None
     # Our extras
     cheat: list[str] | None = None  # a scripted solution: action strings in the webrl action syntax
-    miniwob: MiniwobEpisode | None = None  # set on MiniWoB++ tasks: the episode the page generates
+    # the data of the task's family, under the family's name, validated by the family's model (TaskFamily.data_model)
+    family_data: dict[str, Any] = Field(default_factory=dict)
     verified: VerifiedEval | None = None  # set on WebArena-Verified tasks (eval_types ["verified"])
     split: str | None = None
     tier: int | str | None = None
@@ -279,10 +271,21 @@ class Task(_Open):
                 raise ValueError(f"{url!r} is neither a site placeholder (__SHOPPING__/...) nor an http(s) URL")
         return start_url
 
+    _family_data = field_validator("family_data")(installed.validate_data)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _family_data_of_the_previous_release(cls, data: Any) -> Any:
+        return installed.migrate(data)
+
     @model_validator(mode="after")
-    def _miniwob_has_its_episode(self):
-        if ("miniwob_reward" in self.eval.eval_types) != (self.miniwob is not None):
-            raise ValueError("eval_types has miniwob_reward without a miniwob episode (env, seed), or the reverse")
+    def _family_data_goes_with_its_eval_types(self):
+        for name, family in installed.keeping_data().items():
+            kinds = list(family.evaluators)
+            if any(kind in self.eval.eval_types for kind in kinds) != (name in self.family_data):
+                raise ValueError(
+                    f"eval_types has {' or '.join(kinds)} without the {name} family's data, or the reverse"
+                )
         if ("verified" in self.eval.eval_types) != (self.verified is not None):
             raise ValueError("eval_types has verified without the verified eval blocks, or the reverse")
         return self
@@ -306,7 +309,7 @@ class Task(_Open):
         if not types:
             warn("eval_types is empty: every mode scores the task 1.0 (an empty product, as in the originals)")
         for kind in types:
-            if kind not in EVAL_TYPES:
+            if kind not in installed.evaluators():
                 warn(f"eval_types has {kind!r}, which no evaluator here knows: {error}")
         answers = spec.get("reference_answers")
         if "string_match" in types and answers is None:

@@ -25,14 +25,15 @@ import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from webrl.errors import UsageError
-from webrl.sites.miniwob import environment_names, html_dir
+from webrl.families.miniwob import page as protocol
+from webrl.sites.miniwob import SOLUTIONS, environment_names, html_dir
 from webrl.tasks import script
 from webrl.tasks.load import NamedTaskSets
 from webrl.tasks.model import Task
 
-SOLUTIONS = Path(__file__).with_name("solutions")  # common.js (helpers) and one file per group of environments
 TEST_SEEDS = 10
 TRAIN_SEEDS = 50
 MAX_SEEDS = 1000  # a split's seeds, at most: N test seeds stay below TRAIN_SEED_START
@@ -225,11 +226,16 @@ def make_task(env: str, seed: int, split: str, intent: str, steps: list | None) 
             "intent_template": "",
             "intent": intent,
             "eval": {"eval_types": ["miniwob_reward"]},
-            "miniwob": {"env": env, "seed": seed},
+            "family_data": {"miniwob": {"env": env, "seed": seed}},
             "cheat": cheat(steps) if steps is not None else None,
             "split": split,
         }
     )
+
+
+def episode_of(task: Task) -> Any:
+    """A MiniWoB++ task's environment and seed (webrl.families.miniwob.MiniwobEpisode); None: another family's."""
+    return task.family_data.get("miniwob")
 
 
 def cheat(steps: list) -> list[str]:
@@ -245,8 +251,6 @@ class ProblemCache:
     """(environment, seed) -> {intent, steps}, in one JSON file per package version and solutions source."""
 
     def __init__(self, cache_dir: Path):
-        from webrl.env import miniwob as protocol
-
         sources = [*sorted(SOLUTIONS.glob("*.js")), Path(__file__), Path(protocol.__file__)]
         key = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()[:12]
         version = importlib.metadata.version("miniwob")
@@ -295,7 +299,6 @@ async def _read_problems(pairs: list[tuple[str, int]]) -> dict[str, dict]:
 
     from webrl.browser import launch_chromium
     from webrl.env.browser_env import VIEWPORT
-    from webrl.env.miniwob import start_episode
 
     scripted = set(scripted_names())
     solve_js = f"([name, utterance]) => ({solutions_js()})(utterance)[name]()"
@@ -312,7 +315,7 @@ async def _read_problems(pairs: list[tuple[str, int]]) -> dict[str, dict]:
                 # before on the page (checked in tests/tasks/test_miniwob.py against fresh loads).
                 await page.goto(f"{BUILD_ORIGIN}/miniwob/{env}.html")
                 for k, seed in enumerate(s for e, s in pairs if e == env):
-                    utterance = await start_episode(page, seed, restart=k > 0)
+                    utterance = await protocol.start_episode(page, seed, restart=k > 0)
                     problem = problems[task_id(env, seed)] = {"intent": utterance, "steps": None}
                     if env in scripted:
                         try:

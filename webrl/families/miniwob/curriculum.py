@@ -8,7 +8,7 @@ failed task the generator takes
   saw, within what the run is evaluated on,
 one of each per failed task, round after round over the failed tasks until `keep`. Seeds count up from
 EVOLVED_SEED_START per environment, beyond the train (1000–1049) and test (0–9) seeds, so a generated task is never
-a held-out one. Tasks are read off the pages as every MiniWoB task is (webrl.sites.miniwob.tasks.build_tasks);
+a held-out one. Tasks are read off the pages as every MiniWoB task is (webrl.families.miniwob.tasks.build_tasks);
 seeds no WebRL action can solve are left out there, and counted here.
 """
 
@@ -18,7 +18,7 @@ import random
 from collections import Counter
 from pathlib import Path
 
-from webrl.sites.miniwob.tasks import build_tasks
+from webrl.families.miniwob.tasks import build_tasks, episode_of
 from webrl.tasks.model import Task
 
 EVOLVED_SEED_START = 2000
@@ -31,9 +31,8 @@ def evolve_miniwob(
     tasks and every phase's); new environments are the family's not in `trained`. A report."""
     rng = random.Random(f"miniwob:{seed}:{phase}")
     used: dict[str, set[int]] = {}
-    for task in known:
-        if task.miniwob is not None:
-            used.setdefault(task.miniwob.env, set()).add(task.miniwob.seed)
+    for episode in filter(None, map(episode_of, known)):
+        used.setdefault(episode.env, set()).add(episode.seed)
     unseen = [env for env in sorted(used) if env not in trained]
 
     def fresh_seed(env: str) -> int:
@@ -44,12 +43,12 @@ def evolve_miniwob(
 
     pairs: list[tuple[str, int, str]] = []
     made: Counter[str] = Counter()
-    failed = [task for task in failed if task.miniwob is not None]
+    failed = [episode.env for episode in filter(None, map(episode_of, failed))]
     while failed and len(pairs) < keep:  # round after round over the failures, so that a phase keeps its size
-        for task in failed:
+        for env in failed:
             if len(pairs) >= keep:
                 break
-            pairs.append((task.miniwob.env, fresh_seed(task.miniwob.env), "train"))
+            pairs.append((env, fresh_seed(env), "train"))
             made["new seed"] += 1
             if unseen and len(pairs) < keep:
                 env = unseen.pop(rng.randrange(len(unseen)))
@@ -59,5 +58,5 @@ def evolve_miniwob(
     return tasks, {
         "made": dict(made),
         "unsolvable_seeds": len(pairs) - len(tasks),
-        "environments": len({t.miniwob.env for t in tasks}),
+        "environments": len({episode_of(t).env for t in tasks}),
     }

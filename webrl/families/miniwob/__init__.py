@@ -1,46 +1,76 @@
-"""MiniWoB++: a task is an environment page and the seed of its problem generator. The page shows its problem once
-the harness starts the episode (webrl.env.miniwob) and ends the episode itself on a right or wrong submit; an
-episode may start on the page the previous one of the same environment left. Reports add a table per environment;
-a training run's evaluation is also split into the environments the SFT was shown and the others; new tasks are
-new seeds of the failed environments and environments not met yet (webrl.curriculum.miniwob)."""
+"""MiniWoB++: a task is an environment page and the seed of its problem generator (its `family_data`). The page
+shows its problem once the harness starts the episode (page.py) and ends the episode itself on a right or wrong
+submit, which the page's own reward scores (reward.py); an episode may start on the page the previous one of the
+same environment left. Reports add a table per environment; a training run's evaluation is also split into the
+environments the SFT was shown and the others; new tasks are new seeds of the failed environments and environments
+not met yet (curriculum.py). The tasks are read off the miniwob site's pages (tasks.py)."""
 
 from __future__ import annotations
 
 import statistics
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from playwright.async_api import Page
+from pydantic import BaseModel, ConfigDict, Field
 
-from webrl.curriculum.miniwob import evolve_miniwob
-from webrl.env.miniwob import episode_done, start_episode
 from webrl.errors import WebrlError
-from webrl.runs.records import EpisodeRecord
-from webrl.runs.train_report import ENVIRONMENT_COLUMNS
-from webrl.sites.miniwob.tasks import TASK_SETS, parse_set_name
+from webrl.families.miniwob.curriculum import evolve_miniwob
+from webrl.families.miniwob.page import DEFAULT_TIME_LIMIT_S, episode_done, start_episode
+from webrl.families.miniwob.reward import miniwob_reward
+from webrl.families.miniwob.tasks import TASK_SETS, parse_set_name
 from webrl.tasks.family import CurriculumContext, SummaryTable, TaskFamily
 from webrl.tasks.model import Task
+
+if TYPE_CHECKING:  # records are read, never made, here (webrl.runs is imported by the settings that ask families)
+    from playwright.async_api import Page
+
+    from webrl.runs.records import EpisodeRecord
+
+ENVIRONMENT_COLUMNS = ("demonstrated envs", "new envs")  # the environments the SFT saw, and the others
+TIME_LIMIT = "miniwob_time_limit_s"  # the settings key and, as miniwob_time_limit, the option of the page timer
+
+
+class MiniwobEpisode(BaseModel):
+    """A MiniWoB++ task's data: the environment (`miniwob/<env>.html`) and the seed of its problem generator."""
+
+    model_config = ConfigDict(extra="allow")
+
+    env: str = Field(pattern=r"^[a-z0-9-]+$")
+    seed: int
 
 
 class MiniwobFamily(TaskFamily):
     name = "miniwob"
     task_sets = (TASK_SETS,)
     llm_generation = False  # a new task is a new seed: the evolver's
+    evaluators = {"miniwob_reward": miniwob_reward}
+    data_model = MiniwobEpisode
+    options = {
+        TIME_LIMIT: (
+            float,
+            Field(
+                DEFAULT_TIME_LIMIT_S,
+                gt=0,
+                description="Seconds a MiniWoB++ page gives an episode before it ends it with reward -1 (the "
+                "package's own limits of 10-30 s are for scripted agents).",
+                json_schema_extra={"option": "miniwob_time_limit"},
+            ),
+        )
+    }
 
     def owns(self, task: Task) -> bool:
-        return task.miniwob is not None
-
-    def owns_record(self, record: EpisodeRecord) -> bool:
-        return record.miniwob is not None
+        return self.data(task) is not None
 
     def reuses_page(self, task: Task) -> bool:
         # MiniWoB++'s own driver starts episode after episode on one load (it ends the last one, seeds and calls
         # core.startEpisodeReal), which gives the same problem as a fresh load without the load
         return len(task.start_urls) == 1
 
-    async def start(self, page: Page, task: Task, restart: bool, time_limit_s: float) -> bool:
-        utterance = await start_episode(page, task.miniwob.seed, time_limit_s, restart)
+    async def start(self, page: Page, task: Task, restart: bool, options: dict[str, Any]) -> bool:
+        utterance = await start_episode(
+            page, self.data(task).seed, options.get(TIME_LIMIT, DEFAULT_TIME_LIMIT_S), restart
+        )
         if utterance != task.intent:  # the task set was built by another package version or browser
             raise WebrlError(
                 f"MiniWoB task {task.task_id}: the page's utterance {utterance!r} is not the task's "
@@ -56,7 +86,7 @@ class MiniwobFamily(TaskFamily):
         return self.owns_set(name) and parse_set_name(name)[1] == ["train"]
 
     def start_key(self, task: Task) -> str:
-        return f"{task.miniwob.env}:{task.miniwob.seed}"  # the seed makes the page's problem
+        return f"{self.data(task).env}:{self.data(task).seed}"  # the seed makes the page's problem
 
     def summary(self, records: Sequence[EpisodeRecord]) -> dict[str, Any]:
         """Per environment (judged episodes of every repeat): success %, mean raw reward of the page, mean steps;
@@ -64,7 +94,7 @@ class MiniwobFamily(TaskFamily):
         by_env: dict[str, list[EpisodeRecord]] = defaultdict(list)
         for record in records:
             if self.owns_record(record) and record.judged:
-                by_env[record.miniwob.env].append(record)
+                by_env[self.data(record).env].append(record)
         if not any(self.owns_record(record) for record in records):
             return {}
         environments = {}
@@ -96,7 +126,7 @@ class MiniwobFamily(TaskFamily):
             for env, row in miniwob["environments"].items()
         ]
         mean = "–" if miniwob["mean_success"] is None else f"{miniwob['mean_success']:.1f}"
-        timer = summary["settings"].get("miniwob_time_limit_s")
+        timer = summary["settings"].get(TIME_LIMIT)
         tables = [
             SummaryTable(
                 f"MiniWoB++ (episode timer {timer:g} s)" if timer else "MiniWoB++",
@@ -119,11 +149,11 @@ class MiniwobFamily(TaskFamily):
     def groups(self, records: Sequence[EpisodeRecord], demonstrated: Sequence[Task]) -> dict[str, dict]:
         """Success (%) on the judged episodes of the environments the SFT was shown and of the others, which only
         the curriculum brings."""
-        shown_envs = {t.miniwob.env for t in demonstrated if t.miniwob is not None}
+        shown_envs = {self.data(t).env for t in demonstrated if self.owns(t)}
         groups: dict[str, list[bool]] = {name: [] for name in ENVIRONMENT_COLUMNS}
         for record in records:
             if self.owns_record(record) and record.judged:
-                shown = record.miniwob.env in shown_envs
+                shown = self.data(record).env in shown_envs
                 groups[ENVIRONMENT_COLUMNS[0 if shown else 1]].append(record.success)
         return {
             name: {"mean": round(100 * sum(won) / len(won), 1), "episodes": len(won)}
@@ -134,7 +164,7 @@ class MiniwobFamily(TaskFamily):
     def new_tasks(
         self, failed: list[Task], known: list[Task], trained: list[Task], want: int, context: CurriculumContext
     ) -> tuple[list[Task], dict[str, Any]]:
-        environments = {t.miniwob.env for t in trained if t.miniwob is not None}
+        environments = {self.data(t).env for t in trained if self.owns(t)}
         return evolve_miniwob(
             failed,
             known,

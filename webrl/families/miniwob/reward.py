@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from webrl.evaluators.result import EvaluationError
+
 EPISODE_STATE_JS = """() => typeof WOB_DONE_GLOBAL === 'undefined' ? null : (
   {done: WOB_DONE_GLOBAL, raw_reward: WOB_RAW_REWARD_GLOBAL, reward: WOB_REWARD_GLOBAL,
    reason: WOB_REWARD_REASON === null ? null : String(WOB_REWARD_REASON)})"""
@@ -22,7 +24,10 @@ async def episode_state(page) -> dict[str, Any] | None:
     return await page.evaluate(EPISODE_STATE_JS)
 
 
-async def miniwob_reward(page) -> dict[str, Any]:
+async def miniwob_reward(task, answer, page, **_) -> dict[str, Any]:
+    """The family's evaluator of its eval type (webrl.tasks.family.Evaluator): the same in every mode."""
+    if page is None:
+        raise EvaluationError("miniwob_reward needs the page")
     state = await episode_state(page)
     if state is None:
         return {

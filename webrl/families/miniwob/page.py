@@ -3,7 +3,7 @@
 limit (`core.EPISODE_MAX_TIME`, in ms), calls `core.startEpisodeReal()` (which generates the problem and starts
 the timer), waits for `WOB_TASK_READY` and for the problem's images. The utterance is the `#query` text
 (`core.getUtterance()`, or its `utterance` field where it returns one). The page ends the episode itself
-(`core.endEpisode`: `WOB_DONE_GLOBAL`, the rewards; see `webrl.evaluators.miniwob_reward`), or the timer does with
+(`core.endEpisode`: `WOB_DONE_GLOBAL`, the rewards; see `webrl.families.miniwob.reward`), or the timer does with
 reward -1.
 
 The page's own score panel (last reward, average, time left, episodes done), its click visualiser and the START
@@ -13,7 +13,7 @@ absolutely positioned, so hiding them moves nothing else.
 
 from __future__ import annotations
 
-from webrl.evaluators.miniwob_reward import episode_state
+from webrl.families.miniwob.reward import episode_state
 
 # MiniWoB's limits (10-30 s) are for fast scripted agents; an LLM on a CPU needs seconds per step.
 DEFAULT_TIME_LIMIT_S = 600.0

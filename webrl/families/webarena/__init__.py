@@ -1,18 +1,29 @@
 """The WebArena-format tasks: the embedded WebArena-Lite look-alike suite and the real WebArena files. An episode is
 the start page and the agent's actions until it answers; the page never ends it. New tasks come from the procedural
-evolver (verifiable by construction) or from an LLM generator (scored by the ORM)."""
+evolver (verifiable by construction) or from an LLM generator (scored by the ORM). Its evaluators are WebArena's
+rules (webrl.evaluators.router); its report is WebRL's table, a column per site."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from webrl.curriculum.seen import Seen, next_task_id
-from webrl.runs.eval import SITE_COLUMNS, site_column
-from webrl.runs.records import EpisodeRecord
+from webrl.evaluators.router import RULE_EVALUATORS
 from webrl.sites.embedded.suite import TASK_SETS as EMBEDDED_SUITE
 from webrl.tasks.family import CurriculumContext, SummaryTable, TaskFamily
 from webrl.tasks.load import VERIFIED_SETS, WEBARENA_FILES
 from webrl.tasks.model import Task
+
+if TYPE_CHECKING:  # records are read, never made, here (webrl.runs is imported by the settings that ask families)
+    from webrl.runs.records import EpisodeRecord
+
+# WebRL's table convention: column -> site; a task counts under its first site.
+SITE_COLUMNS = {"Reddit": "reddit", "GitLab": "gitlab", "CMS": "shopping_admin", "Map": "map", "OSS": "shopping"}
+
+
+def site_column(sites: list[str]) -> str:
+    """The WebRL table column a task counts under: its first site's, else "Other"."""
+    return next((column for column, site in SITE_COLUMNS.items() if sites and sites[0] == site), "Other")
 
 
 class WebArenaFamily(TaskFamily):
@@ -20,6 +31,7 @@ class WebArenaFamily(TaskFamily):
     task_sets = (EMBEDDED_SUITE, WEBARENA_FILES, VERIFIED_SETS)
     default = True  # a task file's tasks are in WebArena's format unless another family claims them
     success_columns = (*SITE_COLUMNS, "Other")  # WebRL's table: a task counts under its first site
+    evaluators = RULE_EVALUATORS
 
     def owns(self, task: Task) -> bool:
         return True
