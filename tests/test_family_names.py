@@ -17,8 +17,9 @@ FAMILY_WORDS = re.compile(r"miniwob|verified", re.IGNORECASE)
 # Allowed, narrowly, and why:
 # - the options' help and their errors (the settings modules' strings) give task-set names as examples;
 HELP = ("webrl.runs.eval_settings", "webrl.train.settings")
-# - not moved yet (issue 48): the WebArena-Verified mode (--mode verified, its dataset, its structured answer, its
-#   rescoring, its task sets and Task.verified) still runs through these modules; nothing else may name it.
+# - not moved yet (a family of its own, to come): the WebArena-Verified mode (--mode verified, its dataset, its
+#   structured answer, its rescoring, its task sets and Task.verified) still runs through these modules; nothing else
+#   may name it.
 VERIFIED_MODE_PENDING = (
     "webrl.env.browser_env",
     "webrl.evaluators.router",

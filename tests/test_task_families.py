@@ -168,5 +168,5 @@ def test_a_family_from_a_package_of_its_own_brings_its_evaluator_and_column(cli_
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["success_rate"]["Pressed"]["mean"] == 100.0 and summary["success_rate"]["Average"]["mean"] == 100.0
     records = [json.loads(line) for line in (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()]
-    assert [r["family_data"] for r in records] == [{"press": {"label": "Go 0"}}, {"press": {"label": "Go 1"}}]
+    assert [r["press"] for r in records] == [{"label": "Go 0"}, {"label": "Go 1"}]  # at the top, as files hold it
     assert all(r["eval"]["details"] == [{"type": "pressed", "score": 1.0}] and len(r["steps"]) == 1 for r in records)

@@ -13,7 +13,14 @@ import json
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from pydantic import BaseModel, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from webrl.errors import UsageError, field_problem
 from webrl.files import json_object
@@ -111,8 +118,12 @@ class EpisodeRecord(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _family_data_of_the_previous_release(cls, data: Any) -> Any:
+    def _family_data_at_the_top(cls, data: Any) -> Any:
         return installed.migrate(data)
+
+    @model_serializer(mode="wrap")
+    def _family_data_to_the_top(self, dump: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return installed.flatten(dump(self))
 
     @model_validator(mode="after")
     def _judged_has_a_score(self) -> EpisodeRecord:

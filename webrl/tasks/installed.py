@@ -42,6 +42,13 @@ def migrate(data: Any) -> Any:
     return data
 
 
+def flatten(dumped: dict[str, Any]) -> dict[str, Any]:
+    """A dumped task or episode record as files hold it, in every release: each family's data at the top level under
+    the family's name (so a task file, an episodes file and the digest a --resume compares stay as they were)."""
+    family_data = dumped.pop("family_data", None) or {}
+    return {**dumped, **family_data}
+
+
 def validate_data(family_data: dict[str, Any]) -> dict[str, Any]:
     """`family_data` (family name -> its data), each family's validated by its own model."""
     if not family_data:

@@ -34,7 +34,16 @@ import copy
 import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_serializer, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from webrl.sitelist import SITE_LIST
 from webrl.tasks import installed
@@ -275,8 +284,12 @@ class Task(_Open):
 
     @model_validator(mode="before")
     @classmethod
-    def _family_data_of_the_previous_release(cls, data: Any) -> Any:
+    def _family_data_at_the_top(cls, data: Any) -> Any:
         return installed.migrate(data)
+
+    @model_serializer(mode="wrap")
+    def _family_data_to_the_top(self, dump: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return installed.flatten(dump(self))
 
     @model_validator(mode="after")
     def _family_data_goes_with_its_eval_types(self):
