@@ -94,7 +94,7 @@ def with_train_settings(model: type[BaseModel], **defaults: Any) -> Callable[[Ca
             return model(**fields)
         except ValidationError as err:
             problem = field_problem(err)
-            where = "--" + "-".join(problem.loc).replace("_", "-") if problem.loc else ""
+            where = "--" + problem.field.replace(".", "-").replace("_", "-") if problem.loc else ""
             raise UsageError(f"{where}: {problem.message}{problem.got}".lstrip(": ")) from None
 
     def wrap(command: Callable) -> Callable:

@@ -193,7 +193,7 @@ def load_config(path: Path | None = None, flags: dict[str, Any] | None = None, e
         return Config.model_validate(merged)
     except ValidationError as err:
         problem = field_problem(err)
-        loc = problem.loc
+        loc = tuple(str(part) for part in problem.loc)
         source = next((origin[loc[:n]] for n in range(len(loc), 0, -1) if loc[:n] in origin), "configuration")
         raise UsageError(f"{source}: field '{problem.field}': {problem.message}") from None
 

@@ -56,7 +56,7 @@ class IncompleteRun(WebrlError):
 class FieldProblem:
     """The first thing pydantic refused in an input, in the parts every usage error is written from."""
 
-    loc: tuple[str, ...]  # the field's path; empty for a rule over several fields
+    loc: tuple[str | int, ...]  # the field's path (an int: a list's index); empty for a rule over several fields
     message: str  # pydantic's, without its "Value error, " prefix
     kind: str  # pydantic's error type: "missing", "value_error" (a validator's own message), ...
     value: Any  # the refused input
@@ -64,7 +64,7 @@ class FieldProblem:
 
     @property
     def field(self) -> str:
-        return ".".join(self.loc)
+        return ".".join(str(part) for part in self.loc)
 
     @property
     def got(self) -> str:
@@ -75,7 +75,7 @@ class FieldProblem:
 def field_problem(err: ValidationError) -> FieldProblem:
     first = err.errors()[0]
     return FieldProblem(
-        loc=tuple(str(part) for part in first["loc"]),
+        loc=tuple(first["loc"]),
         message=first["msg"].removeprefix("Value error, "),
         kind=first["type"],
         value=first.get("input"),

@@ -93,7 +93,7 @@ def _parse_record(raw: str, path: Path, line: int, reward_required: bool) -> Ste
         record = StepRecord.model_validate({"schema_version": 1, **data})
     except ValidationError as err:
         problem = field_problem(err)
-        field = problem.loc[0] if problem.loc else ""
+        field = str(problem.loc[0]) if problem.loc else ""
         if problem.kind == "missing":
             raise UsageError(f"{where}: missing field '{field}'") from None
         raise UsageError(f"{where}: field '{field}': {problem.message}, got {problem.value!r}") from None
