@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -24,7 +23,7 @@ from webrl.policy.models import model_cache
 from webrl.runs.eval_settings import EVAL_OPTIONS, FILE_FIELDS, EvalSettings, option_of
 from webrl.runs.records import EpisodeRecord
 from webrl.sites.backends import make_backend
-from webrl.tasks.family import SummaryTable, summary_tables
+from webrl.tasks.family import SummaryTable, family_of_mode, summary_lines, summary_tables
 
 console = make_console()
 
@@ -78,9 +77,9 @@ def eval_command(
             yaml.safe_dump(settings.model_dump(mode="json", include=set(FILE_FIELDS)), sort_keys=False), nl=False
         )
         return
-    settings = settings.model_copy(
-        update={"backend": site_config.sites.backend, "verified_dataset": verified_file(settings.tasks, settings.mode)}
-    )
+    mode_family = family_of_mode(settings.mode)  # a task family's own mode, with its own checks and options
+    run_options = mode_family.run_options(settings.mode, settings.tasks) if mode_family else {}
+    settings = settings.model_copy(update={"backend": site_config.sites.backend, **run_options})
     policy_builder(settings.policy)  # a bad spec is refused before tasks are read or anything starts
     judge_model = parse_judge_spec(settings.judge)
     site_backend = make_backend(site_config)
@@ -89,8 +88,8 @@ def eval_command(
         plan = site_backend.running() if site_config.sites.backend == "embedded" else None
         seed = plan.seed if plan else site_config.sites.seed
         task_list = resolve_task_set(settings.tasks, site_config.state_dir, seed)[: settings.limit]
-        if settings.mode == "verified":
-            check_verified(task_list, settings, site_backend)
+        if mode_family is not None:
+            mode_family.check_run(settings.mode, task_list, settings, site_backend.urls(0))
         settings.task_suite = getattr(task_list[0], "suite_version", None) if task_list else None
         summary = run_with_progress(settings, task_list, runner, settings.repeats)
     print_summary(summary, settings.out)
@@ -120,8 +119,8 @@ def eval_parameters() -> list[inspect.Parameter]:
 
 
 def print_summary(summary: dict, out: Path) -> None:
-    """The run's headline, its task families' tables, a line per evaluation error, the verified mode's facts and the
-    episode counts."""
+    """The run's headline, its task families' tables, a line per evaluation error, the families' lines (the verified
+    mode's facts) and the episode counts."""
     from webrl.runs.report import headline
 
     console.print(headline(summary))
@@ -139,60 +138,21 @@ def print_summary(summary: dict, out: Path) -> None:
             f"dump_suspect: {summary['dump_suspect']} of the successes would fail the strict mode's guard (an answer "
             "or URL that lists more than the task asked, or a last page that did not answer 2xx); see the report"
         )
-    print_verified(summary)
+    for line in summary_lines(summary):
+        console.print(line)
     counts = ", ".join(f"{n} {what}" for what, n in summary["episodes"].items() if n or what == "planned")
     console.print(f"episodes: {counts}  ·  report: {out / 'report.html'}")
 
 
-def verified_file(tasks: str, mode: str) -> Path | None:
-    """The verified mode's dataset: a task file in WebArena-Verified's format that --tasks names (its evaluator reads
-    the whole file), else None: the installed package's."""
-    from webrl.tasks.model import is_verified_config
-
-    path = Path(tasks)
-    if mode != "verified" or not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None  # reading the tasks reports it, with the line
-    first = data[0] if isinstance(data, list) and data else data
-    return path if is_verified_config(first) else None
-
-
-def check_verified(tasks: list, settings, backend) -> None:
-    """Before any episode: every task is a WebArena-Verified one, and the package's evaluator takes the dataset."""
-    from webrl.evaluators.verified import verified_scorer
-
-    plain = next((t for t in tasks if t.verified is None), None)
-    if plain is not None:
-        raise UsageError(
-            f"{settings.tasks}: task {plain.task_id}: field 'eval': --mode verified scores WebArena-Verified tasks "
-            "only (webarena-verified[:hard], or a file in its format)"
-        )
-    verified_scorer(settings.verified_dataset, backend.urls(0))
-
-
-def print_verified(summary: dict) -> None:
-    if "verified" in summary:
-        facts = summary["verified"]
-        traces = facts["network_trace_bytes"]
-        console.print(
-            f"verified: {facts['answers_unparsed']} answers were not the structured response (scored by the "
-            f"package as given); network traces: {traces['episodes']}, mean {traces['mean']} bytes"
-        )
-
-
 def rescore_run(run: Path, mode: str, out: Path | None) -> None:
-    """`--rescore RUN`: the run's episodes scored again offline (the verified mode only)."""
-    from webrl.runs.rescore import rescore
+    """`--rescore RUN`: the run's episodes scored again offline (a task family's mode that can)."""
+    from webrl.runs.rescore import rescore, rescoring_family
 
-    if mode != "verified":
-        raise UsageError(f"--rescore with --mode {mode}: not yet: only --mode verified scores a run offline")
+    rescoring_family(mode)
     if not (run / "episodes.jsonl").is_file():
         raise UsageError(f"--rescore {run}: no episodes.jsonl in this folder")
     out = out or run / f"rescore-{datetime.now():%Y%m%d-%H%M%S}"
-    summary = rescore(run, out)
+    summary = rescore(run, out, mode)
     console.print("re-scored offline:")
     print_summary(summary, out)
 

@@ -14,6 +14,7 @@ from webrl.cli.console import make_console
 from webrl.cli.global_options import GLOBALS
 from webrl.cli.sites import compact_table
 from webrl.errors import UsageError
+from webrl.families.verified.tasks import verified_eval
 from webrl.runs.records import EpisodeRecord
 
 console = make_console()
@@ -41,10 +42,11 @@ def _named(tasks: str):
 def _checks(task) -> list[str]:
     """What a task's evaluation checks, for stats: WebArena-Verified's task type and network check, else the
     eval types."""
-    if task.verified is None:
+    blocks = verified_eval(task)
+    if blocks is None:
         return list(task.eval.eval_types)
-    network = any(b.get("evaluator") == "NetworkEventEvaluator" for b in task.verified.eval)
-    return [(task.verified.task_type or "?").lower(), *(["network"] if network else [])]
+    network = any(b.get("evaluator") == "NetworkEventEvaluator" for b in blocks.eval)
+    return [(blocks.task_type or "?").lower(), *(["network"] if network else [])]
 
 
 def _set_stats(tasks: str) -> None:

@@ -12,11 +12,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-Mode = Literal["webarena", "vab", "browsergym", "strict", "verified"]
+from webrl.tasks.family import family_modes
+
 MODES: tuple[str, ...] = ("webarena", "vab", "browsergym")  # the leaderboards' WebArena rule evaluators' semantics
 STRICT = "strict"  # WebArena's rules and the guard (evaluators/guard.py): the reward agents are trained on
-# WebArena-Verified's own evaluator (evaluators/verified.py): its tasks only, judged from the answer and the trace
-ALL_MODES: tuple[str, ...] = (*MODES, STRICT, "verified")
+RULE_MODES: tuple[str, ...] = (*MODES, STRICT)  # webrl's own; the task families add theirs (TaskFamily.modes)
 Status = Literal["scored", "unjudged", "error"]
 # How a task whose evaluation raised (status 'error') enters the success rate, per mode:
 # - webarena: WebArena's run.py catches the exception, logs it and never appends a score: the task is left out
@@ -26,22 +26,31 @@ Status = Literal["scored", "unjudged", "error"]
 # - browsergym: left out, as before (BrowserGym itself scores an AssertionError 0 and lets the rest crash the
 #   episode).
 # - strict: a reward of 0, as a training reward must (an episode left out would hide what made it fail).
-# - verified: WebArena-Verified's evaluator gives an evaluation that failed (its status "error") the score 0.
+# A task family's mode says how it counts them (EvalMode.errors_count_as).
 ERROR_COUNTS_AS: dict[str, str] = {
     "webarena": "left out",
     "vab": "failure",
     "browsergym": "left out",
     "strict": "failure",
-    "verified": "failure",
 }
 # Why url_match or a program_html target scored 0 without looking (webrl, all modes: see evaluators/router.py).
 NOT_A_SITE_PAGE = "the last page is not an http(s) page of the sites, so it is not judged"
 
 
+def all_modes() -> tuple[str, ...]:
+    """Every evaluation mode: webrl's own, then the installed task families'."""
+    return (*RULE_MODES, *family_modes())
+
+
+def error_counts_as(mode: str) -> str:
+    """How an episode whose evaluation failed enters `mode`'s success rate: "left out" or "failure"."""
+    return ERROR_COUNTS_AS[mode] if mode in ERROR_COUNTS_AS else family_modes()[mode].errors_count_as
+
+
 class EvalResult(BaseModel):
     score: float | None  # None: unjudged or error
     status: Status
-    mode: Mode
+    mode: str  # one of all_modes()
     judge: str | None = None  # the judge's name (model and endpoint) when one was given
     details: list[dict[str, Any]] = Field(default_factory=list)  # one entry per evaluator, checks inside
     # a leaderboard mode's 1.0 that the strict mode's guard fails: why (empty: none, or not a leaderboard mode)
@@ -57,7 +66,7 @@ def error_result(details: list[dict], error: str, field: str | None, mode: str, 
     counts it in the success rate (``counts_as``). The cause may quote the agent's text: what no encoding takes (a
     lone surrogate) is escaped, so that the line prints anywhere."""
     printable = error.encode("utf-8", "backslashreplace").decode("utf-8")
-    details.append({"type": "error", "error": printable, "field": field, "counts_as": ERROR_COUNTS_AS[mode]})
+    details.append({"type": "error", "error": printable, "field": field, "counts_as": error_counts_as(mode)})
     return EvalResult(score=None, status="error", mode=mode, judge=judge, details=details)
 
 

@@ -17,37 +17,35 @@ required contents, written by the agent.
 Modes (``MODES``, the leaderboards'): ``webarena`` = the original evaluator, ``vab`` = VAB-WebArena-Lite's, used for
 the WebRL numbers, ``browsergym`` = BrowserGym's WebArena-Lite hybrid; ``strict`` = WebArena's rules and the guard
 against dumped answers and URLs (evaluators/guard.py: its failure is a factor of 0; in a leaderboard mode it marks a
-1.0 ``dump_suspect`` instead); and ``verified``, which hands WebArena-Verified's tasks to that package's own
-evaluator (evaluators/verified.py) and scores nothing else. BrowserGym's safeguard is
-applied in the browsergym mode: any open tab on a host:port that is none of the sites' (``urls``) scores 0.
-Each eval type is scored by the evaluator of the task family that brings it (webrl.tasks.family: `evaluators`),
-the same in every mode; the WebArena rules below are the default family's.
+1.0 ``dump_suspect`` instead). BrowserGym's safeguard is applied in the browsergym mode: any open tab on a host:port
+that is none of the sites' (``urls``) scores 0. Each eval type is scored by the evaluator of the task family that
+brings it (webrl.tasks.family: `evaluators`), the same in every mode; the WebArena rules below are the default
+family's. A task family may add a mode of its own (`TaskFamily.modes`, e.g. WebArena-Verified's): the family's
+`evaluate` then scores the episode from its answer and network trace, and none of the above applies.
 """
 
 from __future__ import annotations
 
-import asyncio
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from webrl.evaluators import verified
 from webrl.evaluators.guard import LOOPBACK, guard_problems
 from webrl.evaluators.judge import Judge
 from webrl.evaluators.program_html import program_html
 from webrl.evaluators.result import (
-    ALL_MODES,
     MODES,
     NOT_A_SITE_PAGE,
     STRICT,
     AssertionFailed,
     EvalResult,
     EvaluationError,
+    all_modes,
     error_result,
 )
 from webrl.evaluators.string_match import string_match
 from webrl.evaluators.url_match import url_match
 from webrl.netutil import host_port
+from webrl.tasks.family import family_of_mode
 from webrl.tasks.installed import evaluators
 from webrl.tasks.load import PLACEHOLDER, substitute
 
@@ -89,7 +87,7 @@ async def evaluate(
     judge: Judge | None = None,
     urls: dict[str, str] | None = None,
     trace: list[dict] | None = None,
-    verified_dataset: Path | None = None,
+    options: dict[str, Any] | None = None,
     status: int | None = None,
 ) -> EvalResult:
     """Score one finished episode.
@@ -97,13 +95,13 @@ async def evaluate(
     ``answer``: the text of the agent's final ``stop [...]`` (None: the agent gave none). ``page``: the active
     Playwright **async** Page at the end (may be None for a string_match-only task). ``urls``: site name -> base
     URL; used for the ``__SITE__`` placeholders still in the task, the shopping helpers, and BrowserGym's
-    open-tab check. ``trace``: the episode's network trace (HAR entries), which the verified mode judges with the
-    answer against WebArena-Verified's dataset (``verified_dataset``; None: the installed package's). ``status``:
-    the HTTP status the last page's document answered with (None: unknown), which the guard reads."""
-    if mode not in ALL_MODES:
-        raise ValueError(f"unknown evaluation mode {mode!r} (one of {', '.join(ALL_MODES)})")
-    if mode == "verified":
-        return await _verified(task, answer, trace, verified_dataset, urls or {})
+    open-tab check. ``trace``: the episode's network trace (HAR entries), which a task family's mode may judge
+    (``options``: the run's values of the families' options). ``status``: the HTTP status the last page's document
+    answered with (None: unknown), which the guard reads."""
+    if mode not in all_modes():
+        raise ValueError(f"unknown evaluation mode {mode!r} (one of {', '.join(all_modes())})")
+    if family := family_of_mode(mode):
+        return await family.evaluate(mode, task, answer, trace=trace, urls=urls or {}, options=options or {})
     judge_name = getattr(judge, "name", None) if judge is not None else None
     if urls and _has_placeholder(task):
         task = substitute(task, urls)
@@ -152,17 +150,6 @@ async def evaluate(
     return EvalResult(score=score, status="scored", mode=mode, judge=judge_name, details=details, dump_suspect=suspect)
 
 
-async def _verified(task, answer, trace, dataset, urls) -> EvalResult:
-    """Only the verified mode scores a WebArena-Verified task (in another mode its eval type is an error), and it
-    scores only those."""
-    details: list[dict[str, Any]] = [{"type": "warning", "text": w} for w in task.warnings]
-    if task.verified is None:
-        why = "--mode verified scores WebArena-Verified tasks only; this task has no verified eval blocks"
-        return _error(details, why, "eval.eval_types", "verified", None)
-    result = await asyncio.to_thread(verified.score, task.task_id, answer, trace, dataset=dataset, urls=urls)
-    return result.model_copy(update={"details": details + result.details})
-
-
 # The WebArena rules: the default task family's evaluators (webrl.families.webarena), by eval type.
 
 
@@ -184,15 +171,10 @@ async def _program_html(task, answer, page, *, rules, judge, urls, **_) -> dict[
     )
 
 
-async def _verified_elsewhere(task, answer, page, *, mode, **_) -> dict[str, Any]:
-    raise EvaluationError(f"a WebArena-Verified task is scored by --mode verified only, not {mode}", "eval.eval_types")
-
-
 RULE_EVALUATORS = {
     "string_match": _string_match,
     "url_match": _url_match,
     "program_html": _program_html,
-    "verified": _verified_elsewhere,
 }
 
 

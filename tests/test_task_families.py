@@ -52,7 +52,7 @@ class EchoFamily(TaskFamily):
     async def ended(self, page):
         return await page.evaluate("() => window.echoed === true")
 
-    def summary(self, records):
+    def summary(self, records, settings):
         mine = [r for r in records if self.owns(r)]
         return {"echo": {"episodes": len(mine), "ended_by_the_page": sum(r.truncated_by is None for r in mine)}}
 '''
@@ -85,7 +85,7 @@ class PressesEcho:
 
 
 def test_a_family_plugged_in_by_an_entry_point_runs_its_episodes(echo_family, site_servers, tmp_path):
-    assert {f.name for f in registry.families()} == {"echo", "miniwob", "webarena"}
+    assert {f.name for f in registry.families()} == {"echo", "miniwob", "verified", "webarena"}
     tasks = resolve_task_set("echo:test", tmp_path)
     assert [registry.family_of(t).name for t in tasks] == ["echo", "echo"]
     assert registry.family_of_set("embedded:test").name == "webarena"  # the others are untouched

@@ -13,15 +13,17 @@ import pytest
 pytest.importorskip("webarena_verified", reason="pip install --no-deps webarena-verified==1.2.3 (scripts/install.sh)")
 
 from webrl.errors import UsageError  # noqa: E402
-from webrl.evaluators import verified  # noqa: E402
+from webrl.families.verified import evaluator as verified  # noqa: E402
+from webrl.families.verified.tasks import verified_dataset  # noqa: E402
 from webrl.policy.factory import make_policy  # noqa: E402
-from webrl.policy.prompt import VERIFIED_RESPONSE, webrl_prompt  # noqa: E402
+from webrl.policy.prompt import webrl_prompt  # noqa: E402
 from webrl.runs.eval import EvalSettings, run_eval  # noqa: E402
 from webrl.runs.executor import LocalExecutor  # noqa: E402
 from webrl.runs.records import read_episodes  # noqa: E402
 from webrl.runs.rescore import rescore  # noqa: E402
 from webrl.sites.task_sets import resolve_task_set  # noqa: E402
-from webrl.tasks.load import load_tasks, verified_dataset  # noqa: E402
+from webrl.tasks.family import family_of  # noqa: E402
+from webrl.tasks.load import load_tasks  # noqa: E402
 
 
 def answer(task_type: str, data=None, status: str = "SUCCESS") -> str:
@@ -95,9 +97,12 @@ def played(site_servers, dataset, tmp_path_factory):
     return out, summary, {r.task_id: r for r in read_episodes(out)}, store
 
 
-def test_the_prompt_asks_for_the_structured_answer_only_in_the_verified_mode():
+def test_the_prompt_asks_for_the_structured_answer_only_in_the_verified_mode(dataset):
+    [task] = [t for t in load_tasks(dataset) if t.task_id == 0]
+    assert family_of(task).shown_intent(task, "verified") == task.intent + verified.VERIFIED_RESPONSE
+    assert family_of(task).shown_intent(task, "vab") == task.intent
     plain = webrl_prompt("Open my todos page", [], "<html/>")
-    assert VERIFIED_RESPONSE not in plain and plain.startswith("Task Instruction: Open my todos page\n\nRound 0")
+    assert verified.VERIFIED_RESPONSE not in plain and plain.startswith("Task Instruction: Open my todos page\n\nRound")
     assert verified.parse_answer(answer("RETRIEVE", [1, 2]).removeprefix("exit(message='")[:-2])["retrieved_data"]
     for bad, why in [
         ("", "empty"),
@@ -126,6 +131,8 @@ def test_the_package_scores_what_webrl_recorded(played):
     assert next(d for d in records[4].eval.details if d["type"] == "verified_answer")["parsed"] is False
     assert summary["verified"]["answers_unparsed"] == 1 and summary["verified"]["network_trace_bytes"]["episodes"] == 6
     assert summary["settings"]["record_network"] is None and summary["success_rate"]["Average"]["mean"] == 33.3
+    lines = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert not any("verified" in line for line in lines)  # a record keeps none of its task's eval blocks
     report = (out / "report.html").read_text()
     assert "answers not the structured response: 1" in report and 'href="network/2-0.har"' in report
 

@@ -12,9 +12,9 @@ import pytest
 pytest.importorskip("webarena_verified", reason="pip install --no-deps webarena-verified==1.2.3 (scripts/install.sh)")
 
 from webrl.errors import UsageError  # noqa: E402
+from webrl.families.verified import tasks as load  # noqa: E402
+from webrl.families.verified.tasks import verified_dataset, verified_eval  # noqa: E402
 from webrl.sites.task_sets import resolve_task_set  # noqa: E402
-from webrl.tasks import load  # noqa: E402
-from webrl.tasks.load import verified_dataset  # noqa: E402
 
 
 def test_the_task_sets_load_offline_from_the_package(tmp_path):
@@ -26,9 +26,9 @@ def test_the_task_sets_load_offline_from_the_package(tmp_path):
     task = next(t for t in full if t.task_id == 44)  # "Open my todos page"
     assert task.eval.eval_types == ["verified"] and task.start_url == "__GITLAB__"
     raw = next(t for t in json.loads(verified_dataset().read_text()) if t["task_id"] == 44)
-    assert task.verified.eval == raw["eval"] and task.verified.revision == raw["revision"]  # kept whole
-    assert task.verified.task_type == "NAVIGATE" and not task.writes
-    assert sum(t.writes for t in full) == sum(t.verified.task_type == "MUTATE" for t in full) > 0
+    assert verified_eval(task).eval == raw["eval"] and verified_eval(task).revision == raw["revision"]  # kept whole
+    assert verified_eval(task).task_type == "NAVIGATE" and not task.writes
+    assert sum(t.writes for t in full) == sum(verified_eval(t).task_type == "MUTATE" for t in full) > 0
     multi = next(t for t in full if len(t.start_urls) > 1)
     assert multi.start_url.count(" |AND| ") == len(multi.start_urls) - 1
 

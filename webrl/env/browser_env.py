@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal, NamedTuple, TypedDict
 from urllib.parse import urlsplit
 
@@ -183,15 +182,14 @@ class BrowserEnv:
         family_options: dict[str, Any] | None = None,
         options: EnvOptions = EnvOptions(),
         record_network: bool = False,
-        verified_dataset: Path | None = None,
     ):
         self.browser, self.backend, self.instance = browser, backend, instance
         self.observation_kind, self.action_space, self.limits = observation, action_space, limits
         self.options = options
         # family_options: the run's values of the task families' settings (TaskFamily.options; unset: defaults)
         self.mode, self.judge, self.family_options = mode, judge, family_options or {}
-        # record_network: every episode's network trace as HAR (`trace`, the verified mode judges it)
-        self.record_network, self.verified_dataset = record_network, verified_dataset
+        # record_network: every episode's network trace as HAR (`trace`, which a task family's mode may judge)
+        self.record_network = record_network
         self.network = NetworkRecorder()
         self.trace: dict | None = None
         self.auth = AuthCache(browser, backend, instance)
@@ -332,7 +330,7 @@ class BrowserEnv:
             judge=self.judge,
             urls=urls,
             trace=self.trace["log"]["entries"] if self.trace is not None else None,
-            verified_dataset=self.verified_dataset,
+            options=self.family_options,
             status=self._document_status.get(self.page),
         )
 

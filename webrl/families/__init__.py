@@ -1,1 +1,1 @@
-"""webrl's own task families (webrl.tasks.family): the WebArena-format tasks and MiniWoB++."""
+"""webrl's own task families (webrl.tasks.family): the WebArena-format tasks, WebArena-Verified and MiniWoB++."""

@@ -17,8 +17,8 @@ A model's token budget cuts the same way, the page's end (`prompt_token_ids`: tr
 `chat_messages` is the same content for chat/instruct models (API models): a system prompt describing
 the action functions, then user/assistant turns.
 
-`verified_intent` is the one addition of the verified mode (WebArena-Verified judges a structured response): the
-task instruction ends with what the final `exit(message=...)` must hold. The other modes' prompts are unchanged.
+A task family may show the policy another task instruction in a mode of its own (TaskFamily.shown_intent: the
+WebArena-Verified family's asks for its structured response); the prompt itself is the same.
 """
 
 from __future__ import annotations
@@ -29,21 +29,6 @@ END_OF_TURN = "<|eot_id|>"  # ends every response: the stop string when sampling
 
 _USER = f"{END_OF_TURN}<|start_header_id|>user<|end_header_id|>\n"
 _ASSISTANT = f"{END_OF_TURN}<|start_header_id|>assistant<|end_header_id|>\n"
-
-
-VERIFIED_RESPONSE = (
-    "\n\nWhen you finish, answer with exit(message='<JSON>'), where <JSON> is one object: "
-    '{"task_type": "RETRIEVE" (the task asks for information), "MUTATE" (it changes something) or "NAVIGATE" '
-    '(it asks to open a page), "status": "SUCCESS", or the failure: "NOT_FOUND_ERROR", "PERMISSION_DENIED_ERROR", '
-    '"ACTION_NOT_ALLOWED_ERROR", "DATA_VALIDATION_ERROR" or "UNKNOWN_ERROR", "retrieved_data": the list of the '
-    "requested values for RETRIEVE (numbers as numbers), else null, "
-    '"error_details": null, or why the task failed}.'
-)
-
-
-def verified_intent(intent: str) -> str:
-    """The task instruction in the verified mode: the intent, then the structured response it asks for."""
-    return intent + VERIFIED_RESPONSE
 
 
 def _past_round(index: int, user: str, response: str) -> str:

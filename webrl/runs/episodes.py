@@ -25,11 +25,10 @@ from webrl.env.network import har_bytes
 from webrl.errors import SitesChanged, SitesUnavailable
 from webrl.evaluators.judge import Judge
 from webrl.policy.base import Policy, PolicyInput, Sampling
-from webrl.policy.prompt import verified_intent
 from webrl.runs.eval_settings import EvalSettings
 from webrl.runs.records import EpisodeEval, EpisodeRecord, EpisodeStep, answer_digest, digest
 from webrl.sites.base import SiteBackend
-from webrl.tasks.family import family_options
+from webrl.tasks.family import family_of, family_options
 from webrl.tasks.model import Task
 from webrl.timing import timed
 
@@ -86,7 +85,6 @@ async def open_env(
         family_options={name: getattr(settings, name) for name in family_options()},
         options=EnvOptions(settings.escape_text, settings.click_at),
         record_network=settings.records_network,
-        verified_dataset=settings.verified_dataset,
     )
     try:
         yield env
@@ -169,10 +167,8 @@ async def _episode(
     with timed(timings, "reset"):
         obs, info = await env.reset(task)
     steps: list[EpisodeStep] = []
-    # The verified mode asks for a structured answer; every other mode shows the task as it is.
-    shown = env.task
-    if settings.mode == "verified":
-        shown = env.task.model_copy(update={"intent": verified_intent(env.task.intent)})
+    # A task family's mode may ask for more than the task (a structured answer); the others show it as it is.
+    shown = env.task.model_copy(update={"intent": family_of(env.task).shown_intent(env.task, settings.mode)})
     while True:
         seen = obs  # what the policy answers to; the last one is the ORM's final page (reference traces' html)
         with timed(timings, "policy"):

@@ -23,7 +23,7 @@ from typing import TextIO
 
 from webrl.errors import IncompleteRun, UsageError
 from webrl.evaluators.judge import Judge
-from webrl.evaluators.result import ERROR_COUNTS_AS
+from webrl.evaluators.result import error_counts_as
 from webrl.files import write_atomically
 from webrl.provenance import provenance
 from webrl.runs.episodes import EvalSettings, save_screenshots
@@ -33,7 +33,6 @@ from webrl.runs.records import EPISODES_FILE, EpisodeRecord, parse_episode, read
 from webrl.runs.report import write_report
 from webrl.sites.base import SiteBackend
 from webrl.tasks.family import families, family_of_record, family_options
-from webrl.tasks.load import verified_dataset
 from webrl.tasks.model import Task
 
 RUN_FILE = "run.json"  # what the run's episodes depend on; a --resume must not change it
@@ -55,7 +54,6 @@ IDENTITY = (
     "context",
     "seed",
     "record_network",
-    "verified_dataset",
     *family_options(),  # the task families' settings of an episode
 )
 STOP_AFTER_FAULTS = 2  # environment faults in a row that end a run
@@ -215,10 +213,10 @@ def summarize(
     average, mean ± std over repeats; each family's own section; the episodes planned, by status, and missing
     (planned but not recorded: the run stopped before them). An episode whose evaluation raised (status 'error',
     e.g. an eval block the mode's original evaluator rejects) enters the rates as that mode's original run loop
-    counts it (``ERROR_COUNTS_AS``: left out, or a failure) and is listed under ``evaluator_errors`` with its task,
+    counts it (``error_counts_as``: left out, or a failure) and is listed under ``evaluator_errors`` with its task,
     the field at fault and how it counted. `groups`: the run's groups of episodes (a training run's evaluation:
     the family's split by what its SFT was shown), under ``groups``."""
-    counts_as = ERROR_COUNTS_AS[settings.mode]
+    counts_as = error_counts_as(settings.mode)
     by_repeat: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
         if row.judged or (row.status == "error" and counts_as == "failure"):
@@ -243,7 +241,7 @@ def summarize(
         "settings": settings.model_dump(mode="json"),
         "policy": policy,
         "success_rate": table,
-        **{key: value for family in families() for key, value in family.summary(rows).items()},
+        **{key: value for family in families() for key, value in family.summary(rows, settings).items()},
         **({"groups": groups(rows)} if groups else {}),
         "episodes": {
             "planned": planned,
@@ -258,32 +256,8 @@ def summarize(
         ],
         # the successes that the strict mode's guard fails (a dumped answer or URL): what inflates the rate
         "dump_suspect": sum(row.suspect for row in rows),
-        **({"verified": verified_summary(rows, settings)} if settings.mode == "verified" else {}),
         "versions": {name: _version(name) for name in ("webrl", "playwright", "torch", "transformers")},
         "python": platform.python_version(),
-    }
-
-
-def verified_summary(rows: list[EpisodeRecord], settings: EvalSettings) -> dict:
-    """The verified mode's own lines: the dataset scored against, the answers that were not the structured
-    response (the package failed them), and the size of the network traces kept beside the records."""
-    dataset = settings.verified_dataset or verified_dataset()
-    answers = [d for row in rows if row.eval for d in row.eval.details if d.get("type") == "verified_answer"]
-    sizes = [
-        (settings.out / row.network_trace).stat().st_size
-        for row in rows
-        if row.network_trace and (settings.out / row.network_trace).is_file()
-    ]
-    return {
-        "dataset": str(dataset),
-        "dataset_md5": hashlib.md5(Path(dataset).read_bytes(), usedforsecurity=False).hexdigest(),
-        "package": _version("webarena-verified"),
-        "answers_unparsed": sum(not d["parsed"] for d in answers),
-        "network_trace_bytes": {
-            "episodes": len(sizes),
-            "mean": round(statistics.mean(sizes)) if sizes else None,
-            "max": max(sizes, default=None),
-        },
     }
 
 

@@ -10,8 +10,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
+from webrl.evaluators.result import all_modes
 from webrl.policy.factory import POLICY_FORMS
-from webrl.tasks.family import family_options
+from webrl.tasks.family import family_modes, family_options
+
+# --mode's help: webrl's own modes, then each the task families add
+_MODES_HELP = [
+    "webarena (original)",
+    "vab (WebRL's numbers)",
+    "browsergym",
+    "strict (WebArena's rules and a guard against dumped answers and URLs: webrl train's reward)",
+    *(f"{name} ({mode.description})" for name, mode in family_modes().items()),
+]
 
 
 def _run_filled(description: str) -> dict[str, Any]:
@@ -34,11 +44,9 @@ class _Settings(BaseModel):
     )
     repeats: int = Field(1, ge=1, description="Runs of every task (mean ± std over repeats).")
     max_steps: int = Field(30, ge=1, description="Step limit per episode (WebRL: 30).")
-    mode: Literal["webarena", "vab", "browsergym", "strict", "verified"] = Field(
+    mode: Literal[all_modes()] = Field(  # webrl's modes, then the installed task families'
         "webarena",
-        description="Evaluator semantics: webarena (original), vab (WebRL's numbers), browsergym, strict (WebArena's "
-        "rules and a guard against dumped answers and URLs: webrl train's reward), or verified "
-        "(WebArena-Verified's evaluator: a structured answer and the network trace).",
+        description=f"Evaluator semantics: {', '.join(_MODES_HELP[:-1])}, or {_MODES_HELP[-1]}.",
     )
     judge: str = Field(
         "none",
@@ -103,13 +111,13 @@ class _Settings(BaseModel):
     site_resets: str | None = Field(
         None, **_run_filled("When the backend resets a site before an episode (the run asks it).")
     )
-    verified_dataset: Path | None = Field(
-        None, **_run_filled("The verified mode's dataset (None: the installed package's file).")
-    )
 
     @property
     def records_network(self) -> bool:
-        return self.record_network if self.record_network is not None else self.mode == "verified"
+        """--record-network, else whether the mode keeps the trace (a task family's mode that judges it)."""
+        if self.record_network is not None:
+            return self.record_network
+        return self.mode in family_modes() and family_modes()[self.mode].records_network
 
 
 EvalSettings = create_model("EvalSettings", __base__=_Settings, __doc__=_Settings.__doc__, **family_options())

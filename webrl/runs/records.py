@@ -93,7 +93,7 @@ class EpisodeRecord(BaseModel):
     repeat: int = 0
     sites: list[str] = []
     intent: str = ""
-    family_data: dict[str, Any] = {}  # the task's (Task.family_data)
+    family_data: dict[str, Any] = {}  # what of the task's a family keeps in its records (TaskFamily.record_data)
     status: Status
     error: str | None = None
     score: float | None = None  # None: not judged
@@ -139,7 +139,7 @@ class EpisodeRecord(BaseModel):
             repeat=repeat,
             sites=task.sites,
             intent=task.intent,
-            family_data=task.family_data,
+            family_data=installed.record_data(task.family_data),
             **fields,
         )
 

@@ -1,5 +1,6 @@
-"""`webrl eval --rescore RUN --mode verified`: a finished run's episodes scored again from what they recorded (the
-answer and the network trace beside each record), without the sites, as WebArena-Verified's evaluator allows.
+"""`webrl eval --rescore RUN --mode MODE`: a finished run's episodes scored again from what they recorded (the
+answer and the network trace beside each record), without the sites, in a task family's mode that allows it
+(`EvalMode.rescores`: WebArena-Verified's, whose evaluator reads only those).
 
 The run folder is left as it is: the re-scored records, summary and report go into their own folder, with the traces
 they were scored from. An episode that never reached a judgement (an environment or policy error) stays as it was.
@@ -14,7 +15,6 @@ import json
 from pathlib import Path
 
 from webrl.errors import UsageError
-from webrl.evaluators import verified
 from webrl.evaluators.result import error_result
 from webrl.files import write_atomically
 from webrl.runs.episodes import EvalSettings
@@ -29,16 +29,9 @@ from webrl.runs.records import (
     run_file,
 )
 from webrl.runs.report import write_report
+from webrl.tasks.family import TaskFamily, family_modes, family_of_mode, family_options
 
 JUDGED = ("done", "unjudged", "error")  # what an evaluator saw; env_error and policy_error never got that far
-
-
-def _recorded_urls(record: EpisodeRecord) -> dict[str, str] | None:
-    """The site URLs the live scoring read the trace against (None: it did not get that far)."""
-    for detail in record.eval.details if record.eval else []:
-        if detail.get("type") == "verified" and isinstance(detail.get("urls"), dict):
-            return detail["urls"]
-    return None
 
 
 def changed(record: EpisodeRecord, trace: bytes | None) -> str | None:
@@ -52,19 +45,17 @@ def changed(record: EpisodeRecord, trace: bytes | None) -> str | None:
     return None
 
 
-def rescore_record(record: EpisodeRecord, run: Path, out: Path, dataset: Path | None) -> EpisodeRecord:
+def rescore_record(
+    record: EpisodeRecord, run: Path, out: Path, family: TaskFamily, mode: str, options: dict
+) -> EpisodeRecord:
     if record.status not in JUDGED:
         return record
     path = run_file(run, record, record.network_trace) if record.network_trace else None
     trace = path.read_bytes() if path is not None and path.is_file() else None
-    urls = _recorded_urls(record)
-    if urls is None:  # the trace's URLs cannot be read back as __SITE__/... without them
-        why = "the record does not say which site URLs its trace was read against (not scored in --mode verified)"
-        result = error_result([], why, None, "verified")
-    elif why := changed(record, trace):
-        result = error_result([], why, None, "verified")
+    if why := changed(record, trace):  # an edited file is never scored
+        result = error_result([], why, None, mode)
     else:
-        result = verified.score(record.task_id, record.answer, path, dataset=dataset, urls=urls)
+        result = family.rescore(mode, record, path, options)
     if trace is not None:  # the rescore's folder keeps what it scored, as a run keeps it
         (out / record.network_trace).parent.mkdir(parents=True, exist_ok=True)
         (out / record.network_trace).write_bytes(trace)
@@ -72,30 +63,42 @@ def rescore_record(record: EpisodeRecord, run: Path, out: Path, dataset: Path | 
         update={
             "status": "done" if result.status == "scored" else result.status,
             "score": result.score,
-            "eval": EpisodeEval(mode="verified", details=result.details),
+            "eval": EpisodeEval(mode=mode, details=result.details),
             "network_trace": record.network_trace if trace is not None else None,
         }
     )
 
 
-def rescore(run: Path, out: Path) -> dict:
-    """Score `run`'s episodes again in the verified mode into `out` (episodes.jsonl, summary.json, report.html),
-    each against the site URLs its live scoring recorded. Returns the new summary."""
+def rescore(run: Path, out: Path, mode: str | None = None) -> dict:
+    """Score `run`'s episodes again in `mode` (None: the run's own) into `out` (episodes.jsonl, summary.json,
+    report.html), as its task family's `rescore` does offline. Returns the new summary."""
     try:
         before = json.loads((run / "summary.json").read_text())
-        settings = EvalSettings.model_validate({**before["settings"], "out": out, "mode": "verified", "resume": False})
+        mode = mode or before["settings"]["mode"]
+        settings = EvalSettings.model_validate({**before["settings"], "out": out, "mode": mode, "resume": False})
     except (OSError, json.JSONDecodeError, KeyError, ValueError) as err:
         raise UsageError(f"{run}/summary.json: not a finished run's summary ({type(err).__name__}: {err})") from None
+    family = rescoring_family(mode)
     records = read_episodes(run)
     if not records:
         raise UsageError(f"{run}/{EPISODES_FILE}: no episodes to re-score")
     if (out / EPISODES_FILE).exists():
         raise UsageError(f"{out / EPISODES_FILE} exists: choose another --out")
     out.mkdir(parents=True, exist_ok=True)
-    again = [rescore_record(r, run, out, settings.verified_dataset) for r in records]
+    options = {name: getattr(settings, name) for name in family_options()}
+    again = [rescore_record(r, run, out, family, mode, options) for r in records]
     write_atomically(out / EPISODES_FILE, "".join(r.to_line() for r in again))
     planned = before.get("episodes", {}).get("planned", len(again))
     summary = summarize(again, settings, before.get("policy", settings.policy), planned) | {"rescored_from": str(run)}
     write_atomically(out / "summary.json", json.dumps(summary, indent=2, default=str))
     write_report(out, again, summary)
     return summary
+
+
+def rescoring_family(mode: str) -> TaskFamily:
+    """The task family whose `mode` scores a run offline; any other mode is refused."""
+    family = family_of_mode(mode)
+    if family is None or not family.modes[mode].rescores:
+        modes = " or ".join(f"--mode {name}" for name, m in family_modes().items() if m.rescores)
+        raise UsageError(f"--rescore with --mode {mode}: not yet: only {modes} scores a run offline")
+    return family

@@ -6,7 +6,8 @@ Generic code (the environment, the episode runner, the training recipe, its sett
 families are found through the `webrl.task_families` entry points (pyproject.toml; webrl.tasks.installed), so a
 new family is one package and one entry point line, in webrl or in a package of its own (docs/task-families.md).
 A family also brings its evaluators (by eval type), the model of the data its tasks carry (`Task.family_data`),
-the settings its episodes take, and its report columns. The defaults below are those of the WebArena-format
+the settings its episodes take, its report columns, and the evaluation modes it adds (`webrl eval --mode`: its own
+evaluator scoring its own tasks, e.g. WebArena-Verified's). The defaults below are those of the WebArena-format
 tasks: the page never ends an episode, and there is nothing to add to a report.
 """
 
@@ -49,6 +50,17 @@ class CurriculumContext:
 
 
 @dataclass(frozen=True)
+class EvalMode:
+    """An evaluation mode a family adds (`webrl eval --mode NAME`): the family's `evaluate` scores every episode of a
+    run in it, and only the family's tasks."""
+
+    description: str  # for --mode's help: what the mode judges
+    errors_count_as: str = "failure"  # how an episode whose evaluation failed enters the success rate (or "left out")
+    records_network: bool = False  # whether its episodes keep their network trace unless --record-network says
+    rescores: bool = False  # whether `webrl eval --rescore RUN` scores a run's records again offline (`rescore`)
+
+
+@dataclass(frozen=True)
 class SummaryTable:
     """A table `webrl eval` prints after the success rates (its last row, `total`, in bold)."""
 
@@ -73,6 +85,7 @@ class TaskFamily:
     # Settings the family's episodes take, added to `webrl eval`'s (webrl.runs.eval_settings: option, settings
     # key, summary.json's settings): name -> (type, pydantic Field); an episode's `start` gets their values.
     options: dict[str, tuple[Any, Any]] = {}
+    modes: dict[str, EvalMode] = {}  # the evaluation modes the family adds, by name (after webrl's own)
 
     # -- tasks ---------------------------------------------------------------------------------------------------
 
@@ -93,6 +106,19 @@ class TaskFamily:
     def is_train_set(self, name: str) -> bool:
         """Whether `name` is a train split the recipe may learn on (its test seeds stay held out)."""
         return self.owns_set(name) and name.endswith(":train")
+
+    def task_config(self, raw: dict[str, Any]) -> dict[str, Any] | None:
+        """A raw task in a format of the family's own as a task config (WebArena's format, the family's data under
+        its name); None: not in such a format (webrl.tasks.load reads it as WebArena's)."""
+        return None
+
+    def record_data(self, data: Any) -> Any:
+        """What of the family's data on a task its episode records keep (None: nothing)."""
+        return data
+
+    def shown_intent(self, task: Task, mode: str) -> str:
+        """The task instruction the policy is shown in an evaluation `mode`."""
+        return task.intent
 
     # -- episodes (webrl.env.browser_env) ------------------------------------------------------------------------
 
@@ -115,6 +141,30 @@ class TaskFamily:
         distinct first page once)."""
         return ""
 
+    # -- the family's evaluation modes (`modes`) -----------------------------------------------------------------
+
+    def run_options(self, mode: str, tasks: str) -> dict[str, Any]:
+        """The values of the family's `options` that a run in its `mode` takes from its --tasks, before anything
+        starts."""
+        return {}
+
+    def check_run(self, mode: str, tasks: Sequence[Task], settings: Any, urls: dict[str, str]) -> None:
+        """Before any episode of a run in the family's `mode` (`settings`: its EvalSettings; `urls`: site instance
+        0's): refuse, with a UsageError, what the mode cannot score."""
+
+    async def evaluate(
+        self, mode: str, task: Task, answer: str | None, *, trace: list[dict] | None, urls: dict, options: dict
+    ) -> Any:
+        """Score a finished episode in the family's `mode` from its answer and network trace (HAR entries; None:
+        none recorded), as an EvalResult (webrl.evaluators.result); `options`: the run's values of the family's
+        options."""
+        raise NotImplementedError
+
+    def rescore(self, mode: str, record: Any, trace: Path | None, options: dict[str, Any]) -> Any:
+        """Score an episode record (webrl.runs.records) again offline in the family's `mode`, from its answer and its
+        network trace file (None: none), as an EvalResult; only where the mode `rescores`."""
+        raise NotImplementedError
+
     # -- what the family adds to reports -------------------------------------------------------------------------
 
     def owns_record(self, record: Any) -> bool:
@@ -127,13 +177,18 @@ class TaskFamily:
         counts under besides "Average"; None: "Average" only (the family's own tables break it down)."""
         return None
 
-    def summary(self, records: Sequence[Any]) -> dict[str, Any]:
-        """A section of an evaluation's summary.json from its episode records (webrl.runs.records); {}: none."""
+    def summary(self, records: Sequence[Any], settings: Any) -> dict[str, Any]:
+        """A section of an evaluation's summary.json from its episode records (webrl.runs.records) and its
+        settings (EvalSettings); {}: none."""
         return {}
 
     def summary_tables(self, summary: dict[str, Any]) -> list[SummaryTable]:
         """The tables of the family's episodes that `webrl eval` prints and report.html shows, from the
         evaluation's summary (its section of it, the success rates, the groups); []: none of its episodes."""
+        return []
+
+    def summary_lines(self, summary: dict[str, Any]) -> list[str]:
+        """Lines `webrl eval` prints after the evaluation errors, from the evaluation's summary; []: none."""
         return []
 
     def groups(self, records: Sequence[Any], demonstrated: Sequence[Task]) -> dict[str, dict]:
@@ -176,6 +231,21 @@ def default_family() -> TaskFamily:
 def summary_tables(summary: dict[str, Any]) -> list[SummaryTable]:
     """Every family's tables of an evaluation's summary, for the console and report.html alike."""
     return [table for family in families() for table in family.summary_tables(summary)]
+
+
+def summary_lines(summary: dict[str, Any]) -> list[str]:
+    """Every family's lines of an evaluation's summary, for the console."""
+    return [line for family in families() for line in family.summary_lines(summary)]
+
+
+def family_modes() -> dict[str, EvalMode]:
+    """The evaluation modes the families add, by name."""
+    return {name: mode for family in families() for name, mode in family.modes.items()}
+
+
+def family_of_mode(mode: str) -> TaskFamily | None:
+    """The family that adds evaluation `mode` (None: one of webrl's own, or unknown)."""
+    return next((family for family in families() if mode in family.modes), None)
 
 
 def family_of_set(name: str) -> TaskFamily | None:

@@ -49,6 +49,17 @@ def flatten(dumped: dict[str, Any]) -> dict[str, Any]:
     return {**dumped, **family_data}
 
 
+def task_config(raw: dict[str, Any]) -> dict[str, Any]:
+    """A raw task as a task config: a family's own format (TaskFamily.task_config) converted, else as it is."""
+    return next((config for f in families() if (config := f.task_config(raw)) is not None), raw)
+
+
+def record_data(family_data: dict[str, Any]) -> dict[str, Any]:
+    """What of a task's family data its episode records keep (TaskFamily.record_data)."""
+    kept = {name: keeping_data()[name].record_data(data) for name, data in family_data.items()}
+    return {name: data for name, data in kept.items() if data is not None}
+
+
 def validate_data(family_data: dict[str, Any]) -> dict[str, Any]:
     """`family_data` (family name -> its data), each family's validated by its own model."""
     if not family_data:

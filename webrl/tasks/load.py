@@ -24,7 +24,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from webrl.errors import UsageError, field_problem
-from webrl.tasks.model import PLACEHOLDER, SITES, Task, is_verified_config, verified_config
+from webrl.tasks import installed
+from webrl.tasks.model import PLACEHOLDER, SITES, Task
 
 FETCH_TIMEOUT_S = 60
 
@@ -83,8 +84,8 @@ def _field(loc: tuple) -> tuple[str, str]:
 
 
 def parse_task(raw: Any, source: str, index: int | None = None) -> Task:
-    """Validate one raw task (WebArena's format, or WebArena-Verified's: `start_urls` and a list of eval blocks);
-    errors name the source, the task id and the field."""
+    """Validate one raw task (WebArena's format, or a task family's own: TaskFamily.task_config); errors name the
+    source, the task id and the field."""
     if isinstance(raw, dict) and "task_id" in raw:
         who = f"task {raw['task_id']}"
     else:
@@ -92,7 +93,7 @@ def parse_task(raw: Any, source: str, index: int | None = None) -> Task:
     if not isinstance(raw, dict):
         raise UsageError(f"{source}: {who}: expected a JSON object, got {type(raw).__name__}")
     try:
-        return Task.model_validate(verified_config(raw) if is_verified_config(raw) else raw)
+        return Task.model_validate(installed.task_config(raw))
     except ValidationError as err:
         problem = field_problem(err)
         field, prefix = _field(problem.loc)
@@ -275,48 +276,4 @@ class NamedTaskSets:
     load: Callable[[str, Path, int], list[Task]]  # (name, cache dir, the sites' seed) -> tasks
 
 
-# WebArena-Verified (ServiceNow, Apache-2.0): the audited 812 tasks and the hard subset's task ids, read from the
-# installed package's own dataset files (no download route: the evaluator that scores them is that package).
-VERIFIED_DISTRIBUTION = "webarena-verified==1.2.3"
-VERIFIED_DATASET = "webarena_verified/assets/dataset/webarena-verified.json"
-VERIFIED_DATASET_MD5 = "642f90896800474ef2800a7159a9fc08"
-VERIFIED_SUBSETS = {  # set name -> (the subset file of task ids, its md5); None: the whole dataset
-    "webarena-verified": None,
-    "webarena-verified:hard": (
-        "webarena_verified/assets/dataset/subsets/webarena-verified-hard.json",
-        "e37ec287c24c36f9c9416a1880881418",
-    ),
-}
-
-
-def _verified_file(name: str, inner: str, md5: str) -> Path:
-    path = packaged_file(VERIFIED_DISTRIBUTION, inner, md5, f"{VERIFIED_DISTRIBUTION}: {inner}")
-    if path is None:
-        raise UsageError(
-            f"task set {name!r}: {VERIFIED_DISTRIBUTION.partition('==')[0]} is not installed "
-            f"(pip install --no-deps {VERIFIED_DISTRIBUTION}, and its evaluator's dependencies: docs/tasks.md)"
-        )
-    return path
-
-
-def verified_dataset(name: str = "webarena-verified") -> Path:
-    """WebArena-Verified's dataset file (812 tasks) in the installed package, md5-checked."""
-    return _verified_file(name, VERIFIED_DATASET, VERIFIED_DATASET_MD5)
-
-
-def _verified_set(name: str, cache_dir: Path, seed: int) -> list[Task]:
-    tasks = load_tasks(verified_dataset(name))
-    subset = VERIFIED_SUBSETS[name]
-    if subset is None:
-        return tasks
-    path = _verified_file(name, *subset)
-    ids = _read_json(path).get("task_ids")
-    known = {t.task_id for t in tasks}
-    if not isinstance(ids, list) or not set(ids) <= known:
-        raise UsageError(f"{path}: field 'task_ids': not a list of the dataset's task ids")
-    wanted = set(ids)
-    return [t for t in tasks if t.task_id in wanted]
-
-
-VERIFIED_SETS = NamedTaskSets(names=", ".join(VERIFIED_SUBSETS), owns=VERIFIED_SUBSETS.__contains__, load=_verified_set)
 WEBARENA_FILES = NamedTaskSets(names=", ".join(TASK_SETS), owns=TASK_SETS.__contains__, load=_webarena_set)

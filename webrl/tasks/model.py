@@ -171,53 +171,6 @@ class EvalSpec(_Open):
         return self.reference_url.split(OR_SEPARATOR) if self.reference_url else []
 
 
-class VerifiedEval(_Open):
-    """A WebArena-Verified task's evaluation, kept whole as the dataset has it: its eval blocks (the package's
-    evaluators read them, never webrl) and the task's revision."""
-
-    eval: list[dict[str, Any]] = Field(min_length=1)
-    revision: int | None = None
-
-    @property
-    def task_type(self) -> str | None:
-        """The expected structured response's task type (RETRIEVE, MUTATE, NAVIGATE)."""
-        for block in self.eval:
-            expected = block.get("expected") if block.get("evaluator") == "AgentResponseEvaluator" else None
-            if isinstance(expected, dict) and isinstance(expected.get("task_type"), str):
-                return expected["task_type"].upper()
-        return None
-
-
-# Sites whose WebArena tasks sign in first (WebArena's storage states); the map and Wikipedia need no account.
-_NO_ACCOUNT = ("map", "wikipedia")
-
-
-def is_verified_config(raw: Any) -> bool:
-    """Whether a raw task is in WebArena-Verified's format: `start_urls` and a list of eval blocks."""
-    return isinstance(raw, dict) and "start_urls" in raw and isinstance(raw.get("eval"), list)
-
-
-def verified_config(raw: dict[str, Any]) -> dict[str, Any]:
-    """A WebArena-Verified task as a webrl task config: the tabs' URLs joined as WebArena joins them, the eval
-    blocks and revision kept whole under `verified` (eval_types ["verified"]), a storage state where a site needs
-    an account, a reset before a task that mutates; any other field (webrl's `cheat`, ...) as it is."""
-    data = {k: v for k, v in raw.items() if k not in ("start_urls", "eval", "revision")}
-    urls = raw["start_urls"]
-    data["start_url"] = AND_SEPARATOR.join(urls) if isinstance(urls, list) else urls
-    data["eval"] = {"eval_types": ["verified"]}
-    data["verified"] = {"eval": raw["eval"], "revision": raw.get("revision")}
-    sites = raw.get("sites") if isinstance(raw.get("sites"), list) else []
-    account = [s for s in sites if isinstance(s, str) and s not in _NO_ACCOUNT]
-    data.setdefault("storage_state", f"./.auth/{'.'.join(sorted(account))}_state.json" if account else None)
-    mutates = any(
-        isinstance(b, dict) and str((b.get("expected") or {}).get("task_type", "")).upper() == "MUTATE"
-        for b in raw["eval"]
-        if isinstance(b, dict) and isinstance(b.get("expected"), dict)
-    )
-    data.setdefault("require_reset", mutates)
-    return data
-
-
 class Task(_Open):
     task_id: int | str
     sites: list[str] = Field(default_factory=list)
@@ -236,7 +189,6 @@ class Task(_Open):
     cheat: list[str] | None = None  # a scripted solution: action strings in the webrl action syntax
     # the data of the task's family, under the family's name, validated by the family's model (TaskFamily.data_model)
     family_data: dict[str, Any] = Field(default_factory=dict)
-    verified: VerifiedEval | None = None  # set on WebArena-Verified tasks (eval_types ["verified"])
     split: str | None = None
     tier: int | str | None = None
     warnings: list[str] = Field(default_factory=list)  # data quirks found while loading (see module docstring)
@@ -299,8 +251,6 @@ class Task(_Open):
                 raise ValueError(
                     f"eval_types has {' or '.join(kinds)} without the {name} family's data, or the reverse"
                 )
-        if ("verified" in self.eval.eval_types) != (self.verified is not None):
-            raise ValueError("eval_types has verified without the verified eval blocks, or the reverse")
         return self
 
     @model_validator(mode="before")

@@ -88,7 +88,7 @@ class MiniwobFamily(TaskFamily):
     def start_key(self, task: Task) -> str:
         return f"{self.data(task).env}:{self.data(task).seed}"  # the seed makes the page's problem
 
-    def summary(self, records: Sequence[EpisodeRecord]) -> dict[str, Any]:
+    def summary(self, records: Sequence[EpisodeRecord], settings: Any) -> dict[str, Any]:
         """Per environment (judged episodes of every repeat): success %, mean raw reward of the page, mean steps;
         and the mean of the environments' success rates, the number MiniWoB++ papers report."""
         by_env: dict[str, list[EpisodeRecord]] = defaultdict(list)

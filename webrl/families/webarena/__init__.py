@@ -11,7 +11,7 @@ from webrl.curriculum.seen import Seen, next_task_id
 from webrl.evaluators.router import RULE_EVALUATORS
 from webrl.sites.embedded.suite import TASK_SETS as EMBEDDED_SUITE
 from webrl.tasks.family import CurriculumContext, SummaryTable, TaskFamily
-from webrl.tasks.load import VERIFIED_SETS, WEBARENA_FILES
+from webrl.tasks.load import WEBARENA_FILES
 from webrl.tasks.model import Task
 
 if TYPE_CHECKING:  # records are read, never made, here (webrl.runs is imported by the settings that ask families)
@@ -28,7 +28,7 @@ def site_column(sites: list[str]) -> str:
 
 class WebArenaFamily(TaskFamily):
     name = "webarena"
-    task_sets = (EMBEDDED_SUITE, WEBARENA_FILES, VERIFIED_SETS)
+    task_sets = (EMBEDDED_SUITE, WEBARENA_FILES)
     default = True  # a task file's tasks are in WebArena's format unless another family claims them
     success_columns = (*SITE_COLUMNS, "Other")  # WebRL's table: a task counts under its first site
     evaluators = RULE_EVALUATORS

@@ -1,4 +1,4 @@
-"""The `verified` mode: WebArena-Verified's own evaluator (the `webarena-verified` package's `WebArenaVerified`)
+"""The verified mode: WebArena-Verified's own evaluator (the `webarena-verified` package's `WebArenaVerified`)
 judges an episode from the agent's structured response and the episode's network trace (HAR). webrl writes no rule
 of its own here: it turns the `exit(message=...)` answer into the response the package reads (`parse_answer`),
 hands over the trace it recorded, and files the package's verdict as an EvalResult.
@@ -17,11 +17,20 @@ from typing import Any
 
 from webrl.errors import UsageError, field_problem
 from webrl.evaluators.result import EvalResult, error_result
-from webrl.tasks.load import VERIFIED_DISTRIBUTION
+from webrl.families.verified.tasks import VERIFIED_DISTRIBUTION, verified_dataset
 
 # The sites the package knows, by webrl's names (its placeholders are the same: __SHOPPING__, ...)
 VERIFIED_SITES = ("shopping", "shopping_admin", "reddit", "gitlab", "wikipedia", "map")
 RESPONSE_KEYS = ("task_type", "status", "retrieved_data", "error_details")
+# What the task instruction adds in the verified mode: the structured response `parse_answer` reads
+VERIFIED_RESPONSE = (
+    "\n\nWhen you finish, answer with exit(message='<JSON>'), where <JSON> is one object: "
+    '{"task_type": "RETRIEVE" (the task asks for information), "MUTATE" (it changes something) or "NAVIGATE" '
+    '(it asks to open a page), "status": "SUCCESS", or the failure: "NOT_FOUND_ERROR", "PERMISSION_DENIED_ERROR", '
+    '"ACTION_NOT_ALLOWED_ERROR", "DATA_VALIDATION_ERROR" or "UNKNOWN_ERROR", "retrieved_data": the list of the '
+    "requested values for RETRIEVE (numbers as numbers), else null, "
+    '"error_details": null, or why the task failed}.'
+)
 
 
 class AnswerUnparsed(ValueError):
@@ -88,8 +97,6 @@ def _scorer(dataset: str, environments_json: str):
 def verified_scorer(dataset: Path | None, urls: dict[str, str]):
     """The package's evaluator for `dataset` (None: the installed package's pinned file) and the sites' URLs; made
     once per process and reused (loading the dataset takes ~0.5 s)."""
-    from webrl.tasks.load import verified_dataset
-
     path = Path(dataset) if dataset is not None else verified_dataset()
     return _scorer(str(path.resolve()), json.dumps(environments(urls), sort_keys=True))
 
