@@ -23,6 +23,7 @@ from webrl.policy.factory import policy_builder
 from webrl.policy.models import model_cache
 from webrl.runs.eval_settings import EVAL_OPTIONS, FILE_FIELDS, EvalSettings, option_of
 from webrl.runs.records import EpisodeRecord
+from webrl.runs.summary import EvalSummary
 from webrl.sites.backends import make_backend
 from webrl.tasks.family import SummaryTable, summary_tables
 
@@ -119,7 +120,7 @@ def eval_parameters() -> list[inspect.Parameter]:
     return unset_options(fields)
 
 
-def print_summary(summary: dict, out: Path) -> None:
+def print_summary(summary: EvalSummary, out: Path) -> None:
     """The run's headline, its task families' tables, a line per evaluation error, the verified mode's facts and the
     episode counts."""
     from webrl.runs.report import headline
@@ -127,20 +128,20 @@ def print_summary(summary: dict, out: Path) -> None:
     console.print(headline(summary))
     for extra in summary_tables(summary):  # the tables of the run's task families (MiniWoB++: one per environment)
         console.print(summary_table(extra))
-    mode = summary["settings"]["mode"]
-    for error in summary["evaluator_errors"]:  # each task's own line: which field, and how the rate counted it
-        where = f" ({error['field']})" if error["field"] else ""
+    mode = summary.settings.mode
+    for error in summary.evaluator_errors:  # each task's own line: which field, and how the rate counted it
+        where = f" ({error.field})" if error.field else ""
         console.print(
-            f"task {error['task_id']}, repeat {error['repeat']}: evaluation error{where}: {error['error']}"
-            f" (in the {mode} success rate: {error['counts_as']})"
+            f"task {error.task_id}, repeat {error.repeat}: evaluation error{where}: {error.error}"
+            f" (in the {mode} success rate: {error.counts_as})"
         )
-    if summary.get("dump_suspect"):
+    if summary.dump_suspect:
         console.print(
-            f"dump_suspect: {summary['dump_suspect']} of the successes would fail the strict mode's guard (an answer "
+            f"dump_suspect: {summary.dump_suspect} of the successes would fail the strict mode's guard (an answer "
             "or URL that lists more than the task asked, or a last page that did not answer 2xx); see the report"
         )
     print_verified(summary)
-    counts = ", ".join(f"{n} {what}" for what, n in summary["episodes"].items() if n or what == "planned")
+    counts = ", ".join(f"{n} {what}" for what, n in summary.episodes.model_dump().items() if n or what == "planned")
     console.print(f"episodes: {counts}  ·  report: {out / 'report.html'}")
 
 
@@ -173,9 +174,8 @@ def check_verified(tasks: list, settings, backend) -> None:
     verified_scorer(settings.verified_dataset, backend.urls(0))
 
 
-def print_verified(summary: dict) -> None:
-    if "verified" in summary:
-        facts = summary["verified"]
+def print_verified(summary: EvalSummary) -> None:
+    if facts := summary.section("verified"):
         traces = facts["network_trace_bytes"]
         console.print(
             f"verified: {facts['answers_unparsed']} answers were not the structured response (scored by the "
@@ -197,7 +197,7 @@ def rescore_run(run: Path, mode: str, out: Path | None) -> None:
     print_summary(summary, out)
 
 
-def run_with_progress(settings, tasks: list, runner, repeats: int) -> dict:
+def run_with_progress(settings, tasks: list, runner, repeats: int) -> EvalSummary:
     """`run_eval` with a progress bar of episodes and successes; Ctrl-C says how to continue."""
     from webrl.runs.eval import run_eval
 

@@ -131,9 +131,10 @@ class TaskFamily:
         """A section of an evaluation's summary.json from its episode records (webrl.runs.records); {}: none."""
         return {}
 
-    def summary_tables(self, summary: dict[str, Any]) -> list[SummaryTable]:
+    def summary_tables(self, summary: Any) -> list[SummaryTable]:
         """The tables of the family's episodes that `webrl eval` prints and report.html shows, from the
-        evaluation's summary (its section of it, the success rates, the groups); []: none of its episodes."""
+        evaluation's summary (webrl.runs.summary.EvalSummary: its section of it, the success rates, the groups);
+        []: none of its episodes."""
         return []
 
     def groups(self, records: Sequence[Any], demonstrated: Sequence[Task]) -> dict[str, dict]:
@@ -173,7 +174,7 @@ def default_family() -> TaskFamily:
     return next(family for family in families() if family.default)
 
 
-def summary_tables(summary: dict[str, Any]) -> list[SummaryTable]:
+def summary_tables(summary: Any) -> list[SummaryTable]:
     """Every family's tables of an evaluation's summary, for the console and report.html alike."""
     return [table for family in families() for table in family.summary_tables(summary)]
 
