@@ -56,7 +56,7 @@ def run(settings: EvalSettings, tasks: list, executor, pids) -> dict:
     start = time.perf_counter()
     summary = asyncio.run(run_eval(settings, tasks, executor, sampled))
     wall = time.perf_counter() - start
-    done = summary["episodes"].get("done", 0)
+    done = summary.episodes.count("done")
     return {"wall_s": wall, "episodes_per_s": len(tasks) / wall, "done": done, "mb": peak[0]}
 
 

@@ -31,8 +31,9 @@ from stamp import add_json_option, write_result  # bench/ is on sys.path when a 
 from webrl.cli.console import make_console
 from webrl.families.miniwob import ENVIRONMENT_COLUMNS
 from webrl.layered_settings import deep_merge
+from webrl.runs.train_metrics import read_metrics
 from webrl.runs.train_report import eval_rate
-from webrl.train.recipe import METRICS_FILE, PROGRESS_FILE
+from webrl.train.recipe import PROGRESS_FILE
 from webrl.train.settings import SETTINGS_FILE, RunSettings, read_settings, write_settings
 
 COMPARED = ("Average", *ENVIRONMENT_COLUMNS)  # held-out success columns: all episodes, demonstrated / new envs
@@ -93,7 +94,7 @@ def run_arm(name: str, seed: int, args: argparse.Namespace) -> dict[str, list[fl
             check=True,
             stdout=subprocess.DEVNULL,
         )
-    metrics = json.loads(((args.base if name == "sft" else out) / METRICS_FILE).read_text())
+    metrics = read_metrics(args.base if name == "sft" else out)
     chosen = metrics[:1] if name == "sft" else metrics
     return {column: [eval_rate(m, column) for m in chosen] for column in COMPARED}
 

@@ -23,6 +23,8 @@ from rich.table import Table
 from stamp import add_json_option, write_result
 
 from webrl.cli.console import make_console
+from webrl.runs.summary import read_summary
+from webrl.runs.train_metrics import read_metrics
 from webrl.runs.train_report import eval_rate
 from webrl.train.recipe import METRICS_FILE, PROGRESS_FILE
 
@@ -31,8 +33,8 @@ COLUMNS = ("Average", "demonstrated envs", "new envs")
 
 
 def per_environment(run: Path, phase: int) -> dict[str, float]:
-    summary = json.loads((run / "phases" / str(phase) / "eval" / "summary.json").read_text())
-    return {env: cell["success"] for env, cell in sorted(summary["miniwob"]["environments"].items())}
+    summary = read_summary(run / "phases" / str(phase) / "eval")
+    return {env: cell["success"] for env, cell in sorted(summary.section("miniwob")["environments"].items())}
 
 
 def main() -> None:
@@ -48,7 +50,7 @@ def main() -> None:
         minutes = round((time.monotonic() - began) / 60, 1)
     else:  # read again: the stages' own record of their time
         minutes = round(sum(json.loads((run / PROGRESS_FILE).read_text())["done"].values()) / 60, 1)
-    metrics = json.loads((run / METRICS_FILE).read_text())
+    metrics = read_metrics(run)
     phases = [
         {
             "phase": k,
@@ -66,14 +68,11 @@ def main() -> None:
     if args.json:
         # stamped with the run's own provenance (its last evaluation's: commit, date, machine, load), not this
         # script's, and refused if its phases ran on different commits
-        stamps = [
-            json.loads((run / "phases" / str(k) / "eval" / "summary.json").read_text())["provenance"]
-            for k in range(len(metrics))
-        ]
-        if len({s["commit"] for s in stamps}) > 1:
-            raise SystemExit(f"{run}: its phases ran on several commits ({sorted({s['commit'] for s in stamps})})")
+        stamps = [read_summary(run / "phases" / str(k) / "eval").provenance for k in range(len(metrics))]
+        if len({s.commit for s in stamps}) > 1:
+            raise SystemExit(f"{run}: its phases ran on several commits ({sorted({s.commit for s in stamps})})")
         result = {"bench": "demo", "run_command": COMMAND, "minutes": minutes, "phases": phases}
-        write_result(args.json, {**stamps[-1], **result})
+        write_result(args.json, {**stamps[-1].model_dump(), **result})
 
 
 if __name__ == "__main__":

@@ -48,7 +48,8 @@ from stamp import add_json_option, write_result
 from webrl.cli.console import make_console
 from webrl.layered_settings import deep_merge
 from webrl.runs.records import read_episodes
-from webrl.train.recipe import METRICS_FILE, PROGRESS_FILE
+from webrl.runs.train_metrics import read_metrics
+from webrl.train.recipe import PROGRESS_FILE
 from webrl.train.settings import SETTINGS_FILE, RunSettings, read_settings, write_settings
 
 PRESET = "cpu-demo"
@@ -170,7 +171,7 @@ def outcomes(eval_dir: Path) -> dict[str, dict[int, int]]:
 
 
 def last_eval(run: Path) -> Path:
-    phases = len(json.loads((run / METRICS_FILE).read_text()))
+    phases = len(read_metrics(run))
     return run / "phases" / str(phases - 1) / "eval"
 
 

@@ -22,6 +22,7 @@ from webrl.policy.factory import policy_builder
 from webrl.policy.models import model_cache
 from webrl.runs.eval_settings import EVAL_OPTIONS, FILE_FIELDS, EvalSettings, option_of
 from webrl.runs.records import EpisodeRecord
+from webrl.runs.summary import EvalSummary
 from webrl.sites.backends import make_backend
 from webrl.tasks.family import SummaryTable, family_of_mode, summary_lines, summary_tables
 
@@ -65,7 +66,7 @@ def eval_command(
     check_file_fields(layers)
     merged = {k: v for _, layer in layers for k, v in layer.items()}
     if rescore is not None:
-        return rescore_run(rescore, merged.get("mode", "webarena"), merged.get("out"))
+        return rescore_run(rescore, merged.get("mode"), merged.get("out"))
     if "tasks" not in merged:
         raise UsageError("--tasks: give a task set or file (or --rescore RUN)")
     if merged.get("resume") and "out" not in merged:
@@ -118,7 +119,7 @@ def eval_parameters() -> list[inspect.Parameter]:
     return unset_options(fields)
 
 
-def print_summary(summary: dict, out: Path) -> None:
+def print_summary(summary: EvalSummary, out: Path) -> None:
     """The run's headline, its task families' tables, a line per evaluation error, the families' lines (the verified
     mode's facts) and the episode counts."""
     from webrl.runs.report import headline
@@ -126,29 +127,31 @@ def print_summary(summary: dict, out: Path) -> None:
     console.print(headline(summary))
     for extra in summary_tables(summary):  # the tables of the run's task families (MiniWoB++: one per environment)
         console.print(summary_table(extra))
-    mode = summary["settings"]["mode"]
-    for error in summary["evaluator_errors"]:  # each task's own line: which field, and how the rate counted it
-        where = f" ({error['field']})" if error["field"] else ""
+    mode = summary.settings.mode
+    for error in summary.evaluator_errors:  # each task's own line: which field, and how the rate counted it
+        where = f" ({error.field})" if error.field else ""
         console.print(
-            f"task {error['task_id']}, repeat {error['repeat']}: evaluation error{where}: {error['error']}"
-            f" (in the {mode} success rate: {error['counts_as']})"
+            f"task {error.task_id}, repeat {error.repeat}: evaluation error{where}: {error.error}"
+            f" (in the {mode} success rate: {error.counts_as})"
         )
-    if summary.get("dump_suspect"):
+    if summary.dump_suspect:
         console.print(
-            f"dump_suspect: {summary['dump_suspect']} of the successes would fail the strict mode's guard (an answer "
+            f"dump_suspect: {summary.dump_suspect} of the successes would fail the strict mode's guard (an answer "
             "or URL that lists more than the task asked, or a last page that did not answer 2xx); see the report"
         )
     for line in summary_lines(summary):
         console.print(line)
-    counts = ", ".join(f"{n} {what}" for what, n in summary["episodes"].items() if n or what == "planned")
+    counts = ", ".join(f"{n} {what}" for what, n in summary.episodes.model_dump().items() if n or what == "planned")
     console.print(f"episodes: {counts}  ·  report: {out / 'report.html'}")
 
 
-def rescore_run(run: Path, mode: str, out: Path | None) -> None:
-    """`--rescore RUN`: the run's episodes scored again offline (a task family's mode that can)."""
+def rescore_run(run: Path, mode: str | None, out: Path | None) -> None:
+    """`--rescore RUN`: the run's episodes scored again offline in `mode` (None: the run's own), a task family's mode
+    that can."""
     from webrl.runs.rescore import rescore, rescoring_family
 
-    rescoring_family(mode)
+    if mode is not None:
+        rescoring_family(mode)
     if not (run / "episodes.jsonl").is_file():
         raise UsageError(f"--rescore {run}: no episodes.jsonl in this folder")
     out = out or run / f"rescore-{datetime.now():%Y%m%d-%H%M%S}"
@@ -157,7 +160,7 @@ def rescore_run(run: Path, mode: str, out: Path | None) -> None:
     print_summary(summary, out)
 
 
-def run_with_progress(settings, tasks: list, runner, repeats: int) -> dict:
+def run_with_progress(settings, tasks: list, runner, repeats: int) -> EvalSummary:
     """`run_eval` with a progress bar of episodes and successes; Ctrl-C says how to continue."""
     from webrl.runs.eval import run_eval
 

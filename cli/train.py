@@ -30,6 +30,7 @@ from webrl.config import ClusterConfig
 from webrl.errors import UsageError, field_problem
 from webrl.layered_settings import Layers
 from webrl.rl.settings import SftSettings, UpdateSettings
+from webrl.runs.train_metrics import PhaseMetrics
 from webrl.train.settings import options_layer, preset, resolve_run_settings, settings_yaml
 
 console = make_console()
@@ -355,26 +356,26 @@ class LiveView:
             self.successes.append(success)
         self.progress.update(self.bar, advance=1, rate=f"{sum(self.successes)}/{len(self.successes)} succeeded")
 
-    def phase_done(self, metrics: dict) -> None:
+    def phase_done(self, metrics: PhaseMetrics) -> None:
         from webrl.runs.train_report import eval_rate, rollout_rate
 
         rollouts = rollout_rate(metrics)
         self.progress.console.print(
-            f"phase {metrics['phase']}: eval {eval_rate(metrics)}%"
+            f"phase {metrics.phase}: eval {eval_rate(metrics)}%"
             + (f" · rollouts {rollouts}%" if rollouts is not None else "")
-            + f" · valid actions {metrics['eval']['valid_actions']}%"
-            + f" · {sum(metrics['seconds'].values()) / 60:.1f} min"
+            + f" · valid actions {metrics.eval.valid_actions}%"
+            + f" · {sum(metrics.seconds.values()) / 60:.1f} min"
         )
 
 
-def phase_table(phases: list[dict]) -> Table:
+def phase_table(phases: list[PhaseMetrics]) -> Table:
     from webrl.runs.train_report import eval_columns, eval_rate, rollout_rate, valid_actions
 
     columns = eval_columns(phases)
     table = Table("phase", *columns, "rollouts", "valid actions", title="success rate (%) on the evaluation tasks")
     for m in phases:
         cells = [*(eval_rate(m, c) for c in columns), rollout_rate(m), valid_actions(m)]
-        table.add_row(str(m["phase"]), *("–" if c is None else str(c) for c in cells))
+        table.add_row(str(m.phase), *("–" if c is None else str(c) for c in cells))
     return table
 
 

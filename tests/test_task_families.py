@@ -93,8 +93,8 @@ def test_a_family_plugged_in_by_an_entry_point_runs_its_episodes(echo_family, si
     settings = EvalSettings(tasks="echo:test", policy="presses-echo", out=tmp_path / "run", screenshots=False)
     summary = asyncio.run(run_eval(settings, tasks, LocalExecutor(shop, PressesEcho())))
     # one step each: the family's button was on the page, and the page ended the episode when it was pressed
-    assert summary["echo"] == {"episodes": 2, "ended_by_the_page": 2}
-    assert summary["success_rate"]["OSS"]["mean"] == 100.0 and "miniwob" not in summary
+    assert summary.section("echo") == {"episodes": 2, "ended_by_the_page": 2}
+    assert summary.success_rate["OSS"].mean == 100.0 and summary.section("miniwob") is None
 
 
 PRESS_PACKAGE = '''

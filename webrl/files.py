@@ -1,6 +1,6 @@
 """Writing files and folders all-or-nothing: a reader (a resumed run, vLLM, the next phase, a browser showing a
 report) sees the old content or the new, never a half-written one; secrets only their owner may read; and one
-JSON-lines line read as an object, or a usage error saying where."""
+JSON-lines line read as an object, or a JSON file read into its model, or a usage error saying where."""
 
 from __future__ import annotations
 
@@ -13,8 +13,11 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Any
 
-from webrl.errors import UsageError
+from pydantic import TypeAdapter, ValidationError
+
+from webrl.errors import UsageError, field_problem
 
 STAGING_PREFIX = ".tmp-"
 
@@ -87,3 +90,24 @@ def json_object(line: str, where: str) -> dict:
     if not isinstance(value, dict):
         raise UsageError(f"{where}: expected a JSON object, got {type(value).__name__}")
     return value
+
+
+def read_json(path: Path) -> Any:
+    """A JSON file's value; a usage error naming the file where it cannot be read or is not JSON."""
+    try:
+        return json.loads(Path(path).read_text())
+    except OSError as err:
+        raise UsageError(f"{path}: cannot read it ({err.strerror})") from None
+    except json.JSONDecodeError as err:
+        raise UsageError(f"{path}: not valid JSON ({err.msg})") from None
+
+
+def validated(kind: Any, data: Any, where: Path | str) -> Any:
+    """`data` as `kind` (a pydantic model, or a type of them such as list[Model]); a usage error naming `where`
+    and the field at fault otherwise."""
+    try:
+        return TypeAdapter(kind).validate_python(data)
+    except ValidationError as err:
+        problem = field_problem(err)
+        field = f"field '{problem.field}': " if problem.loc else ""
+        raise UsageError(f"{where}: {field}{problem.message}") from None

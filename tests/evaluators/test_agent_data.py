@@ -65,7 +65,7 @@ def test_the_last_url_is_a_value_of_the_expression_not_its_text(shop_and_forum, 
         assert record.status == "done" and record.score == 0.0, record.eval
         [check] = next(d for d in record.eval.details if d["type"] == "program_html")["checks"]
         assert check["url"] == f"{forum}/f/nyc/1/"  # the helper read the URL as its one argument
-    assert records[0].score == 1.0 and summary["episodes"]["done"] == 3  # the run went on
+    assert records[0].score == 1.0 and summary.episodes.count("done") == 3  # the run went on
 
 
 def test_an_evaluator_failing_on_the_answer_is_that_episodes_error(shop_and_forum, tmp_path, chat_server):
@@ -77,9 +77,9 @@ def test_an_evaluator_failing_on_the_answer_is_that_episodes_error(shop_and_foru
     summary = webrl_eval(shop_and_forum, tmp_path, [answered, price], judge=judge, mode="vab")
     records = {r.task_id: r for r in read_episodes(tmp_path)}
     assert records[103].status == "error" and records[103].answer == SURROGATE
-    [error] = summary["evaluator_errors"]
-    assert error["task_id"] == 103 and error["error"].startswith("UnicodeEncodeError"), error
-    assert error["counts_as"] == "failure" and records[0].score == 1.0
+    [error] = summary.evaluator_errors
+    assert error.task_id == 103 and error.error.startswith("UnicodeEncodeError"), error
+    assert error.counts_as == "failure" and records[0].score == 1.0
 
 
 def test_an_answer_no_encoding_takes_is_stored_escaped_and_resumed_after(shop_and_forum, tmp_path):
@@ -93,4 +93,4 @@ def test_an_answer_no_encoding_takes_is_stored_escaped_and_resumed_after(shop_an
     assert record.answer == SURROGATE and record.status == "done"  # read back exactly
     episodes.write_text(first + "\n")  # the run stopped after that episode
     summary = webrl_eval(shop_and_forum, tmp_path, [answered, price], resume=True)
-    assert summary["episodes"]["done"] == 2 and [r.answer for r in read_episodes(tmp_path)] == ["$30.95", SURROGATE]
+    assert summary.episodes.count("done") == 2 and [r.answer for r in read_episodes(tmp_path)] == ["$30.95", SURROGATE]

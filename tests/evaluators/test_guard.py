@@ -219,11 +219,11 @@ def test_a_url_dump_played_live_is_marked_and_fails_strict(site_servers, tmp_pat
         summary = asyncio.run(run_eval(settings, [dump, honest], LocalExecutor(backend, make_policy("oracle"))))
         got[mode] = {r.task_id: r for r in read_episodes(tmp_path / mode)}, summary
     records, summary = got["webarena"]
-    assert records[1].score == 1.0 and records[9].score == 1.0 and summary["dump_suspect"] == 1
+    assert records[1].score == 1.0 and records[9].score == 1.0 and summary.dump_suspect == 1
     assert "answered HTTP 404" in " ".join(records[1].dump_suspect) and not records[9].dump_suspect
     assert "dump_suspect: 1 of the successes" in (tmp_path / "webarena" / "report.html").read_text()
     records, summary = got["strict"]
-    assert records[1].score == 0.0 and records[9].score == 1.0 and summary["dump_suspect"] == 0
+    assert records[1].score == 0.0 and records[9].score == 1.0 and summary.dump_suspect == 0
     [guard] = [d for d in records[1].eval.details if d["type"] == "guard"]
     assert any("answered HTTP 404" in p for p in guard["problems"]), json.dumps(guard)
 

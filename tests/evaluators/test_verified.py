@@ -21,6 +21,7 @@ from webrl.runs.eval import EvalSettings, run_eval  # noqa: E402
 from webrl.runs.executor import LocalExecutor  # noqa: E402
 from webrl.runs.records import read_episodes  # noqa: E402
 from webrl.runs.rescore import rescore  # noqa: E402
+from webrl.runs.summary import read_summary  # noqa: E402
 from webrl.sites.task_sets import resolve_task_set  # noqa: E402
 from webrl.tasks.family import family_of  # noqa: E402
 from webrl.tasks.load import load_tasks  # noqa: E402
@@ -129,8 +130,9 @@ def test_the_package_scores_what_webrl_recorded(played):
     page = [e for e in opened if e["request"]["url"].endswith("/bytewise-streaming-webcam.html")]
     assert page and {"name": "sec-fetch-dest", "value": "document"} in page[-1]["request"]["headers"]
     assert next(d for d in records[4].eval.details if d["type"] == "verified_answer")["parsed"] is False
-    assert summary["verified"]["answers_unparsed"] == 1 and summary["verified"]["network_trace_bytes"]["episodes"] == 6
-    assert summary["settings"]["record_network"] is None and summary["success_rate"]["Average"]["mean"] == 33.3
+    facts = summary.section("verified")
+    assert facts["answers_unparsed"] == 1 and facts["network_trace_bytes"]["episodes"] == 6
+    assert summary.settings.record_network is None and summary.success_rate["Average"].mean == 33.3
     lines = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
     assert not any("verified" in line for line in lines)  # a record keeps none of its task's eval blocks
     report = (out / "report.html").read_text()
@@ -141,8 +143,8 @@ def test_rescoring_gives_the_live_scores(played, tmp_path):
     out, summary, records, _ = played
     again = rescore(out, tmp_path / "again")  # no sites: the records say which URLs they were read against
     assert {r.task_id: r.score for r in read_episodes(tmp_path / "again")} == {i: r.score for i, r in records.items()}
-    assert again["success_rate"] == summary["success_rate"] and again["rescored_from"] == str(out)
-    assert again["verified"]["network_trace_bytes"] == summary["verified"]["network_trace_bytes"]
+    assert again.success_rate == summary.success_rate and again.rescored_from == str(out)
+    assert again.section("verified")["network_trace_bytes"] == summary.section("verified")["network_trace_bytes"]
 
 
 def test_bad_input_is_a_reason_per_episode(played, dataset):
@@ -163,7 +165,7 @@ def test_the_cli_rescores_a_run_offline(played, cli_env, tmp_path):
     out, summary, _, _ = played
     result = webrl(cli_env, "eval", "--rescore", str(out), "--mode", "verified", "--out", str(tmp_path / "again"))
     assert result.returncode == 0, result.stderr
-    assert json.loads((tmp_path / "again" / "summary.json").read_text())["success_rate"] == summary["success_rate"]
+    assert read_summary(tmp_path / "again").success_rate == summary.success_rate
     assert "1 answers were not the structured response" in result.stdout
     refused = webrl(cli_env, "eval", "--rescore", str(out), "--mode", "vab")
     assert refused.returncode == 2 and "not yet: only --mode verified" in refused.stderr
@@ -203,8 +205,8 @@ def test_without_its_trace_an_episode_is_an_evaluation_error(played, dataset, tm
     summary = asyncio.run(run_eval(settings, [task], LocalExecutor(store, make_policy("oracle"))))
     [record] = read_episodes(tmp_path)
     assert record.status == "error" and record.network_trace is None and not (tmp_path / "network").exists()
-    assert "the episode has no network trace" in summary["evaluator_errors"][0]["error"]
-    assert summary["evaluator_errors"][0]["counts_as"] == "failure" and summary["success_rate"]["Average"]["mean"] == 0
+    assert "the episode has no network trace" in summary.evaluator_errors[0].error
+    assert summary.evaluator_errors[0].counts_as == "failure" and summary.success_rate["Average"].mean == 0
     assert not EvalSettings(tasks="t", out=tmp_path).records_network  # the other modes record none by default
 
 
@@ -246,7 +248,7 @@ def test_rescoring_refuses_a_trace_or_answer_that_changed_since_the_episode(play
     again = rescore(run, tmp_path / "again")
     rescored = {r.task_id: r for r in read_episodes(tmp_path / "again")}
     assert rescored[3].status == "error" and rescored[1].status == "error", {i: r.score for i, r in rescored.items()}
-    errors = {e["task_id"]: e["error"] for e in again["evaluator_errors"]}
+    errors = {e.task_id: e.error for e in again.evaluator_errors}
     assert "network trace" in errors[3] and "digest" in errors[3] and "answer" in errors[1]
     assert rescored[0].score == 1.0 and rescored[2].score == 1.0  # the untouched ones as they were
     assert (tmp_path / "again" / rescored[0].network_trace).is_file()  # the rescore's folder has what it scored

@@ -17,6 +17,7 @@ from webrl.policy.factory import make_policy
 from webrl.runs.eval import EvalSettings, run_eval, summarize
 from webrl.runs.executor import LocalExecutor
 from webrl.runs.records import EpisodeEval, EpisodeRecord
+from webrl.runs.summary import SuccessRate
 from webrl.tasks.load import load_tasks
 from webrl.tasks.model import Task
 
@@ -45,11 +46,11 @@ def test_oracle_solves_every_smoke_task(store, tmp_path):
     summary = webrl_eval(store, tmp_path, "oracle")
     rows = [json.loads(line) for line in (tmp_path / "episodes.jsonl").read_text().splitlines()]
     assert [r["score"] for r in rows] == [1.0] * len(rows), [(r["task_id"], r["eval"]) for r in rows]
-    assert summary["success_rate"]["Average"]["mean"] == 100.0
-    assert summary["success_rate"]["OSS"]["episodes"] == 4 and summary["success_rate"]["CMS"]["episodes"] == 1
-    assert summary["settings"]["mode"] == "webarena" and summary["policy"] == "oracle"
-    assert summary["settings"]["site_resets"] == "database-changed"  # the embedded sites reset on any write
-    assert summary["settings"]["click_at"] == "box" and summary["settings"]["escape_text"] is False  # VAB's
+    assert summary.success_rate["Average"].mean == 100.0
+    assert summary.success_rate["OSS"].episodes == 4 and summary.success_rate["CMS"].episodes == 1
+    assert summary.settings.mode == "webarena" and summary.policy == "oracle"
+    assert summary.settings.site_resets == "database-changed"  # the embedded sites reset on any write
+    assert summary.settings.click_at == "box" and summary.settings.escape_text is False  # VAB's
     report = (tmp_path / "report.html").read_text()
     assert "What is the price of the Spokewise Gel Bike Saddle?" in report and "success" in report
     shots = [s["screenshot"] for r in rows for s in r["steps"] if s["screenshot"]]
@@ -69,7 +70,7 @@ def test_oracle_solves_every_smoke_task(store, tmp_path):
 @pytest.mark.slow  # a whole random run over the smoke set (~10 s)
 def test_random_policy_scores_near_zero(store, tmp_path):
     summary = webrl_eval(store, tmp_path, "random:3", max_steps=8)
-    assert summary["success_rate"]["Average"]["mean"] <= 40.0
+    assert summary.success_rate["Average"].mean <= 40.0
 
 
 @pytest.mark.slow  # two eval runs in subprocesses (~15 s)
@@ -118,8 +119,8 @@ def test_evaluator_errors_enter_the_rate_as_the_mode_says():
         ("browsergym", 100.0, 1, "left out"),
     ):
         summary = summarize(rows, EvalSettings(tasks="x", out=Path(), mode=mode), "oracle", 2)
-        assert summary["success_rate"]["OSS"] == {"mean": rate, "std": 0.0, "episodes": episodes}, mode
-        assert summary["evaluator_errors"] == [
+        assert summary.success_rate["OSS"] == SuccessRate(mean=rate, std=0.0, episodes=episodes), mode
+        assert summary.model_dump()["evaluator_errors"] == [
             {
                 "task_id": 1,
                 "repeat": 0,
@@ -141,11 +142,11 @@ def test_a_task_its_mode_rejects_counts_as_that_harness_counts_it(store, tmp_pat
     for mode, rate, episodes in (("webarena", 100.0, 1), ("vab", 50.0, 2)):
         settings = EvalSettings(tasks=str(SMOKE), policy="oracle", out=tmp_path / mode, mode=mode)
         summary = asyncio.run(run_eval(settings, [smoke[0], bad], LocalExecutor(store, make_policy("oracle"))))
-        assert summary["success_rate"]["Average"] == {"mean": rate, "std": 0.0, "episodes": episodes}, mode
-        assert summary["episodes"] == {"planned": 2, "done": 1, "error": 1, "missing": 0, "requeued": 0}
-        [error] = summary["evaluator_errors"]
-        assert (error["task_id"], error["field"]) == (3, "eval.reference_answers.must_include")
-        assert error["counts_as"] == {"webarena": "left out", "vab": "failure"}[mode]
+        assert summary.success_rate["Average"] == SuccessRate(mean=rate, std=0.0, episodes=episodes), mode
+        assert summary.episodes.model_dump() == {"planned": 2, "done": 1, "error": 1, "missing": 0, "requeued": 0}
+        [error] = summary.evaluator_errors
+        assert (error.task_id, error.field) == (3, "eval.reference_answers.must_include")
+        assert error.counts_as == {"webarena": "left out", "vab": "failure"}[mode]
 
 
 def test_parallel_needs_instances(store, tmp_path):
@@ -325,7 +326,7 @@ def test_an_instance_in_use_refuses_a_second_run_and_a_reset(store, tmp_path):
         )
         assert forced.returncode == 0, forced.stderr
     summary = webrl_eval(store, tmp_path / "after", "oracle")  # released when the holder is done
-    assert summary["episodes"]["done"] == summary["episodes"]["planned"]
+    assert summary.episodes.count("done") == summary.episodes.planned
 
 
 class ResettingOracle:

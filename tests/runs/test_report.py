@@ -94,16 +94,16 @@ def test_a_mixed_training_evaluation_shows_each_family_and_the_demonstrated_spli
     executor = LocalExecutor(backend, make_policy("oracle"))
     groups = lambda records: miniwob.groups(records, demonstrated)  # noqa: E731
     summary = asyncio.run(run_eval(settings, tasks, executor, groups=groups))
-    assert summary["groups"] == {
+    assert summary.model_dump()["groups"] == {
         "demonstrated envs": {"mean": 100.0, "episodes": 1},
         "new envs": {"mean": 100.0, "episodes": 1},
     }
-    assert set(summary["success_rate"]) == {"OSS", "Average"} and summary["success_rate"]["Average"]["episodes"] == 3
+    assert set(summary.success_rate) == {"OSS", "Average"} and summary.success_rate["Average"].episodes == 3
     report = text_of((settings.out / "report.html").read_text())
     assert "success rate (%)" in report and "MiniWoB++ (episode timer" in report
     assert re.search(r"demonstrated envs\s+1\s+100\.0\s+new envs\s+1\s+100\.0", report), report
     metrics = phase_metrics(tmp_path / "phases/0", 0, "sft", "oracle", {"eval": 1.0}, groups)
-    assert metrics["eval"]["environments"] == summary["groups"]
+    assert metrics.eval.environments == summary.groups
     write_train_report(tmp_path, RunSettings(), [metrics])
     train = (tmp_path / "report.html").read_text()
     header = re.search(r"<tr><th>phase</th>(.*?)<th>rollout success", train, re.S)[1]

@@ -147,9 +147,9 @@ def test_oracle_solves_every_scripted_environment_and_hides_the_score_panel(orac
         if row["score"] != 1.0
     ]
     assert not failures, "\n\n".join(failures)
-    table = summary["miniwob"]
+    table = summary.section("miniwob")
     assert set(table["environments"]) == set(scripted) and table["mean_success"] == 100.0
-    assert summary["settings"]["miniwob_time_limit_s"] == 600
+    assert summary.settings.miniwob_time_limit_s == 600
     observations = [s["observation"] for row in rows.values() for s in row["steps"]]
     observations += [row["last_observation"] for row in rows.values()]
     leaks = [(text, o[:200]) for o in observations for text in PANEL_TEXT if text in o]
@@ -160,9 +160,9 @@ def test_oracle_solves_every_scripted_environment_and_hides_the_score_panel(orac
 def test_random_baseline_is_below_the_oracle(sites, state, tmp_path):
     tasks = resolve_task_set(f"miniwob:{','.join(miniwob.scripted_names()[:12])}:test", state)[:24]
     rows, summary = evaluate(sites, tasks, tmp_path / "random", policy="random:1", parallel=2)
-    table = summary["miniwob"]["environments"]
+    table = summary.section("miniwob")["environments"]
     assert len(table) == 12 and all(row["episodes"] == 2 for row in table.values())
-    assert summary["miniwob"]["mean_success"] < 100.0
+    assert summary.section("miniwob")["mean_success"] < 100.0
     assert all(-1 <= row["raw_reward"] <= 1 for row in table.values())
 
 
@@ -181,7 +181,7 @@ def test_a_page_timer_that_runs_out_scores_zero(sites, state, tmp_path):
     rows, summary = evaluate(sites, [slow], tmp_path / "timer", miniwob_time_limit_s=0.2)
     reward = reward_of(rows[task.task_id])
     assert reward["raw_reward"] == -1 and reward["reason"] == "timed out" and rows[task.task_id]["score"] == 0.0
-    assert summary["settings"]["miniwob_time_limit_s"] == 0.2
+    assert summary.settings.miniwob_time_limit_s == 0.2
 
 
 def test_bad_input_is_one_line(cli_env, tmp_path):

@@ -31,6 +31,7 @@ from webrl.runs.executor import Executor, Work, dispatch, play_episode
 from webrl.runs.executor_factory import executor_for
 from webrl.runs.records import EPISODES_FILE, EpisodeRecord, parse_episode, read_episodes
 from webrl.runs.report import write_report
+from webrl.runs.summary import EvalSummary
 from webrl.sites.base import SiteBackend
 from webrl.tasks.family import families, family_of_record, family_options
 from webrl.tasks.model import Task
@@ -107,7 +108,7 @@ async def run_eval(
     executor: Executor,
     on_episode=lambda record: None,
     groups: Groups | None = None,
-) -> dict:
+) -> EvalSummary:
     """Play every (task, repeat) of the run on the executor's slots, each free slot taking the next from one
     queue; write each record (and its screenshots) as it comes back, then the summary (with the `groups` of its
     episodes, if given) and report."""
@@ -164,14 +165,14 @@ def lost_episode(task: Task, repeat: int, error: str, requeued: int) -> EpisodeR
     return EpisodeRecord.unplayed(task, repeat, "env_error", why, requeued=requeued)
 
 
-def incomplete(summary: dict) -> str | None:
+def incomplete(summary: EvalSummary) -> str | None:
     """What of a run's planned episodes was not judged, as one line (None: every one was)."""
-    counts = summary["episodes"]
-    if not counts.get("env_error") and not counts.get("missing"):
+    counts = summary.episodes
+    if not counts.count("env_error") and not counts.missing:
         return None
     return (
-        f"incomplete: {counts.get('done', 0)} of {counts['planned']} planned episodes judged, "
-        f"{counts.get('env_error', 0)} ended in an environment fault, {counts.get('missing', 0)} not run"
+        f"incomplete: {counts.count('done')} of {counts.planned} planned episodes judged, "
+        f"{counts.count('env_error')} ended in an environment fault, {counts.missing} not run"
     )
 
 
@@ -183,21 +184,23 @@ def run_policy(
     judge: Judge | None = None,
     on_episode=lambda record: None,
     groups: Groups | None = None,
-) -> dict:
+) -> EvalSummary:
     """`run_eval` with the policy `settings.policy` names, on the executor the backend's configuration names
     (the training loop's rollouts, evaluations and demonstrations: each frees its model before the next stage)."""
     with executor_for(settings, backend, models_dir, judge) as executor:
         summary = asyncio.run(run_eval(settings, tasks, executor, on_episode, groups))
-    if summary["episodes"]["missing"]:  # stopped by faults: the stage is not done
+    if summary.episodes.missing:  # stopped by faults: the stage is not done
         raise IncompleteRun(f"{settings.out}: {incomplete(summary)}")
     return summary
 
 
-def write_summary(settings: EvalSettings, executor: Executor, planned: int, groups: Groups | None = None) -> dict:
+def write_summary(
+    settings: EvalSettings, executor: Executor, planned: int, groups: Groups | None = None
+) -> EvalSummary:
     """summary.json and report.html from the episodes recorded so far, out of `planned`."""
     records = read_episodes(settings.out)
-    summary = summarize(records, settings, executor.policy_name, planned, groups) | {"executor": executor.describe()}
-    write_atomically(settings.out / "summary.json", json.dumps(summary, indent=2, default=str))
+    summary = summarize(records, settings, executor.policy_name, planned, groups, executor.describe())
+    summary.write(settings.out)
     write_report(settings.out, records, summary)
     return summary
 
@@ -208,14 +211,15 @@ def summarize(
     policy: str,
     planned: int,
     groups: Groups | None = None,
-) -> dict:
+    executor: dict | None = None,
+) -> EvalSummary:
     """Success rates per column of the episodes' task families (WebArena: per site in WebRL's order) and on
     average, mean ± std over repeats; each family's own section; the episodes planned, by status, and missing
     (planned but not recorded: the run stopped before them). An episode whose evaluation raised (status 'error',
     e.g. an eval block the mode's original evaluator rejects) enters the rates as that mode's original run loop
     counts it (``error_counts_as``: left out, or a failure) and is listed under ``evaluator_errors`` with its task,
     the field at fault and how it counted. `groups`: the run's groups of episodes (a training run's evaluation:
-    the family's split by what its SFT was shown), under ``groups``."""
+    the family's split by what its SFT was shown), under ``groups``; `executor`: where they ran."""
     counts_as = error_counts_as(settings.mode)
     by_repeat: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
@@ -236,29 +240,30 @@ def summarize(
     counts = defaultdict(int)
     for row in rows:
         counts[row.status] += 1
-    return {
-        "provenance": provenance(),  # the commit, date, machine and command that made these numbers
-        "settings": settings.model_dump(mode="json"),
-        "policy": policy,
-        "success_rate": table,
-        **{key: value for family in families() for key, value in family.summary(rows, settings).items()},
-        **({"groups": groups(rows)} if groups else {}),
-        "episodes": {
+    return EvalSummary(
+        provenance=provenance(),
+        settings=settings,
+        policy=policy,
+        success_rate=table,
+        groups=groups(rows) if groups else None,
+        episodes={
             "planned": planned,
-            **counts,
+            "statuses": counts,
             "missing": planned - len(rows),
-            "requeued": sum(row.requeued for row in rows),  # moved off a worker that died (Ray executor)
+            "requeued": sum(row.requeued for row in rows),
         },
-        "evaluator_errors": [
+        evaluator_errors=[
             {"task_id": row.task_id, "repeat": row.repeat, **evaluator_error(row), "counts_as": counts_as}
             for row in rows
             if row.status == "error"
         ],
-        # the successes that the strict mode's guard fails (a dumped answer or URL): what inflates the rate
-        "dump_suspect": sum(row.suspect for row in rows),
-        "versions": {name: _version(name) for name in ("webrl", "playwright", "torch", "transformers")},
-        "python": platform.python_version(),
-    }
+        dump_suspect=sum(row.suspect for row in rows),
+        versions={name: _version(name) for name in ("webrl", "playwright", "torch", "transformers")},
+        python=platform.python_version(),
+        executor=executor,
+        # the task families' own sections (MiniWoB++'s environments, the verified mode's facts)
+        **{key: value for family in families() for key, value in family.summary(rows, settings).items()},
+    )
 
 
 def evaluator_error(row: EpisodeRecord) -> dict:

@@ -11,6 +11,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from webrl.files import write_atomically
 from webrl.runs.records import EpisodeRecord
+from webrl.runs.summary import EvalSummary
 from webrl.tasks.family import summary_tables
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -25,20 +26,20 @@ def render(template: str, path: Path, **context: Any) -> Path:
     return path
 
 
-def headline(summary: dict) -> str:
+def headline(summary: EvalSummary) -> str:
     """The run's success rate on all its judged episodes, in one line."""
-    average = summary["success_rate"].get("Average")
+    average = summary.success_rate.get("Average")
     if average is None:
-        return f"{summary['policy']} on {summary['settings']['tasks']}: no episode judged"
-    repeats = summary["settings"]["repeats"]
-    spread = f" ± {average['std']} over {repeats} repeats" if repeats > 1 else ""
+        return f"{summary.policy} on {summary.settings.tasks}: no episode judged"
+    repeats = summary.settings.repeats
+    spread = f" ± {average.std} over {repeats} repeats" if repeats > 1 else ""
     return (
-        f"{summary['policy']} on {summary['settings']['tasks']}: {average['mean']}%{spread} "
-        f"of {average['episodes']} judged episodes succeeded"
+        f"{summary.policy} on {summary.settings.tasks}: {average.mean}%{spread} "
+        f"of {average.episodes} judged episodes succeeded"
     )
 
 
-def write_report(out: Path, rows: list[EpisodeRecord], summary: dict) -> Path:
+def write_report(out: Path, rows: list[EpisodeRecord], summary: EvalSummary) -> Path:
     rows = sorted(rows, key=lambda r: (str(r.task_id), r.repeat))
     return render(
         "report.html",

@@ -11,13 +11,11 @@ names a file outside the run folder is refused.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from webrl.errors import UsageError
 from webrl.evaluators.result import error_result
 from webrl.files import write_atomically
-from webrl.runs.episodes import EvalSettings
 from webrl.runs.eval import summarize
 from webrl.runs.records import (
     EPISODES_FILE,
@@ -29,6 +27,7 @@ from webrl.runs.records import (
     run_file,
 )
 from webrl.runs.report import write_report
+from webrl.runs.summary import EvalSummary, read_summary
 from webrl.tasks.family import TaskFamily, family_modes, family_of_mode, family_options
 
 JUDGED = ("done", "unjudged", "error")  # what an evaluator saw; env_error and policy_error never got that far
@@ -69,16 +68,13 @@ def rescore_record(
     )
 
 
-def rescore(run: Path, out: Path, mode: str | None = None) -> dict:
+def rescore(run: Path, out: Path, mode: str | None = None) -> EvalSummary:
     """Score `run`'s episodes again in `mode` (None: the run's own) into `out` (episodes.jsonl, summary.json,
     report.html), as its task family's `rescore` does offline. Returns the new summary."""
-    try:
-        before = json.loads((run / "summary.json").read_text())
-        mode = mode or before["settings"]["mode"]
-        settings = EvalSettings.model_validate({**before["settings"], "out": out, "mode": mode, "resume": False})
-    except (OSError, json.JSONDecodeError, KeyError, ValueError) as err:
-        raise UsageError(f"{run}/summary.json: not a finished run's summary ({type(err).__name__}: {err})") from None
+    before = read_summary(run)
+    mode = mode or before.settings.mode
     family = rescoring_family(mode)
+    settings = before.settings.model_copy(update={"out": out, "mode": mode, "resume": False})
     records = read_episodes(run)
     if not records:
         raise UsageError(f"{run}/{EPISODES_FILE}: no episodes to re-score")
@@ -88,9 +84,9 @@ def rescore(run: Path, out: Path, mode: str | None = None) -> dict:
     options = {name: getattr(settings, name) for name in family_options()}
     again = [rescore_record(r, run, out, family, mode, options) for r in records]
     write_atomically(out / EPISODES_FILE, "".join(r.to_line() for r in again))
-    planned = before.get("episodes", {}).get("planned", len(again))
-    summary = summarize(again, settings, before.get("policy", settings.policy), planned) | {"rescored_from": str(run)}
-    write_atomically(out / "summary.json", json.dumps(summary, indent=2, default=str))
+    summary = summarize(again, settings, before.policy, before.episodes.planned)
+    summary.rescored_from = str(run)
+    summary.write(out)
     write_report(out, again, summary)
     return summary
 

@@ -8,32 +8,33 @@ from pathlib import Path
 
 from webrl.files import write_atomically
 from webrl.runs.report import render
+from webrl.runs.train_metrics import PhaseMetrics
 
 
-def eval_rate(metrics: dict, column: str = "Average") -> float | None:
+def eval_rate(metrics: PhaseMetrics, column: str = "Average") -> float | None:
     """A success-rate column: one of the task family's (a WebRL site column) or Average, or one of its groups
     (MiniWoB++: the environments the SFT saw or not)."""
-    cell = metrics["eval"]["success_rate"].get(column) or metrics["eval"].get("environments", {}).get(column)
-    return cell["mean"] if cell else None
+    cell = metrics.eval.success_rate.get(column) or metrics.eval.environments.get(column)
+    return cell.mean if cell else None
 
 
-def eval_columns(phases: list[dict]) -> list[str]:
+def eval_columns(phases: list[PhaseMetrics]) -> list[str]:
     """The success-rate columns some phase's evaluation measured, in its summary's order, then its groups: those
     of the run's task family (WebArena: the sites evaluated on, Other, Average; MiniWoB++: Average and the
     demonstrated / new environments), none left empty."""
-    found = [column for m in phases for column in [*m["eval"]["success_rate"], *m["eval"].get("environments", {})]]
+    found = [column for m in phases for column in [*m.eval.success_rate, *m.eval.environments]]
     return list(dict.fromkeys(found))
 
 
-def valid_actions(metrics: dict) -> float | None:
-    return metrics["eval"].get("valid_actions")
+def valid_actions(metrics: PhaseMetrics) -> float | None:
+    return metrics.eval.valid_actions
 
 
-def rollout_rate(metrics: dict) -> float | None:
-    return (metrics.get("rewards") or {}).get("success_rate")
+def rollout_rate(metrics: PhaseMetrics) -> float | None:
+    return metrics.rewards.success_rate if metrics.rewards else None
 
 
-def write_curve(path: Path, title: str, phases: list[dict]) -> Path:
+def write_curve(path: Path, title: str, phases: list[PhaseMetrics]) -> Path:
     """curve.png: evaluation success (average bold, per site thin), rollout success and the share of evaluation
     answers that parse as actions, against the phase."""
     import matplotlib
@@ -42,7 +43,7 @@ def write_curve(path: Path, title: str, phases: list[dict]) -> Path:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
-    xs = [m["phase"] for m in phases]
+    xs = [m.phase for m in phases]
     top = 0.0
     for column in eval_columns(phases):
         ys = [eval_rate(m, column) for m in phases]
@@ -57,11 +58,11 @@ def write_curve(path: Path, title: str, phases: list[dict]) -> Path:
                 alpha=1 if average else 0.6,
                 label=f"eval: {column}",
             )
-    rollouts = [(m["phase"], rollout_rate(m)) for m in phases if rollout_rate(m) is not None]
+    rollouts = [(m.phase, rollout_rate(m)) for m in phases if rollout_rate(m) is not None]
     if rollouts:
         top = max(top, *(y for _, y in rollouts))
         ax.plot(*zip(*rollouts), linestyle="--", marker="s", color="gray", label="rollouts (the phase's tasks)")
-    valid = [(m["phase"], valid_actions(m)) for m in phases if valid_actions(m) is not None]
+    valid = [(m.phase, valid_actions(m)) for m in phases if valid_actions(m) is not None]
     if valid:
         top = max(top, *(y for _, y in valid))
         ax.plot(*zip(*valid), linestyle=":", marker="^", color="black", label="valid actions (eval answers)")
@@ -80,7 +81,7 @@ def write_curve(path: Path, title: str, phases: list[dict]) -> Path:
     return path
 
 
-def write_train_report(out: Path, settings, phases: list[dict]) -> Path:
+def write_train_report(out: Path, settings, phases: list[PhaseMetrics]) -> Path:
     write_curve(out / "curve.png", f"{settings.algorithm} from {settings.init or settings.model}", phases)
     return render(
         "train.html",

@@ -182,13 +182,15 @@ class TaskFamily:
         settings (EvalSettings); {}: none."""
         return {}
 
-    def summary_tables(self, summary: dict[str, Any]) -> list[SummaryTable]:
+    def summary_tables(self, summary: Any) -> list[SummaryTable]:
         """The tables of the family's episodes that `webrl eval` prints and report.html shows, from the
-        evaluation's summary (its section of it, the success rates, the groups); []: none of its episodes."""
+        evaluation's summary (webrl.runs.summary.EvalSummary: its section of it, the success rates, the groups);
+        []: none of its episodes."""
         return []
 
-    def summary_lines(self, summary: dict[str, Any]) -> list[str]:
-        """Lines `webrl eval` prints after the evaluation errors, from the evaluation's summary; []: none."""
+    def summary_lines(self, summary: Any) -> list[str]:
+        """Lines `webrl eval` prints after the evaluation errors, from the evaluation's summary (an EvalSummary);
+        []: none."""
         return []
 
     def groups(self, records: Sequence[Any], demonstrated: Sequence[Task]) -> dict[str, dict]:
@@ -228,12 +230,12 @@ def default_family() -> TaskFamily:
     return next(family for family in families() if family.default)
 
 
-def summary_tables(summary: dict[str, Any]) -> list[SummaryTable]:
+def summary_tables(summary: Any) -> list[SummaryTable]:
     """Every family's tables of an evaluation's summary, for the console and report.html alike."""
     return [table for family in families() for table in family.summary_tables(summary)]
 
 
-def summary_lines(summary: dict[str, Any]) -> list[str]:
+def summary_lines(summary: Any) -> list[str]:
     """Every family's lines of an evaluation's summary, for the console."""
     return [line for family in families() for line in family.summary_lines(summary)]
 

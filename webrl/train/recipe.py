@@ -54,6 +54,7 @@ from webrl.rl.job_spec import SftJob, UpdateJob
 from webrl.rl.settings import SftSettings, TrainSettings
 from webrl.runs.eval import EvalSettings, Groups, run_policy
 from webrl.runs.records import EpisodeRecord, read_episodes
+from webrl.runs.train_metrics import METRICS_FILE, PhaseMetrics, write_metrics
 from webrl.runs.train_report import write_train_report
 from webrl.sites.base import SiteBackend
 from webrl.sites.task_sets import resolve_task_set
@@ -70,7 +71,7 @@ from webrl.train.rewards import (
 )
 from webrl.train.settings import SETTINGS_FILE, RunSettings, read_settings, write_settings
 
-PROGRESS_FILE, METRICS_FILE = "progress.json", "metrics.json"
+PROGRESS_FILE = "progress.json"
 START_PAGES_FILE = "start-pages.json"  # the observed start page of every candidate task, once per run
 TRAININGS = ("sft", "update")  # the stages that train, each into phases/<k>/<stage>/
 Training = TypeVar("Training", bound=TrainSettings)
@@ -85,7 +86,7 @@ class Progress(Protocol):
 
     def episode(self, success: bool | None) -> None: ...
 
-    def phase_done(self, metrics: dict) -> None: ...
+    def phase_done(self, metrics: PhaseMetrics) -> None: ...
 
 
 class Silent:
@@ -98,7 +99,7 @@ class Silent:
     def episode(self, success: bool | None) -> None:
         pass
 
-    def phase_done(self, metrics: dict) -> None:
+    def phase_done(self, metrics: PhaseMetrics) -> None:
         pass
 
 
@@ -139,7 +140,7 @@ class TrainRun:
 
     # ---- the recipe --------------------------------------------------------------------------------------
 
-    def run(self) -> list[dict]:
+    def run(self) -> list[PhaseMetrics]:
         """Every stage not finished yet; the metrics of every phase."""
         if self.settings.nodes > 1 and self.config.cluster.executor != "ray":
             raise UsageError(f"--nodes {self.settings.nodes}: a training across machines needs --executor ray")
@@ -467,8 +468,8 @@ class TrainRun:
             seconds,
             self.groups,
         )
-        write_atomically(self.phase_dir(k) / METRICS_FILE, json.dumps(metrics, indent=1, default=str))
+        write_metrics(self.phase_dir(k) / METRICS_FILE, metrics)
         every = all_metrics(self.out)
-        write_atomically(self.out / METRICS_FILE, json.dumps(every, indent=1, default=str))
+        write_metrics(self.out / METRICS_FILE, every)
         write_train_report(self.out, self.settings, every)
         self.progress.phase_done(metrics)

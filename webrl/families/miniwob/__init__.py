@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # records are read, never made, here (webrl.runs is imported 
     from playwright.async_api import Page
 
     from webrl.runs.records import EpisodeRecord
+    from webrl.runs.summary import EvalSummary
 
 ENVIRONMENT_COLUMNS = ("demonstrated envs", "new envs")  # the environments the SFT saw, and the others
 TIME_LIMIT = "miniwob_time_limit_s"  # the settings key and, as miniwob_time_limit, the option of the page timer
@@ -109,12 +110,12 @@ class MiniwobFamily(TaskFamily):
         mean = statistics.mean(e["success"] for e in environments.values()) if environments else None
         return {"miniwob": {"environments": environments, "mean_success": None if mean is None else round(mean, 1)}}
 
-    def summary_tables(self, summary: dict[str, Any]) -> list[SummaryTable]:
+    def summary_tables(self, summary: EvalSummary) -> list[SummaryTable]:
         """A row per environment, and (a training run's evaluation) the environments the SFT was shown and the
         others."""
-        if "miniwob" not in summary:
+        miniwob = summary.section(self.name)
+        if miniwob is None:
             return []
-        miniwob = summary["miniwob"]
         rows = [
             (
                 env,
@@ -126,7 +127,7 @@ class MiniwobFamily(TaskFamily):
             for env, row in miniwob["environments"].items()
         ]
         mean = "–" if miniwob["mean_success"] is None else f"{miniwob['mean_success']:.1f}"
-        timer = summary["settings"].get(TIME_LIMIT)
+        timer = getattr(summary.settings, TIME_LIMIT)
         tables = [
             SummaryTable(
                 f"MiniWoB++ (episode timer {timer:g} s)" if timer else "MiniWoB++",
@@ -135,13 +136,13 @@ class MiniwobFamily(TaskFamily):
                 total=("mean over environments", "", mean, "", ""),
             )
         ]
-        split = [(name, cell) for name, cell in summary.get("groups", {}).items() if name in ENVIRONMENT_COLUMNS]
+        split = [(name, cell) for name, cell in (summary.groups or {}).items() if name in ENVIRONMENT_COLUMNS]
         if split:
             tables.append(
                 SummaryTable(
                     "MiniWoB++: environments the SFT was shown (demonstrated) and the others (new)",
                     ("environments", "episodes", "success %"),
-                    [(name, str(cell["episodes"]), f"{cell['mean']:.1f}") for name, cell in split],
+                    [(name, str(cell.episodes), f"{cell.mean:.1f}") for name, cell in split],
                 )
             )
         return tables

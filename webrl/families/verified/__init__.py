@@ -34,6 +34,7 @@ from webrl.tasks.model import Task
 
 if TYPE_CHECKING:  # records are read, never made, here (webrl.runs is imported by the settings that ask families)
     from webrl.runs.records import EpisodeRecord
+    from webrl.runs.summary import EvalSummary
 
 DATASET = "verified_dataset"  # the option: the dataset the package's evaluator reads
 
@@ -166,10 +167,10 @@ class VerifiedFamily(TaskFamily):
             }
         }
 
-    def summary_lines(self, summary: dict[str, Any]) -> list[str]:
-        if NAME not in summary:
+    def summary_lines(self, summary: EvalSummary) -> list[str]:
+        facts = summary.section(NAME)
+        if not facts:
             return []
-        facts = summary[NAME]
         traces = facts["network_trace_bytes"]
         return [
             f"verified: {facts['answers_unparsed']} answers were not the structured response (scored by the "

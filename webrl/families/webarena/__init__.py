@@ -16,6 +16,7 @@ from webrl.tasks.model import Task
 
 if TYPE_CHECKING:  # records are read, never made, here (webrl.runs is imported by the settings that ask families)
     from webrl.runs.records import EpisodeRecord
+    from webrl.runs.summary import EvalSummary
 
 # WebRL's table convention: column -> site; a task counts under its first site.
 SITE_COLUMNS = {"Reddit": "reddit", "GitLab": "gitlab", "CMS": "shopping_admin", "Map": "map", "OSS": "shopping"}
@@ -39,13 +40,13 @@ class WebArenaFamily(TaskFamily):
     def success_column(self, record: EpisodeRecord) -> str:
         return site_column(record.sites)
 
-    def summary_tables(self, summary: dict[str, Any]) -> list[SummaryTable]:
+    def summary_tables(self, summary: EvalSummary) -> list[SummaryTable]:
         """WebRL's table (mean ± std over repeats); its Average is the whole run's."""
-        rates = summary["success_rate"]
+        rates = summary.success_rate
         if not any(column in rates for column in self.success_columns):
             return []  # none of the run's episodes is a WebArena-format task
         columns = (*self.success_columns, "Average")
-        cells = tuple(f"{rates[c]['mean']} ± {rates[c]['std']}" if c in rates else "–" for c in columns)
+        cells = tuple(f"{rates[c].mean} ± {rates[c].std}" if c in rates else "–" for c in columns)
         return [SummaryTable("success rate (%)", columns, [cells])]
 
     def is_train_set(self, name: str) -> bool:
