@@ -15,10 +15,8 @@ from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
-    SerializerFunctionWrapHandler,
     ValidationError,
     field_validator,
-    model_serializer,
     model_validator,
 )
 
@@ -85,15 +83,15 @@ class EpisodeEval(BaseModel):
     details: list[dict[str, Any]] = []  # one entry per evaluator, checks inside
 
 
-class EpisodeRecord(BaseModel):
-    """One episode of a task: its outcome and every step."""
+class EpisodeRecord(installed.CarriesFamilyData):
+    """One episode of a task: its outcome and every step; its family data is what the task's family keeps of the
+    task's in its records (TaskFamily.record_data)."""
 
     schema_version: int = SCHEMA_VERSION
     task_id: int | str
     repeat: int = 0
     sites: list[str] = []
     intent: str = ""
-    family_data: dict[str, Any] = {}  # what of the task's a family keeps in its records (TaskFamily.record_data)
     status: Status
     error: str | None = None
     score: float | None = None  # None: not judged
@@ -114,16 +112,6 @@ class EpisodeRecord(BaseModel):
     requeued: int = 0  # times it was moved off an environment worker that died while playing it (Ray executor)
 
     _trace_in_run = field_validator("network_trace")(in_run)
-    _family_data = field_validator("family_data")(installed.validate_data)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _family_data_at_the_top(cls, data: Any) -> Any:
-        return installed.migrate(data)
-
-    @model_serializer(mode="wrap")
-    def _family_data_to_the_top(self, dump: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return installed.flatten(dump(self))
 
     @model_validator(mode="after")
     def _judged_has_a_score(self) -> EpisodeRecord:

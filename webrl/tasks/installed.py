@@ -8,7 +8,16 @@ from functools import cache
 from importlib.metadata import entry_points
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    create_model,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 ENTRY_POINTS = "webrl.task_families"
 
@@ -73,3 +82,21 @@ def _data_model(installed: tuple[Any, ...]) -> type[BaseModel]:
     """One model of every installed family's data, so that an error names the family (family_data.NAME.field)."""
     fields: dict[str, Any] = {f.name: (f.data_model | None, None) for f in installed if f.data_model is not None}
     return create_model("family_data", __config__=ConfigDict(extra="forbid"), **fields)
+
+
+class CarriesFamilyData(BaseModel):
+    """A task or an episode record: its task family's data in `family_data` (family name -> its data, each validated by
+    its family's model), and in files at the top level under the family's name, as every release wrote it."""
+
+    family_data: dict[str, Any] = Field(default_factory=dict)
+
+    _family_data = field_validator("family_data")(validate_data)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _family_data_from_the_top(cls, data: Any) -> Any:
+        return migrate(data)
+
+    @model_serializer(mode="wrap")
+    def _family_data_to_the_top(self, dump: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return flatten(dump(self))

@@ -39,7 +39,6 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
-    SerializerFunctionWrapHandler,
     field_validator,
     model_serializer,
     model_validator,
@@ -171,7 +170,7 @@ class EvalSpec(_Open):
         return self.reference_url.split(OR_SEPARATOR) if self.reference_url else []
 
 
-class Task(_Open):
+class Task(_Open, installed.CarriesFamilyData):
     task_id: int | str
     sites: list[str] = Field(default_factory=list)
     start_url: str
@@ -187,8 +186,6 @@ class Task(_Open):
     old_task_id: int | None = None
     # Our extras
     cheat: list[str] | None = None  # a scripted solution: action strings in the webrl action syntax
-    # the data of the task's family, under the family's name, validated by the family's model (TaskFamily.data_model)
-    family_data: dict[str, Any] = Field(default_factory=dict)
     split: str | None = None
     tier: int | str | None = None
     warnings: list[str] = Field(default_factory=list)  # data quirks found while loading (see module docstring)
@@ -231,17 +228,6 @@ class Task(_Open):
             if not PLACEHOLDER.match(url) and not url.startswith(("http://", "https://")):
                 raise ValueError(f"{url!r} is neither a site placeholder (__SHOPPING__/...) nor an http(s) URL")
         return start_url
-
-    _family_data = field_validator("family_data")(installed.validate_data)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _family_data_at_the_top(cls, data: Any) -> Any:
-        return installed.migrate(data)
-
-    @model_serializer(mode="wrap")
-    def _family_data_to_the_top(self, dump: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return installed.flatten(dump(self))
 
     @model_validator(mode="after")
     def _family_data_goes_with_its_eval_types(self):
