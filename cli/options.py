@@ -12,13 +12,12 @@ from typing import Annotated, Any
 import typer
 from pydantic.fields import FieldInfo
 
-from webrl.layered_settings import Layers, read_settings_file
+from webrl.layered_settings import Layers, field_extra, read_settings_file
 
 
 def field_option(field: FieldInfo, help_text: str | None = None) -> Any:
     """A typer option for a settings field: its description is the help, its metavar (if any) the metavar."""
-    extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
-    return typer.Option(help=help_text or field.description, metavar=extra.get("metavar"))
+    return typer.Option(help=help_text or field.description, metavar=field_extra(field).get("metavar"))
 
 
 def extend_command(

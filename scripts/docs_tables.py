@@ -29,6 +29,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from webrl.layered_settings import field_extra, option_name
 from webrl.provenance import portable_command
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -272,10 +273,6 @@ def type_name(annotation: object) -> str:
     return getattr(annotation, "__name__", str(annotation)).replace("typing.", "")
 
 
-def field_extra(field) -> dict:
-    return field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
-
-
 def default_cell(field) -> str:
     if "shown" in field_extra(field):  # a default the command fills in (its description says which)
         return field_extra(field)["shown"]
@@ -298,8 +295,7 @@ def settings_rows(model: type[BaseModel], prefix: str) -> list[list[str]]:
         if isinstance(nested, type) and issubclass(nested, BaseModel):
             rows += settings_rows(nested, f"{prefix}{key}.")
             continue
-        extra = field_extra(field)
-        if extra.get("option", key) is None or not extra.get("in_file", True):  # the run's own, or an option only
+        if option_name(key, field) is None or not field_extra(field).get("in_file", True):  # the run's, or option only
             continue
         rows.append(
             [f"`{prefix}{key}`", type_name(field.annotation), default_cell(field), cell_text(field.description)]
@@ -310,7 +306,7 @@ def settings_rows(model: type[BaseModel], prefix: str) -> list[list[str]]:
 def option_rows(model: type[BaseModel]) -> list[list[str]]:
     rows = []
     for key, field in model.model_fields.items():
-        option = field_extra(field).get("option", key)
+        option = option_name(key, field)
         if option is not None:
             flag = f"`--{option.replace('_', '-')}`"
             rows.append([flag, type_name(field.annotation), default_cell(field), cell_text(field.description)])

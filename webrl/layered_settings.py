@@ -14,11 +14,24 @@ from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
 
 from webrl.errors import UsageError, field_problem
 
 Model = TypeVar("Model", bound=BaseModel)
 Layers = list[tuple[str, dict[str, Any]]]  # (name for errors, settings), by rising precedence
+
+
+def field_extra(field: FieldInfo) -> dict[str, Any]:
+    """A settings field's own marks (its json_schema_extra): "metavar"; "option", its option's name where it is not
+    the field's (None: no option, the run fills it in); "in_file": False for an option no settings file holds;
+    "shown", the default the docs show where the command fills one in."""
+    return field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+
+
+def option_name(name: str, field: FieldInfo) -> str | None:
+    """The option that sets field `name`, as a Python identifier (None: none does)."""
+    return field_extra(field).get("option", name)
 
 
 def read_settings_file(path: Path) -> dict[str, Any]:

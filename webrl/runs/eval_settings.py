@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, create_model
 
 from webrl.evaluators.result import all_modes
+from webrl.layered_settings import field_extra, option_name
 from webrl.policy.factory import POLICY_FORMS
 from webrl.tasks.family import family_modes, family_options
 
@@ -123,19 +124,16 @@ class _Settings(BaseModel):
 EvalSettings = create_model("EvalSettings", __base__=_Settings, __doc__=_Settings.__doc__, **family_options())
 
 
-def _extra(name: str) -> dict[str, Any]:
-    extra = EvalSettings.model_fields[name].json_schema_extra
-    return extra if isinstance(extra, dict) else {}
-
-
 # option name (as a Python identifier: --max-steps is max_steps) -> field
 EVAL_OPTIONS: dict[str, str] = {
-    _extra(name).get("option", name): name
-    for name in EvalSettings.model_fields
-    if _extra(name).get("option", name) is not None
+    option_name(name, field): name
+    for name, field in EvalSettings.model_fields.items()
+    if option_name(name, field) is not None
 }
 # the fields a settings file holds (`webrl eval --config`, `--print-config`): the options but the run's folder
-FILE_FIELDS = tuple(name for name in EVAL_OPTIONS.values() if _extra(name).get("in_file", True))
+FILE_FIELDS = tuple(
+    name for name in EVAL_OPTIONS.values() if field_extra(EvalSettings.model_fields[name]).get("in_file", True)
+)
 
 
 def option_of(loc: tuple[str, ...]) -> str | None:
