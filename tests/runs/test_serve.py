@@ -1,6 +1,7 @@
 """`webrl serve` through openenv-core's own client: the oracle's actions, played over WebSocket sessions at once,
 score what `webrl eval --policy oracle` scores on the same tasks; sessions hold different site instances; a write
-is reset before the next episode; bad input is an error message and the server goes on."""
+is reset before the next episode; bad input is an error message and the server goes on; an idle session is ended
+and frees its instance; remote use needs the token."""
 
 from __future__ import annotations
 
@@ -19,10 +20,10 @@ from openenv.core.generic_client import GenericEnvClient
 from websockets.asyncio.client import connect
 
 from webrl.cli.serve import TOKEN_VARIABLE as TOKEN
-from webrl.env.observation import Observation
 from webrl.netutil import free_port
 from webrl.policy.base import PolicyInput, Sampling
 from webrl.policy.oracle import OraclePolicy
+from webrl.runs.serve import served_observation
 from webrl.sites.task_sets import resolve_task_set
 from webrl.tasks.load import load_tasks
 
@@ -80,9 +81,7 @@ def stop_server(server: subprocess.Popen) -> str:
 
 def oracle_answer(task, observation: dict, history: list[str]) -> str:
     """What the oracle answers to a served observation (its text and element boxes, as webrl eval shows it)."""
-    boxes = {int(i): tuple(box) for i, box in observation["boxes"].items()}
-    seen = Observation(text=observation["html"], url=observation["url"], title="", ids=sorted(boxes), boxes=boxes)
-    [response] = ORACLE.act([PolicyInput(task, history, seen)], Sampling())
+    [response] = ORACLE.act([PolicyInput(task, history, served_observation(observation))], Sampling())
     return response.text
 
 
@@ -134,7 +133,7 @@ def test_served_oracle_scores_what_webrl_eval_scores(sites, task_file, run_oracl
 
 
 def test_bad_input_is_an_error_message_and_the_server_goes_on(sites, task_file, tmp_path):
-    server, url = start_server(sites, task_file, tmp_path / "served", "--instances", "1")
+    server, url = start_server(sites, task_file, tmp_path / "served", "--instances", "1", "--idle-timeout", "1")
     try:
 
         async def misuse() -> list[str]:
@@ -159,6 +158,12 @@ def test_bad_input_is_an_error_message_and_the_server_goes_on(sites, task_file, 
                 # one instance: a second session is refused at once, in a message that says why
                 async with connect(url.replace("http", "ws") + "/ws") as second:
                     errors.append(json.loads(await second.recv())["data"]["message"])
+                await asyncio.sleep(7)  # idle past the timeout (checked every 5 s at least): the session is ended
+                with pytest.raises(RuntimeError) as err:
+                    await client.step({"text": 'exit(message="")'})
+                errors.append(str(err.value))
+            async with GenericEnvClient(base_url=url) as client:  # and its instance is free for the next
+                assert (await client.reset(seed=1)).observation["task_id"] == "1"
             return errors
 
         errors = asyncio.run(misuse())
@@ -167,8 +172,8 @@ def test_bad_input_is_an_error_message_and_the_server_goes_on(sites, task_file, 
         stop_server(server)
     assert "reset first" in errors[0]
     assert "unknown task_id 'no-such-task'" in errors[1] and "unknown argument 'task'" in errors[2]
-    assert "not an integer" in errors[3] and "VALIDATION_ERROR" in errors[4] or "txt" in errors[4]
-    assert "at capacity: 1/1 sessions" in errors[5]
+    assert "not an integer" in errors[3] and "Invalid message (code: VALIDATION_ERROR)" in errors[4]
+    assert "at capacity: 1/1 sessions" in errors[5] and "ended (idle too long)" in errors[6]
 
 
 def test_remote_use_needs_the_token(sites, task_file, tmp_path):

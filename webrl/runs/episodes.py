@@ -127,7 +127,7 @@ async def run_episode(
             status, error = "policy_error", str(err)
             break
         except ENV_FAULTS as err:  # site or browser failures: not the agent's fault (bugs still raise)
-            error = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+            error = fault_line(err)
             try:
                 await env.shutdown()  # the retry starts in a new tab
             except Exception:  # the context died with its browser (shutdown has forgotten it already)
@@ -135,6 +135,11 @@ async def run_episode(
         finally:
             await env.close()
     return EpisodeRecord.unplayed(task, repeat, status, error)
+
+
+def fault_line(err: BaseException) -> str:
+    """An environment fault in one line, for its episode's record."""
+    return f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
 
 
 def step_sampling(settings: EvalSettings, task: Task, repeat: int, step: int) -> Sampling:

@@ -36,10 +36,12 @@ from starlette.responses import PlainTextResponse
 from starlette.websockets import WebSocketClose, WebSocketDisconnect
 
 from webrl.env.browser_env import StepResult
+from webrl.env.observation import Observation as PageObservation
+from webrl.errors import UsageError
 from webrl.evaluators.judge import Judge
 from webrl.files import write_atomically
 from webrl.policy.prompt import webrl_prompt
-from webrl.runs.episodes import ENV_FAULTS, Episode, EvalSettings
+from webrl.runs.episodes import ENV_FAULTS, Episode, EvalSettings, fault_line
 from webrl.runs.eval import RUN_FILE, EpisodeWriter, run_identity, write_summary
 from webrl.runs.executor import EnvSlot, LocalExecutor
 from webrl.runs.records import EPISODES_FILE, EpisodeRecord
@@ -84,6 +86,12 @@ class WebrlObservation(Observation):
     evaluation: dict[str, Any] | None = Field(
         None, description="On the last step: the evaluator's status, score, mode and details."
     )
+
+
+def served_observation(observation: dict) -> PageObservation:
+    """The webrl observation a served one (its JSON) stands for, so that a webrl policy can act as a client."""
+    boxes = {int(i): tuple(box) for i, box in observation["boxes"].items()}
+    return PageObservation(text=observation["html"], url=observation["url"], title="", ids=sorted(boxes), boxes=boxes)
 
 
 class WebrlState(State):
@@ -159,7 +167,7 @@ class WebrlEnvironment(Environment[WebrlAction, WebrlObservation, WebrlState]):
         except ENV_FAULTS as err:
             self.episode = None
             await slot.env.shutdown()  # the next reset starts in a new context
-            raise RuntimeError(f"reset: the environment failed ({_fault(err)}); reset again") from err
+            raise RuntimeError(f"reset: the environment failed ({fault_line(err)}); reset again") from err
         return self._observation()
 
     async def step_async(self, action: WebrlAction, timeout_s: float | None = None, **kwargs: Any) -> WebrlObservation:
@@ -174,10 +182,10 @@ class WebrlEnvironment(Environment[WebrlAction, WebrlObservation, WebrlState]):
             if episode.done:
                 self.served.writer.write(await episode.finish(), episode.screenshots)
         except ENV_FAULTS as err:
-            self.episode = None
-            self.served.writer.write(EpisodeRecord.unplayed(episode.task, episode.repeat, "env_error", _fault(err)), {})
-            await self.slot.env.shutdown()
-            raise RuntimeError(f"step: the environment failed ({_fault(err)}); reset again") from err
+            self.episode, why = None, fault_line(err)
+            self.served.writer.write(EpisodeRecord.unplayed(episode.task, episode.repeat, "env_error", why), {})
+            await self.slot.env.shutdown()  # the next reset starts in a new context
+            raise RuntimeError(f"step: the environment failed ({why}); reset again") from err
         return self._observation(result)
 
     @property
@@ -240,10 +248,6 @@ class WebrlEnvironment(Environment[WebrlAction, WebrlObservation, WebrlState]):
         )
 
 
-def _fault(err: BaseException) -> str:
-    return f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
-
-
 class Gate:
     """Around openenv-core's app: with a token, admits only requests under /TOKEN (and strips it), so that a remote
     client needs it in its base URL (http://HOST:PORT/TOKEN), which every OpenEnv client takes as it is; and a
@@ -285,6 +289,8 @@ async def serving(
     """What a server on `instances` site instances shares, its environments ready. The instances are leased for the
     server's whole life, as `webrl eval`'s workers lease theirs; every episode's record goes into `settings.out` at
     once, and its summary and report are written when the server stops."""
+    if (settings.out / EPISODES_FILE).exists():
+        raise UsageError(f"{settings.out / EPISODES_FILE} exists: choose another --out")
     executor = LocalExecutor(backend, None, judge)
     executor.policy_name = "openenv client"  # who acted, in the summary
     settings = executor.check(settings.model_copy(update={"parallel": instances}), tasks)
