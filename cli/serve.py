@@ -90,6 +90,11 @@ def serve_command(
     plan = site_backend.running()
     if plan is None:
         raise UsageError("the sites are not running; start them with `webrl up`")
+    if instances is not None and instances > plan.instances:
+        raise UsageError(
+            f"--instances {instances}: {plan.instances} site instance(s) running; "
+            f"start more with `webrl up --instances {instances}`"
+        )
     tasks = resolve_task_set(settings.tasks, site_config.state_dir, plan.seed)[: settings.limit]
     if not tasks:
         raise UsageError(f"--tasks {settings.tasks}: no tasks")

@@ -1,7 +1,7 @@
 """`webrl serve` through openenv-core's own client: the oracle's actions, played over WebSocket sessions at once,
 score what `webrl eval --policy oracle` scores on the same tasks; sessions hold different site instances; a write
 is reset before the next episode; bad input is an error message and the server goes on; an idle session is ended
-and frees its instance; remote use needs the token."""
+and frees its instance; remote use needs the token; bad options are one-line errors."""
 
 from __future__ import annotations
 
@@ -176,14 +176,22 @@ def test_bad_input_is_an_error_message_and_the_server_goes_on(sites, task_file, 
     assert "at capacity: 1/1 sessions" in errors[5] and "ended (idle too long)" in errors[6]
 
 
+def test_bad_options_are_one_line_errors(sites, task_file, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WEBRL_")}
+    env["WEBRL_STATE_DIR"] = str(sites.config.state_dir)
+    (tmp_path / "used" / "episodes.jsonl").parent.mkdir()
+    (tmp_path / "used" / "episodes.jsonl").write_text("")
+    for options, says in (
+        (["--host", "0.0.0.0"], "add --allow-remote"),
+        (["--instances", "3"], "--instances 3: 2 site instance(s) running"),
+        (["--out", str(tmp_path / "used"), "--port", str(free_port())], "episodes.jsonl exists: choose another --out"),
+    ):
+        command = [sys.executable, "-m", "webrl", "serve", "--tasks", str(task_file), *options]
+        refused = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+        assert refused.returncode == 2 and says in refused.stderr and refused.stderr.count("\n") == 1, refused.stderr
+
+
 def test_remote_use_needs_the_token(sites, task_file, tmp_path):
-    refused = subprocess.run(
-        [sys.executable, "-m", "webrl", "serve", "--tasks", str(task_file), "--host", "0.0.0.0"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert refused.returncode == 2 and "--allow-remote" in refused.stderr and refused.stderr.count("\n") == 1
     # on loopback here (tests stay on it), with the token every remote client needs
     server, url = start_server(sites, task_file, tmp_path / "served", "--allow-remote", token="s3cret-token")
     bare = url.removesuffix("/s3cret-token")

@@ -172,7 +172,7 @@ class WebrlEnvironment(Environment[WebrlAction, WebrlObservation, WebrlState]):
 
     async def step_async(self, action: WebrlAction, timeout_s: float | None = None, **kwargs: Any) -> WebrlObservation:
         self._check_open("step")
-        episode = self.episode
+        episode, slot = self.episode, self.slot
         if episode is None:
             raise ValueError("step: no episode; reset first")
         if episode.done:
@@ -184,7 +184,7 @@ class WebrlEnvironment(Environment[WebrlAction, WebrlObservation, WebrlState]):
         except ENV_FAULTS as err:
             self.episode, why = None, fault_line(err)
             self.served.writer.write(EpisodeRecord.unplayed(episode.task, episode.repeat, "env_error", why), {})
-            await self.slot.env.shutdown()  # the next reset starts in a new context
+            await slot.env.shutdown()  # the next reset starts in a new context
             raise RuntimeError(f"step: the environment failed ({why}); reset again") from err
         return self._observation(result)
 
