@@ -6,6 +6,7 @@ import asyncio
 import inspect
 import os
 import secrets
+import signal
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -72,8 +73,12 @@ def serve_command(
     instance and browser context; reset(task_id | seed) -> observation, step(action text) -> observation, reward,
     done. Every episode is recorded in --out as `webrl eval` records it. Runs until Ctrl-C."""
     from webrl.evaluators.judge import parse_judge_spec  # Playwright, FastAPI & co. only when serving
-    from webrl.runs.serve import Listen, serve_forever
     from webrl.sites.task_sets import resolve_task_set
+
+    try:
+        from webrl.runs.serve import Listen, serve_forever
+    except ModuleNotFoundError as err:
+        raise UsageError(f"webrl serve needs openenv-core ({err}); install it with `pip install -e '.[env]'`") from None
 
     if not allow_remote and not is_loopback(host):
         raise UsageError(f"--host {host} would let other machines reach the server; add --allow-remote for that")
@@ -109,6 +114,9 @@ def serve_command(
         console.print(f"serving {len(tasks)} tasks of {settings.tasks} on {listen.instances} site instance(s)")
         console.print(f"OpenEnv base URL: {url}  ·  records: {settings.out}  ·  Ctrl-C stops")
 
+    # uvicorn stops on SIGTERM and SIGINT, then raises the signal again: both then end the run as Ctrl-C does, with
+    # its summary written
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         asyncio.run(serve_forever(settings, tasks, site_backend, listen, parse_judge_spec(settings.judge), ready))
     except KeyboardInterrupt:  # the way to stop it: uvicorn has shut down and the summary is written

@@ -72,8 +72,8 @@ def start_server(sites, task_file: Path, out: Path, *options: str, token: str | 
     raise AssertionError("webrl serve did not answer /health within 60 s")
 
 
-def stop_server(server: subprocess.Popen) -> str:
-    server.send_signal(signal.SIGINT)
+def stop_server(server: subprocess.Popen, how: signal.Signals = signal.SIGINT) -> str:
+    server.send_signal(how)
     stdout, stderr = server.communicate(timeout=60)
     assert server.returncode == 0, stderr
     return stdout
@@ -207,4 +207,5 @@ def test_remote_use_needs_the_token(sites, task_file, tmp_path):
 
         assert asyncio.run(sessions()) == "0"
     finally:
-        stop_server(server)
+        stop_server(server, signal.SIGTERM)  # stopped as a service manager stops it: the run is summarised too
+    assert (tmp_path / "served" / "summary.json").is_file()
