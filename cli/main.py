@@ -66,11 +66,12 @@ def main(
 
 
 def _register() -> None:
-    from webrl.cli import doctor, evaluation, images, models, orm, sites, tasks, train
+    from webrl.cli import doctor, evaluation, images, models, orm, serve, sites, tasks, train
 
     sites.register(app)
     images.register(app)
     evaluation.register(app)
+    serve.register(app)
     tasks.register(app)
     models.register(app)
     train.register(app)

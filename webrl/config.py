@@ -38,7 +38,7 @@ def instance_port(base: int, instance: int) -> int:
 
 
 # WEBRL_* variables that steer the process rather than hold settings.
-PROCESS_VARIABLES = ("WEBRL_DEBUG", "WEBRL_VLLM_PYTHON", "WEBRL_CHROMIUM")
+PROCESS_VARIABLES = ("WEBRL_DEBUG", "WEBRL_VLLM_PYTHON", "WEBRL_CHROMIUM", "WEBRL_SERVE_TOKEN")
 
 
 class _Model(BaseModel):

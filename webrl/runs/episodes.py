@@ -20,10 +20,12 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import async_playwright
 
 from webrl.browser import launch_chromium
-from webrl.env.browser_env import BrowserEnv, EnvOptions, Limits
+from webrl.env.browser_env import BrowserEnv, EnvOptions, Limits, StepResult
 from webrl.env.network import har_bytes
+from webrl.env.observation import Observation
 from webrl.errors import SitesChanged, SitesUnavailable
 from webrl.evaluators.judge import Judge
+from webrl.evaluators.result import EvalResult
 from webrl.policy.base import Policy, PolicyInput, Sampling
 from webrl.runs.eval_settings import EvalSettings
 from webrl.runs.records import EpisodeEval, EpisodeRecord, EpisodeStep, answer_digest, digest
@@ -125,7 +127,7 @@ async def run_episode(
             status, error = "policy_error", str(err)
             break
         except ENV_FAULTS as err:  # site or browser failures: not the agent's fault (bugs still raise)
-            error = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+            error = fault_line(err)
             try:
                 await env.shutdown()  # the retry starts in a new tab
             except Exception:  # the context died with its browser (shutdown has forgotten it already)
@@ -133,6 +135,11 @@ async def run_episode(
         finally:
             await env.close()
     return EpisodeRecord.unplayed(task, repeat, status, error)
+
+
+def fault_line(err: BaseException) -> str:
+    """An environment fault in one line, for its episode's record."""
+    return f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
 
 
 def step_sampling(settings: EvalSettings, task: Task, repeat: int, step: int) -> Sampling:
@@ -152,42 +159,46 @@ def save_screenshots(out: Path, screenshots: dict[str, bytes]) -> None:
         (out / path).write_bytes(image)
 
 
-async def _episode(
-    env: BrowserEnv,
-    policy: Policy,
-    task: Task,
-    repeat: int,
-    settings: EvalSettings,
-    started: float,
-    screenshots: dict[str, bytes],
-) -> EpisodeRecord:
-    """One episode's record; `timings_ms` says where its time went: the reset (its parts in `reset`), the policy,
-    screenshots, the environment's steps (evaluation included), closing the context."""
-    timings = dict.fromkeys(("reset", "policy", "screenshots", "steps", "close"), 0.0)
-    with timed(timings, "reset"):
-        obs, info = await env.reset(task)
-    steps: list[EpisodeStep] = []
-    # A task family's mode may ask for more than the task (a structured answer); the others show it as it is.
-    shown = env.task.model_copy(update={"intent": family_of(env.task).shown_intent(env.task, settings.mode)})
-    while True:
-        seen = obs  # what the policy answers to; the last one is the ORM's final page (reference traces' html)
-        with timed(timings, "policy"):
-            try:
-                sampling = step_sampling(settings, task, repeat, len(steps))
-                [response] = await asyncio.to_thread(
-                    policy.act, [PolicyInput(shown, env.history, obs, f"{task.task_id}:{repeat}")], sampling
-                )
-            except Exception as err:
-                raise PolicyFailure(f"{type(err).__name__}: {err}") from err
+class Episode:
+    """One episode as it is played, step by step, and its record at the end: `run_episode` plays it with a policy,
+    `webrl serve` with a client's actions. `timings` says where its time went: the reset (its parts in the record's
+    `reset`), the policy (timed by whoever asks it), screenshots, the environment's steps (evaluation included),
+    closing the context."""
+
+    def __init__(self, env: BrowserEnv, task: Task, repeat: int, settings: EvalSettings, screenshots: dict[str, bytes]):
+        self.env, self.task, self.repeat, self.settings, self.screenshots = env, task, repeat, settings, screenshots
+        self.timings = dict.fromkeys(("reset", "policy", "screenshots", "steps", "close"), 0.0)
+        self.steps: list[EpisodeStep] = []
+        self.result: EvalResult | None = None  # the evaluation, once the episode ended
+        self.truncated_by: str | None = None
+
+    async def start(self, started: float) -> Observation:
+        """Reset the environment to the task (`started`: perf_counter when the episode began, retries included);
+        the first observation."""
+        self.started = started
+        with timed(self.timings, "reset"):
+            self.obs, self.reset_info = await self.env.reset(self.task)
+        # A task family's mode may ask for more than the task (a structured answer); the others show it as it is.
+        task = self.env.task
+        self.shown = task.model_copy(update={"intent": family_of(task).shown_intent(task, self.settings.mode)})
+        return self.obs
+
+    @property
+    def done(self) -> bool:
+        return self.result is not None
+
+    async def step(self, text: str, policy_meta: dict | None = None) -> StepResult:
+        """Apply one response to the observation the episode shows, and record the step."""
+        seen = self.obs  # what the response answers; the last one is the ORM's final page (reference traces' html)
         shot = None
-        if settings.screenshots:
-            with timed(timings, "screenshots"):
-                shot = f"screens/{task.task_id}-{repeat}-{len(steps)}.jpg"
-                screenshots[shot] = await env.page.screenshot(type="jpeg", quality=40)
-        with timed(timings, "steps"):
-            obs, _, terminated, truncated, step_info = await env.step(response.text)
-        record = env.steps[-1]
-        steps.append(
+        if self.settings.screenshots:
+            with timed(self.timings, "screenshots"):
+                shot = f"screens/{self.task.task_id}-{self.repeat}-{len(self.steps)}.jpg"
+                self.screenshots[shot] = await self.env.page.screenshot(type="jpeg", quality=40)
+        with timed(self.timings, "steps"):
+            result = await self.env.step(text)
+        record = self.env.steps[-1]
+        self.steps.append(
             EpisodeStep(
                 index=record.index,
                 url=record.url,
@@ -198,35 +209,65 @@ async def _episode(
                 timings_ms=record.timings_ms,
                 capped=record.capped,
                 screenshot=shot,
-                policy=response.meta,
+                policy=policy_meta or {},
             )
         )
-        if terminated or truncated:
-            result, why = step_info["eval"], step_info["truncated_by"]
-            break
-    trace, digests = None, {"answer": answer_digest(env.answer)}  # what it was scored from (a rescore checks)
-    if env.trace is not None:  # kept beside the record, as the screenshots are
-        trace = f"network/{task.task_id}-{repeat}.har"
-        screenshots[trace] = har_bytes(env.trace)
-        digests["network_trace"] = digest(screenshots[trace])
-    with timed(timings, "close"):
-        await env.close()
-    timings["total"] = round((time.perf_counter() - started) * 1000, 1)
-    return EpisodeRecord.of(
-        task,
-        repeat,
-        status="done" if result.status == "scored" else result.status,
-        score=result.score,
-        answer=env.answer,
-        truncated_by=why,
-        eval=EpisodeEval(mode=result.mode, judge=result.judge, details=result.details),
-        dump_suspect=result.dump_suspect,
-        reset=info,
-        blocked_requests=env.blocked,
-        network_trace=trace,
-        digests=digests,
-        steps=steps,
-        last_observation=seen.text,
-        seconds=round(time.perf_counter() - started, 2),
-        timings_ms=timings,
-    )
+        self.last_seen, self.obs = seen, result.observation
+        if result.terminated or result.truncated:
+            self.result, self.truncated_by = result.info["eval"], result.info["truncated_by"]
+        return result
+
+    async def finish(self) -> EpisodeRecord:
+        """The ended episode's record; its network trace joins the screenshots."""
+        env, task, repeat, result = self.env, self.task, self.repeat, self.result
+        trace, digests = None, {"answer": answer_digest(env.answer)}  # what it was scored from (a rescore checks)
+        if env.trace is not None:  # kept beside the record, as the screenshots are
+            trace = f"network/{task.task_id}-{repeat}.har"
+            self.screenshots[trace] = har_bytes(env.trace)
+            digests["network_trace"] = digest(self.screenshots[trace])
+        with timed(self.timings, "close"):
+            await env.close()
+        self.timings["total"] = round((time.perf_counter() - self.started) * 1000, 1)
+        return EpisodeRecord.of(
+            task,
+            repeat,
+            status="done" if result.status == "scored" else result.status,
+            score=result.score,
+            answer=env.answer,
+            truncated_by=self.truncated_by,
+            eval=EpisodeEval(mode=result.mode, judge=result.judge, details=result.details),
+            dump_suspect=result.dump_suspect,
+            reset=self.reset_info,
+            blocked_requests=env.blocked,
+            network_trace=trace,
+            digests=digests,
+            steps=self.steps,
+            last_observation=self.last_seen.text,
+            seconds=round(time.perf_counter() - self.started, 2),
+            timings_ms=self.timings,
+        )
+
+
+async def _episode(
+    env: BrowserEnv,
+    policy: Policy,
+    task: Task,
+    repeat: int,
+    settings: EvalSettings,
+    started: float,
+    screenshots: dict[str, bytes],
+) -> EpisodeRecord:
+    """One episode of `policy`, answer after answer until it ends."""
+    episode = Episode(env, task, repeat, settings, screenshots)
+    obs = await episode.start(started)
+    while not episode.done:
+        with timed(episode.timings, "policy"):
+            try:
+                sampling = step_sampling(settings, task, repeat, len(episode.steps))
+                [response] = await asyncio.to_thread(
+                    policy.act, [PolicyInput(episode.shown, env.history, obs, f"{task.task_id}:{repeat}")], sampling
+                )
+            except Exception as err:
+                raise PolicyFailure(f"{type(err).__name__}: {err}") from err
+        obs = (await episode.step(response.text, response.meta)).observation
+    return await episode.finish()
