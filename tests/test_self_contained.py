@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FOLDERS = ("webrl", "cli", "sites", "evaluators", "tests", "bench", "scripts", ".ci")
+FOLDERS = ("webrl", "cli", "sites", "evaluators", "tests", "bench", "scripts", "examples", ".ci")
 # A literal that names the developers' folder beside the checkout, in any file.
 OUTSIDE = re.compile(r"""\.\./shared\b|["']shared["']\s*/\s*["']webarena|/shared/(webarena|reference|DESIGN)""")
 # What a user cannot look up: the developers' design file and their tracker's issue numbers (upstream projects'

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import signal
 import subprocess
@@ -22,12 +23,14 @@ from websockets.asyncio.client import connect
 from webrl.cli.serve import TOKEN_VARIABLE as TOKEN
 from webrl.netutil import free_port
 from webrl.policy.base import PolicyInput, Sampling
+from webrl.policy.models import READER, resolve_model
 from webrl.policy.oracle import OraclePolicy
 from webrl.runs.serve import served_observation
 from webrl.sites.task_sets import resolve_task_set
 from webrl.tasks.load import load_tasks
 
-SMOKE = Path(__file__).parents[2] / "sites" / "embedded" / "tasks" / "smoke.json"
+ROOT = Path(__file__).parents[2]
+SMOKE = ROOT / "sites" / "embedded" / "tasks" / "smoke.json"
 ORACLE = OraclePolicy()
 
 
@@ -209,3 +212,35 @@ def test_remote_use_needs_the_token(sites, task_file, tmp_path):
     finally:
         stop_server(server, signal.SIGTERM)  # stopped as a service manager stops it: the run is summarised too
     assert (tmp_path / "served" / "summary.json").is_file()
+
+
+@pytest.mark.slow  # builds the reader model and trains it with TRL for two steps (~1 min)
+def test_the_trl_example_trains_on_served_episodes(sites, tmp_path):
+    """examples/trl_grpo_miniwob.py as its header runs it: TRL's GRPOTrainer, its rollout function playing episodes
+    through openenv-core's client; two steps happen, the loss is finite and the rewards are the server's scores."""
+    pytest.importorskip("trl")
+    tasks = resolve_task_set("miniwob:click-button,click-link:train", tmp_path)[:2]
+    task_file = tmp_path / "tasks.json"
+    task_file.write_text(json.dumps([t.to_config() for t in tasks], default=str))
+    model = resolve_model(READER, tmp_path / "models")
+    server, url = start_server(sites, task_file, tmp_path / "served", "--instances", "1", "--max-steps", "1")
+    try:
+        command = [sys.executable, str(ROOT / "examples" / "trl_grpo_miniwob.py"), "--url", url, "--model", str(model)]
+        trained = subprocess.run(
+            [*command, "--steps", "2", "--generations", "2", "--seeds", "2", "--out", str(tmp_path / "trl")],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    finally:
+        stop_server(server)
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    log = [json.loads(line) for line in (tmp_path / "trl" / "log.jsonl").read_text().splitlines()]
+    steps = [entry for entry in log if "loss" in entry]
+    assert [entry["step"] for entry in steps] == [1, 2] and all(math.isfinite(entry["loss"]) for entry in steps)
+    records = [json.loads(line) for line in (tmp_path / "served" / "episodes.jsonl").read_text().splitlines()]
+    # two groups of two episodes, one response each
+    assert len(records) == 2 * 2 and {len(r["steps"]) for r in records} == {1}
+    for number, entry in enumerate(steps):  # each step's mean reward is the mean score of its group's episodes
+        group = records[2 * number : 2 * number + 2]
+        assert entry["reward"] == pytest.approx(sum(r["score"] for r in group) / 2)
