@@ -195,8 +195,11 @@ def test_bad_options_are_one_line_errors(sites, task_file, tmp_path):
 
 
 def test_remote_use_needs_the_token(sites, task_file, tmp_path):
-    # on loopback here (tests stay on it), with the token every remote client needs
-    server, url = start_server(sites, task_file, tmp_path / "served", "--allow-remote", token="s3cret-token")
+    # on loopback here (tests stay on it), with the token every remote client needs; on compact pages, which a
+    # webrl policy as a client reads as such from the observation's kind
+    options = ("--allow-remote", "--observation", "compact")
+    server, url = start_server(sites, task_file, tmp_path / "served", *options, token="s3cret-token")
+    task = load_tasks(task_file)[1]  # a shop search, whose elements the oracle finds by their text
     bare = url.removesuffix("/s3cret-token")
     try:
         assert httpx.get(f"{bare}/health").status_code == 403
@@ -206,9 +209,10 @@ def test_remote_use_needs_the_token(sites, task_file, tmp_path):
             with pytest.raises(ConnectionError):
                 await GenericEnvClient(base_url=bare).connect()
             async with GenericEnvClient(base_url=url) as client:
-                return (await client.reset(seed=0)).observation["task_id"]
+                return await play(client, task)
 
-        assert asyncio.run(sessions()) == "0"
+        reward, state = asyncio.run(sessions())
+        assert reward == 1.0 and state["task_id"] == str(task.task_id)
     finally:
         stop_server(server, signal.SIGTERM)  # stopped as a service manager stops it: the run is summarised too
     assert (tmp_path / "served" / "summary.json").is_file()

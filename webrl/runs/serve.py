@@ -74,6 +74,7 @@ class WebrlObservation(Observation):
 
     prompt: str = Field(description="WebRL's completion prompt for this step (instruction, history, page).")
     html: str = Field(description="The page as the policy sees it: the simplified HTML (or the axtree).")
+    kind: str = Field(description="How the page is written (--observation): webrl, compact or axtree.")
     instruction: str = Field(description="The task instruction the policy is shown.")
     url: str = Field(description="The page's URL.")
     task_id: str = Field(description="The episode's task.")
@@ -91,7 +92,14 @@ class WebrlObservation(Observation):
 def served_observation(observation: dict) -> PageObservation:
     """The webrl observation a served one (its JSON) stands for, so that a webrl policy can act as a client."""
     boxes = {int(i): tuple(box) for i, box in observation["boxes"].items()}
-    return PageObservation(text=observation["html"], url=observation["url"], title="", ids=sorted(boxes), boxes=boxes)
+    return PageObservation(
+        text=observation["html"],
+        url=observation["url"],
+        title="",
+        ids=sorted(boxes),
+        boxes=boxes,
+        kind=observation["kind"],
+    )
 
 
 class WebrlState(State):
@@ -235,6 +243,7 @@ class WebrlEnvironment(Environment[WebrlAction, WebrlObservation, WebrlState]):
         return WebrlObservation(
             prompt=webrl_prompt(episode.shown.intent, env.history, obs.text),
             html=obs.text,
+            kind=obs.kind,
             instruction=episode.shown.intent,
             url=obs.url,
             task_id=str(episode.task.task_id),
