@@ -1,7 +1,8 @@
 """`webrl serve` through openenv-core's own client: the oracle's actions, played over WebSocket sessions at once,
 score what `webrl eval --policy oracle` scores on the same tasks; sessions hold different site instances; a write
 is reset before the next episode; bad input is an error message and the server goes on; an idle session is ended
-and frees its instance; remote use needs the token; bad options are one-line errors."""
+and frees its instance; remote use needs the token; bad options are one-line errors; TRL's GRPO trainer trains on
+served episodes (examples/trl_grpo_miniwob.py)."""
 
 from __future__ import annotations
 
@@ -222,7 +223,6 @@ def test_remote_use_needs_the_token(sites, task_file, tmp_path):
 def test_the_trl_example_trains_on_served_episodes(sites, tmp_path):
     """examples/trl_grpo_miniwob.py as its header runs it: TRL's GRPOTrainer, its rollout function playing episodes
     through openenv-core's client; two steps happen, the loss is finite and the rewards are the server's scores."""
-    pytest.importorskip("trl")
     tasks = resolve_task_set("miniwob:click-button,click-link:train", tmp_path)[:2]
     task_file = tmp_path / "tasks.json"
     task_file.write_text(json.dumps([t.to_config() for t in tasks], default=str))
