@@ -20,6 +20,7 @@ from typing import Annotated, Any
 
 import typer
 from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
 from rich.table import Table
 
 from webrl.cli.cluster import ExecutorOption, RayAddressOption, cluster_flags
@@ -73,8 +74,21 @@ OutOption = Annotated[
 # ---- settings models as options ---------------------------------------------------------------------------
 
 
+def settings_options(model: type[BaseModel]) -> dict[str, tuple[tuple[str, ...], FieldInfo]]:
+    """The options a settings model gives, by name: each field's, and one per field of a nested block (lora.rank:
+    --lora-rank), with the field's path in the model."""
+    options = {}
+    for name, field in model.model_fields.items():
+        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+            for inner, nested in field.annotation.model_fields.items():
+                options[f"{name}_{inner}"] = ((name, inner), nested)
+        else:
+            options[name] = ((name,), field)
+    return options
+
+
 def settings_parameters(model: type[BaseModel], defaults: dict[str, Any]) -> list[inspect.Parameter]:
-    """One keyword option per field of `model` (TrainSettings or a training's settings built on it)."""
+    """One keyword option per option of `model` (TrainSettings or a training's settings built on it)."""
     return [
         inspect.Parameter(
             name,
@@ -82,7 +96,7 @@ def settings_parameters(model: type[BaseModel], defaults: dict[str, Any]) -> lis
             default=defaults.get(name, field.default),
             annotation=Annotated[field.annotation, field_option(field)],
         )
-        for name, field in model.model_fields.items()
+        for name, (_, field) in settings_options(model).items()
     ]
 
 
@@ -103,14 +117,25 @@ def with_train_settings(model: type[BaseModel], **defaults: Any) -> Callable[[Ca
             # only the options given (and this command's own defaults) are set: a validator may refuse a setting
             # given where it does not apply (--beta with the official objective), never its default
             source = kwargs.pop("settings_context").get_parameter_source
-            fields = {name: kwargs.pop(name) for name in model.model_fields}
-            given = {k: v for k, v in fields.items() if k in defaults or source(k).name != "DEFAULT"}
-            return command(settings=settings_from(given), **kwargs)
+            fields: dict[str, Any] = {}
+            for name, (path, _) in settings_options(model).items():
+                value = kwargs.pop(name)
+                if name in defaults or source(name).name != "DEFAULT":
+                    deep_merge_into(fields, path, value)
+            return command(settings=settings_from(fields), **kwargs)
 
         context = inspect.Parameter("settings_context", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context)
         return extend_command(command, [*settings_parameters(model, defaults), context], call, drop="settings")
 
     return wrap
+
+
+def deep_merge_into(fields: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+    """Set fields[path[0]][path[1]]... = value, making the sections on the way."""
+    *sections, last = path
+    for section in sections:
+        fields = fields.setdefault(section, {})
+    fields[last] = value
 
 
 def launchable(command: Callable) -> Callable:

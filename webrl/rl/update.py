@@ -65,6 +65,7 @@ from webrl.rl.data import (
 )
 from webrl.rl.engine import ACTOR_DIR, Engine, TrainSettings, event_summary, init_distributed, is_main, write_metrics
 from webrl.rl.job_spec import UpdateJob
+from webrl.rl.lora import trainable_model
 from webrl.rl.objective import Objective, value_from_logits
 from webrl.rl.passes import batched_pass, logprob_rows, pass_device, pass_dtype, sharded_map
 from webrl.rl.replay import mix, replay_candidates, select_replay
@@ -282,22 +283,22 @@ def critic_loss_fn(objective: Objective, pad_id: int) -> Callable:
     return loss
 
 
-def build_critic(inputs: Inputs, critic_dir: Path | None, seed: int) -> Critic:
+def build_critic(inputs: Inputs, critic_dir: Path | None, settings: TrainSettings) -> Critic:
     """The previous phase's critic, else the actor's trunk with fresh heads (seeded: a resumed run that was
-    killed before its first checkpoint starts from the same heads). The engine's gradient-checkpointing
-    switch is the trunk's (the official critic trains with it)."""
+    killed before its first checkpoint starts from the same heads), its trunk trained in full or through an adapter
+    (`settings.lora`, the update's critic_lora). The engine's gradient-checkpointing switch is the trunk's (the
+    official critic trains with it)."""
     if critic_dir is not None and not (Path(critic_dir) / "heads.pt").is_file():
         raise UsageError(
             f"--critic {critic_dir}: not a critic folder (no heads.pt); give the critic/ folder "
             "of an earlier rl-update, or leave --critic out for a fresh one"
         )
-    torch.manual_seed(seed)
     with quiet():
-        critic = (
-            Critic.load(Path(critic_dir), torch.float32)
-            if critic_dir is not None
-            else Critic.from_pretrained(inputs.actor_dir, torch.float32)
-        )
+        trunk = trainable_model(Path(critic_dir or inputs.actor_dir), settings.lora, settings.seed, "critic_lora")
+    torch.manual_seed(settings.seed)
+    critic = Critic(trunk)
+    if critic_dir is not None:
+        critic.with_heads_of(critic_dir)
     critic.gradient_checkpointing_enable = critic.trunk.gradient_checkpointing_enable
     return critic
 
@@ -339,7 +340,7 @@ def critic_stage(
     of every item."""
     examples = critic_inputs(items, inputs.tokenizer, inputs.max_tokens)
     pad = pad_token_id(inputs.tokenizer)
-    engine = Engine(build_critic(inputs, critic_dir, settings.seed), settings, out, "critic")
+    engine = Engine(build_critic(inputs, critic_dir, settings), settings, out, "critic")
     trained = [e for e, item in zip(examples, items, strict=True) if replay or item.source == "current"]
     result = engine.train(trained, critic_loss_fn(objective, pad))
     save_critic(engine, out / CRITIC_DIR, inputs.tokenizer)
@@ -394,7 +395,7 @@ def actor_loss_fn(objective: Objective, pad_id: int) -> Callable:
 def actor_stage(
     inputs: Inputs, items: Sequence[Item], out: Path, settings: TrainSettings, objective: Objective
 ) -> dict[str, Any]:
-    engine = Engine(load_causal_lm(inputs.actor_dir), settings, out, "actor")
+    engine = Engine(trainable_model(inputs.actor_dir, settings.lora, settings.seed), settings, out, "actor")
     result = engine.train(list(items), actor_loss_fn(objective, pad_token_id(inputs.tokenizer)))
     with quiet():
         engine.save_pretrained(out / ACTOR_DIR, inputs.tokenizer)

@@ -202,12 +202,18 @@ class RunSettings(BaseModel):
 
 
 # The options of `webrl train` that set a field of a nested training: option name -> (section, field). Every scalar
-# field of RunSettings is an option of its own name; of the trainings, the update's algorithm fields keep theirs.
+# field of RunSettings is an option of its own name; of the trainings, the update's scalar algorithm fields keep
+# theirs (a block such as critic_lora is set in a settings file).
 NESTED_OPTIONS: dict[str, tuple[str, str]] = {
     "lr": ("update", "lr"),
     "sft_lr": ("sft", "lr"),
     "sft_page_loss": ("sft", "page_loss"),
-    **{name: ("update", name) for name in UpdateSettings.model_fields if name not in TrainSettings.model_fields},
+    **{
+        name: ("update", name)
+        for name, field in UpdateSettings.model_fields.items()
+        if name not in TrainSettings.model_fields
+        and not isinstance(field.get_default(call_default_factory=True), BaseModel)
+    },
 }
 
 
