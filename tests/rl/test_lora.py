@@ -4,6 +4,7 @@ exactly and only on its base, and the exported adapter loads on its base, merged
 
 from __future__ import annotations
 
+import json
 import shutil
 import signal
 import time
@@ -11,15 +12,22 @@ from pathlib import Path
 
 import pytest
 import torch
-from engine_support import token_items, train_tiny  # tests/rl is on sys.path (no __init__.py)
+from cli_support import webrl
+from engine_support import child_env, token_items, train_tiny  # tests/rl is on sys.path (no __init__.py)
 from test_engine import events, events_so_far, finish, run_script
+from test_sft_update import MAX_TOKENS, episode, sequence_logprobs, update_command, update_env, write_jsonl
+from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from webrl.errors import UsageError
-from webrl.policy.models import BASE_RECORD, is_adapter, load_causal_lm, resolve_model
+from webrl.policy.models import BASE_RECORD, is_adapter, load_causal_lm, load_tokenizer, resolve_model
 from webrl.rl.checkpoint import Checkpoints, read_state
+from webrl.rl.critic import Critic
+from webrl.rl.data import load_steps
 from webrl.rl.engine import TrainSettings, launch_command, rank_micro_batches, sample_order
+from webrl.rl.job_spec import SftJob
 from webrl.rl.lora import trainable_model
-from webrl.rl.settings import LoraSettings
+from webrl.rl.settings import LoraSettings, SftSettings
+from webrl.rl.sft import run_sft
 
 LORA = LoraSettings(rank=4, alpha=8, target_modules=["q_proj", "v_proj", "down_proj"])
 FAST = {"lr": 1e-2, "precision": "fp32", "lora": LORA}
@@ -88,7 +96,9 @@ def test_two_zero2_ranks_with_lora_match_one_rank(reader, tmp_path):
     train_tiny(reader, tmp_path / "one", two.model_copy(update={"grad_accum": 2}), items=8)
     finish(process)
     for a, b in zip(events(tmp_path / "two"), events(tmp_path / "one"), strict=True):
-        assert a["loss"] == pytest.approx(b["loss"], rel=1e-4) and a["grad_norm"] == pytest.approx(b["grad_norm"], rel=1e-4)
+        assert a["loss"] == pytest.approx(b["loss"], rel=1e-4) and a["grad_norm"] == pytest.approx(
+            b["grad_norm"], rel=1e-4
+        )
 
 
 @pytest.mark.slow  # trains, is killed, resumes
@@ -106,8 +116,10 @@ def test_a_killed_lora_run_resumes_exactly_from_a_checkpoint_of_the_adapter_only
     state = read_state(checkpoint)
     assert state["resume_key"]["base"]["model"] == str(reader) and len(state["resume_key"]["base"]["digest"]) == 64
     [module_file] = checkpoint.glob("*model_states.pt")
-    module = torch.load(module_file, map_location="cpu", weights_only=False)["module"]
-    assert module and all("lora_" in name for name in module)  # the adapter, not the base
+    stored = set(torch.load(module_file, map_location="cpu", weights_only=False)["module"])
+    model = trainable_model(reader, LORA, seed=0)
+    frozen = {name for name, p in model.named_parameters() if not p.requires_grad}
+    assert set(adapter_weights(model)) <= stored and not stored & frozen  # the adapter, not the base's weights
     assert sorted(p.name for p in checkpoint.glob("rng-rank*.pt")) == ["rng-rank0.pt"]
 
     summary = finish(run_script(reader, tmp_path / "killed", settings, items=10, out=tmp_path / "killed" / "adapter"))
@@ -157,3 +169,81 @@ def test_an_adapter_trains_further_only_with_its_own_shape(reader, tmp_path):
     assert all(p.abs().sum() > 0 for n, p in adapter_weights(further).items() if "lora_B" in n)
     with pytest.raises(UsageError, match=r"lora.rank: 8 differs from the adapter"):
         trainable_model(tmp_path / "a", LORA.model_copy(update={"rank": 8}), seed=1)
+
+
+# ---- the trainings and exports with adapters -------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def lora_phase(reader, tmp_path_factory):
+    """A LoRA SFT of reader on the demonstrations (in this process), then `webrl rl-update` with LoRA on the actor
+    and on the critic."""
+    root = tmp_path_factory.mktemp("lora-phase")
+    demos = write_jsonl(root / "demos.jsonl", [row for task in range(4) for row in episode(task, True)])
+    rollouts = write_jsonl(
+        root / "rollouts.jsonl",
+        [
+            row
+            for task in range(4)
+            for row in episode(task, task % 2 == 0, episode=f"{task}-a", reward=float(task % 2 == 0))
+        ],
+    )
+    settings = SftSettings(epochs=2, zero_stage=2, lr=1e-2, lr_schedule="constant", precision="fp32", lora=LORA)
+    run_sft(SftJob(data=demos, model=str(reader), out=root / "sft", max_tokens=MAX_TOKENS, settings=settings))
+    env = update_env(child_env()) | {"WEBRL_STATE_DIR": str(root / "state")}
+    shape = ["--lora-alpha", "8", *(x for m in LORA.target_modules for x in ("--lora-target-modules", m))]
+    lora_args = ["--lora-rank", "4", *shape, "--critic-lora-rank", "2", "--critic-lora-target-modules", "q_proj"]
+    phase = {"demos": demos, "rollouts": rollouts, "sft": root / "sft", "env": env, "update": root / "update"}
+    result = webrl(env, *update_command(phase, phase["update"], *lora_args), timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return phase
+
+
+def test_a_lora_sft_and_update_write_adapters_and_leave_the_base(lora_phase, reader):
+    sft, update = lora_phase["sft"] / "actor", lora_phase["update"]
+    assert is_adapter(sft) and is_adapter(update / "actor") and is_adapter(update / "critic")
+    assert (update / "critic" / "heads.pt").is_file()
+    base = load_causal_lm(reader).state_dict()
+    for folder in (sft, update / "actor"):
+        # the adapter moved the model, which is the base plus it
+        merged = load_causal_lm(folder).state_dict()
+        assert any(not torch.equal(merged[name], base[name]) for name in base)
+    tokenizer = load_tokenizer(sft)
+    steps = load_steps(lora_phase["demos"])
+    # the reference log-probs are the phase-start actor's: the SFT adapter on the base
+    prepared = json.loads((update / "prepare.json").read_text())["mixed"]
+    current = [row for row in prepared if row["source"] == "current"][:2]
+    rollouts = load_steps(lora_phase["rollouts"])
+    start = sequence_logprobs(sft, [rollouts[row["index"]] for row in current], tokenizer)
+    assert start.tolist() == pytest.approx([row["ref_logp"] for row in current], rel=1e-4)
+    assert sequence_logprobs(update / "actor", steps[:2], tokenizer).tolist() != start.tolist()
+    critic = Critic.load(update / "critic")
+    assert critic(torch.tensor([[1, 5, 9]]), torch.tensor([[1, 1, 1]])).shape == (1, 2, 2)
+
+
+def test_models_merge_writes_a_folder_transformers_loads(lora_phase, tmp_path):
+    result = webrl(lora_phase["env"], "models", "merge", str(lora_phase["update"]), "--out", str(tmp_path / "merged"))
+    assert result.returncode == 0, result.stderr
+    merged = AutoModelForCausalLM.from_pretrained(tmp_path / "merged")
+    ids = torch.tensor([[1, 50, 60, 70, 80, 90]])
+    with torch.no_grad():
+        expected = load_causal_lm(lora_phase["update"] / "actor")(input_ids=ids).logits
+        assert torch.allclose(merged(input_ids=ids).logits, expected, atol=1e-5)
+    assert AutoTokenizer.from_pretrained(tmp_path / "merged").pad_token == "<|pad|>"
+
+    refused = webrl(lora_phase["env"], "models", "merge", str(tmp_path / "merged"), "--out", str(tmp_path / "again"))
+    assert refused.returncode == 2 and "no LoRA adapter there" in refused.stderr
+    assert "Traceback" not in refused.stderr and not (tmp_path / "again").exists()
+
+
+def test_the_hf_policy_answers_with_base_plus_adapter(lora_phase, tmp_path):
+    from webrl.policy.base import Sampling
+    from webrl.policy.hf import HFPolicy
+
+    adapter = lora_phase["update"] / "actor"
+    assert webrl(lora_phase["env"], "models", "merge", str(adapter), "--out", str(tmp_path / "m")).returncode == 0
+    prompt = load_steps(lora_phase["demos"])[0].prompt
+    sampling = Sampling(temperature=0.0, max_tokens=12)
+    with_adapter = HFPolicy(str(adapter), cache_dir=tmp_path / "models").complete([prompt], sampling)
+    merged = HFPolicy(str(tmp_path / "m"), cache_dir=tmp_path / "models").complete([prompt], sampling)
+    assert with_adapter[0].text == merged[0].text

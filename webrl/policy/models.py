@@ -170,7 +170,9 @@ def load_causal_lm(path: Path, dtype: torch.dtype | str = "float32") -> PreTrain
     if is_adapter(path):
         from peft import PeftModel
 
-        return PeftModel.from_pretrained(load_causal_lm(adapter_base(path), dtype), path).merge_and_unload().eval()
+        model = PeftModel.from_pretrained(load_causal_lm(adapter_base(path), dtype), path).merge_and_unload()
+        model.name_or_path = str(path)  # what it is: an adapter on top of it names this folder as its base
+        return model.eval()
     with quiet():
         model = AutoModelForCausalLM.from_pretrained(
             path, dtype=getattr(torch, dtype) if isinstance(dtype, str) else dtype
@@ -224,7 +226,7 @@ def adapter_base(adapter_dir: Path) -> Path:
     """The base model folder of an adapter, holding the very weights it was trained on; else a usage error."""
     base = base_folder(adapter_dir)
     recorded = json.loads((Path(adapter_dir) / BASE_RECORD).read_text())["digest"]
-    if not (base / "config.json").is_file():
+    if not (base / "config.json").is_file() and not is_adapter(base):
         raise UsageError(f"adapter {adapter_dir}: its base model {base} is gone")
     if (found := weights_digest(base)) != recorded:
         raise UsageError(
@@ -235,8 +237,9 @@ def adapter_base(adapter_dir: Path) -> Path:
 
 
 def config_folder(model_dir: Path) -> Path:
-    """Where a model's config.json is: the folder itself, or an adapter's base."""
-    return base_folder(model_dir) if is_adapter(model_dir) else Path(model_dir)
+    """Where a model's config.json is: the folder itself, or an adapter's base (itself an adapter's, for a critic's
+    adapter on a LoRA actor)."""
+    return config_folder(base_folder(model_dir)) if is_adapter(model_dir) else Path(model_dir)
 
 
 def _publish(out: Path, write: Callable[[Path], None]) -> Path:

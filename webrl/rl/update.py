@@ -286,15 +286,18 @@ def critic_loss_fn(objective: Objective, pad_id: int) -> Callable:
 def build_critic(inputs: Inputs, critic_dir: Path | None, settings: TrainSettings) -> Critic:
     """The previous phase's critic, else the actor's trunk with fresh heads (seeded: a resumed run that was
     killed before its first checkpoint starts from the same heads), its trunk trained in full or through an adapter
-    (`settings.lora`, the update's critic_lora). The engine's gradient-checkpointing switch is the trunk's (the
-    official critic trains with it)."""
+    (`settings.lora`, the update's critic_lora): the previous critic's, else a new one on the actor's weights (an
+    actor's adapter merged; the critic's adapter then names the actor's folder as its base). The engine's
+    gradient-checkpointing switch is the trunk's (the official critic trains with it)."""
     if critic_dir is not None and not (Path(critic_dir) / "heads.pt").is_file():
         raise UsageError(
             f"--critic {critic_dir}: not a critic folder (no heads.pt); give the critic/ folder "
             "of an earlier rl-update, or leave --critic out for a fresh one"
         )
-    with quiet():
-        trunk = trainable_model(Path(critic_dir or inputs.actor_dir), settings.lora, settings.seed, "critic_lora")
+    with quiet():  # a fresh critic's adapter starts anew on the actor's weights
+        trunk = trainable_model(
+            Path(critic_dir or inputs.actor_dir), settings.lora, settings.seed, "critic_lora", critic_dir is not None
+        )
     torch.manual_seed(settings.seed)
     critic = Critic(trunk)
     if critic_dir is not None:
