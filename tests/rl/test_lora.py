@@ -247,3 +247,10 @@ def test_the_hf_policy_answers_with_base_plus_adapter(lora_phase, tmp_path):
     with_adapter = HFPolicy(str(adapter), cache_dir=tmp_path / "models").complete([prompt], sampling)
     merged = HFPolicy(str(tmp_path / "m"), cache_dir=tmp_path / "models").complete([prompt], sampling)
     assert with_adapter[0].text == merged[0].text
+
+
+def test_vllm_refuses_an_adapter_until_it_serves_them(lora_phase, tmp_path):
+    from webrl.policy.vllm import VLLMServer
+
+    with pytest.raises(UsageError, match="is a LoRA adapter, which webrl does not serve with vLLM yet"):
+        VLLMServer(lora_phase["sft"] / "actor", tmp_path / "vllm.log").command(8000)

@@ -45,7 +45,7 @@ class LoraSettings(BaseModel):
     target_modules: list[str] = Field(
         LLAMA_LINEAR,
         min_length=1,
-        description="The linear layers that get adapters, by module name (default: Llama's attention and MLP "
+        description="The linear layers that get adapters, by module name (Llama's attention and MLP "
         "projections; as an option, repeated for several).",
         json_schema_extra={"metavar": "NAME"},
     )
