@@ -141,8 +141,9 @@ def test_a_lora_checkpoint_refuses_to_resume_on_another_base(reader, tmp_path):
     assert "\n" not in str(err.value)
 
 
-def test_the_exported_adapter_loads_merged_on_its_base_and_on_no_other(reader, tmp_path):
-    settings = TrainSettings(zero_stage=2, micro_batch_size=2, **FAST)
+@pytest.mark.parametrize("zero_stage", [2, 3])
+def test_the_exported_adapter_loads_merged_on_its_base_and_on_no_other(reader, tmp_path, zero_stage):
+    settings = TrainSettings(zero_stage=zero_stage, micro_batch_size=2, **FAST)
     base = Path(shutil.copytree(reader, tmp_path / "base"))
     engine, _ = train_tiny(base, tmp_path, settings, items=4, out=tmp_path / "adapter")
     adapter = tmp_path / "adapter"

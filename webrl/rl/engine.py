@@ -21,7 +21,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -427,13 +427,21 @@ class Engine:
         dist.barrier()
 
     def state_dict(self) -> dict[str, Tensor] | None:
-        """The full weights on CPU on rank 0 (None elsewhere). Every rank must call it: ZeRO-3 gathers the
-        partitioned parameters one layer at a time."""
+        """The full weights on CPU on rank 0 (None elsewhere), or of an adapter only its own. Every rank must call
+        it: ZeRO-3 gathers the partitioned parameters (one layer at a time for the full weights)."""
+        if self.base is not None:
+            return self._trained_state()
         if self.settings.zero_stage == 3:
             return self.engine._zero3_consolidated_16bit_state_dict()
         if self.rank != 0:
             return None
         return {key: value.detach().cpu() for key, value in self.engine.module.state_dict().items()}
+
+    def _trained_state(self) -> dict[str, Tensor] | None:
+        """The parameters that train, gathered (the base's frozen weights stay where they are)."""
+        trained = [(name, p) for name, p in self.engine.module.named_parameters() if p.requires_grad]
+        with gathered([p for _, p in trained], self.settings.zero_stage):
+            return {name: p.detach().cpu().clone() for name, p in trained} if self.rank == 0 else None
 
     def save_pretrained(self, path: Path, tokenizer=None, save_fn: SaveFn | None = None) -> None:
         """Write the full weights as a folder that `from_pretrained` loads directly, all-or-nothing. Every rank
@@ -446,6 +454,15 @@ class Engine:
                 if tokenizer is not None:
                     tokenizer.save_pretrained(tmp)
         dist.barrier()
+
+
+def gathered(parameters: list[nn.Parameter], zero_stage: int) -> AbstractContextManager:
+    """Under ZeRO-3, a context in which `parameters` are whole on every rank; else nothing to do."""
+    if zero_stage != 3:
+        return nullcontext()
+    import deepspeed
+
+    return deepspeed.zero.GatheredParameters(parameters)
 
 
 def save_hf(module: nn.Module, state: dict[str, Tensor], folder: Path) -> None:

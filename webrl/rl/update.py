@@ -39,7 +39,6 @@ import json
 import math
 import time
 from collections.abc import Callable, Sequence
-from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,7 +62,16 @@ from webrl.rl.data import (
     max_tokens_for,
     pad_token_id,
 )
-from webrl.rl.engine import ACTOR_DIR, Engine, TrainSettings, event_summary, init_distributed, is_main, write_metrics
+from webrl.rl.engine import (
+    ACTOR_DIR,
+    Engine,
+    TrainSettings,
+    event_summary,
+    gathered,
+    init_distributed,
+    is_main,
+    write_metrics,
+)
 from webrl.rl.job_spec import UpdateJob
 from webrl.rl.lora import trainable_model
 from webrl.rl.objective import Objective, value_from_logits
@@ -307,15 +315,10 @@ def build_critic(inputs: Inputs, critic_dir: Path | None, settings: TrainSetting
 
 
 def save_critic(engine: Engine, out: Path, tokenizer) -> None:
-    """out/critic from every rank (ZeRO-3 gathers the partitioned parameters first); rank 0 writes."""
-    import deepspeed
-
-    gather = (
-        deepspeed.zero.GatheredParameters(list(engine.module.parameters()))
-        if engine.settings.zero_stage == 3
-        else nullcontext()
-    )
-    with gather, quiet():
+    """out/critic from every rank (ZeRO-3 gathers the trained parameters first: every one, or an adapter's and the
+    heads); rank 0 writes."""
+    trained = [p for p in engine.module.parameters() if p.requires_grad]
+    with gathered(trained, engine.settings.zero_stage), quiet():
         if is_main():
             engine.module.save(out, tokenizer)
     dist.barrier()
