@@ -121,7 +121,7 @@ def with_train_settings(model: type[BaseModel], **defaults: Any) -> Callable[[Ca
             for name, (path, _) in settings_options(model).items():
                 value = kwargs.pop(name)
                 if name in defaults or source(name).name != "DEFAULT":
-                    deep_merge_into(fields, path, value)
+                    set_path(fields, path, value)
             return command(settings=settings_from(fields), **kwargs)
 
         context = inspect.Parameter("settings_context", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context)
@@ -130,7 +130,7 @@ def with_train_settings(model: type[BaseModel], **defaults: Any) -> Callable[[Ca
     return wrap
 
 
-def deep_merge_into(fields: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+def set_path(fields: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
     """Set fields[path[0]][path[1]]... = value, making the sections on the way."""
     *sections, last = path
     for section in sections:

@@ -255,3 +255,25 @@ def test_vllm_refuses_an_adapter_until_it_serves_them(lora_phase, tmp_path):
 
     with pytest.raises(UsageError, match="is a LoRA adapter, which webrl does not serve with vLLM yet"):
         VLLMServer(lora_phase["sft"] / "actor", tmp_path / "vllm.log").command(8000)
+
+
+@pytest.mark.slow  # converts SmolLM2-135M from its wheel, then trains it
+def test_a_lora_sft_of_smollm2_trains_an_adapter_a_fraction_of_its_size(tmp_path):
+    model_dir = resolve_model("smollm2-135m", tmp_path / "models")
+    demos = write_jsonl(tmp_path / "demos.jsonl", [row for task in range(2) for row in episode(task, True)])
+    settings = SftSettings(lr=1e-3, lr_schedule="constant", precision="fp32", lora=LoraSettings(rank=8))
+    summary = run_sft(
+        SftJob(data=demos, model=str(model_dir), out=tmp_path / "sft", max_tokens=MAX_TOKENS, settings=settings)
+    )
+    adapter = tmp_path / "sft" / "actor"
+    assert summary["sft"]["optimizer_steps"] == 6 and is_adapter(adapter)
+    size = sum(f.stat().st_size for f in adapter.glob("*.safetensors"))
+    base = sum(f.stat().st_size for f in model_dir.glob("*.safetensors"))
+    assert size < base / 20  # 2.4M adapter parameters in fp32 beside 135M frozen ones in bf16
+    # a full training's checkpoint holds 12 bytes a parameter (fp32 weights, Adam's two moments): 6x the bf16 base;
+    # this one the adapter's, and the tied embedding once more (DeepSpeed leaves out frozen parameters by name)
+    checkpoint = Checkpoints(tmp_path / "sft" / "checkpoints" / "sft").latest()
+    assert sum(f.stat().st_size for f in checkpoint.rglob("*") if f.is_file()) < base
+    tokenizer = load_tokenizer(adapter)
+    step = load_steps(demos)[0]
+    assert sequence_logprobs(adapter, [step], tokenizer) != sequence_logprobs(model_dir, [step], tokenizer)

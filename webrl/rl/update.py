@@ -302,12 +302,12 @@ def build_critic(inputs: Inputs, critic_dir: Path | None, settings: TrainSetting
             f"--critic {critic_dir}: not a critic folder (no heads.pt); give the critic/ folder "
             "of an earlier rl-update, or leave --critic out for a fresh one"
         )
+    torch.manual_seed(settings.seed)
     with quiet():  # a fresh critic's adapter starts anew on the actor's weights
         trunk = trainable_model(
             Path(critic_dir or inputs.actor_dir), settings.lora, settings.seed, "critic_lora", critic_dir is not None
         )
-    torch.manual_seed(settings.seed)
-    critic = Critic(trunk)
+        critic = Critic(trunk)
     if critic_dir is not None:
         critic.with_heads_of(critic_dir)
     critic.gradient_checkpointing_enable = critic.trunk.gradient_checkpointing_enable
