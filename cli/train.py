@@ -30,9 +30,10 @@ from webrl.cli.options import config_layers, extend_command, field_option, unset
 from webrl.config import ClusterConfig
 from webrl.errors import UsageError, field_problem
 from webrl.layered_settings import Layers
-from webrl.rl.settings import SftSettings, UpdateSettings
+from webrl.policy.models import model_config
+from webrl.rl.settings import LoraSettings, SftSettings, UpdateSettings
 from webrl.runs.train_metrics import PhaseMetrics
-from webrl.train.settings import options_layer, preset, resolve_run_settings, settings_yaml
+from webrl.train.settings import RunSettings, options_layer, preset, resolve_run_settings, settings_yaml
 
 console = make_console()
 
@@ -404,6 +405,44 @@ def phase_table(phases: list[PhaseMetrics]) -> Table:
     return table
 
 
+PLAN_LORA = LoraSettings(rank=16)  # the LoRA the plan shows when the settings train fully
+
+
+def memory_table(settings: RunSettings, cache_dir: Path) -> Table:
+    """GiB per GPU of the update's trainings (webrl.rl.memory) for the run's model, fully and with LoRA (the run's,
+    else rank 16), under every ZeRO stage."""
+    from webrl.rl.data import MAX_TOKENS
+    from webrl.rl.memory import ZERO_STAGES, Shape, plan
+
+    config = model_config(settings.init or settings.model, cache_dir)
+    shape, update, gpus = Shape.from_config(config), settings.update, settings.procs * settings.nodes
+    lora = update.lora if update.lora.enabled else PLAN_LORA
+    limit = settings.max_tokens or min(MAX_TOKENS, config.get("max_position_embeddings") or MAX_TOKENS)
+    table = Table(
+        "training",
+        "ZeRO",
+        "actor weights",
+        "gradients",
+        "optimizer",
+        "activations",
+        "actor",
+        "critic",
+        "peak",
+        title=f"GiB per GPU: {settings.init or settings.model} ({shape.params() / 1e6:,.1f}M parameters) on {gpus} "
+        f"GPU(s), micro-batches of {update.micro_batch_size} x {limit} tokens"
+        f"{', optimizer offloaded (ZeRO 1-3)' if update.offload else ''}; the reference needs no copy",
+    )
+    for method, chosen in (("full", LoraSettings()), (f"LoRA r={lora.rank}", lora)):
+        for stage in ZERO_STAGES:
+            offload = update.offload and stage > 0
+            tokens = update.micro_batch_size * limit
+            parts = plan(shape, chosen, stage, gpus, tokens, update.gradient_checkpointing, offload)
+            actor, critic = parts["actor"], parts["critic"]
+            cells = [actor.weights, actor.gradients, actor.optimizer, actor.activations, actor.total, critic.total]
+            table.add_row(method, str(stage), *(f"{b / 2**30:.2f}" for b in [*cells, max(actor.total, critic.total)]))
+    return table
+
+
 def train_command(
     preset: Annotated[
         str | None,
@@ -437,6 +476,14 @@ def train_command(
         bool,
         typer.Option("--print-config", help="Print the resolved settings as a file --config reads back, and stop."),
     ] = False,
+    plan: Annotated[
+        bool,
+        typer.Option(
+            "--plan",
+            help="Print the memory each GPU needs for the update's actor and critic (procs x nodes GPUs), fully "
+            "and with LoRA, under each ZeRO stage, from the model's config alone, and stop.",
+        ),
+    ] = False,
     executor: ExecutorOption = None,
     ray_address: RayAddressOption = None,
     **options: Any,
@@ -452,6 +499,9 @@ def train_command(
     settings = resolve_run_settings(settings_layers(preset, config, site_config.train, options))
     if print_config:
         typer.echo(settings_yaml(settings), nl=False)
+        return
+    if plan:
+        console.print(memory_table(settings, model_cache_dir()))
         return
     out = out or Path("runs") / f"train-{datetime.now():%Y%m%d-%H%M%S}"
     with episode_progress(console) as progress:

@@ -242,6 +242,22 @@ def config_folder(model_dir: Path) -> Path:
     return config_folder(base_folder(model_dir)) if is_adapter(model_dir) else Path(model_dir)
 
 
+def model_config(spec: str, cache_dir: Path | None = None) -> dict:
+    """A model's config.json, without its weights: of a Hub model, that one file (from the Hugging Face cache, or
+    downloaded unless downloads are off); of any other spec, its folder's (built if needed)."""
+    if HUB_ID.fullmatch(spec) and not Path(spec).expanduser().is_dir():
+        from huggingface_hub import hf_hub_download
+
+        try:
+            return json.loads(Path(hf_hub_download(spec, "config.json", local_files_only=_downloads_off())).read_text())
+        except (OSError, ValueError) as err:
+            raise UsageError(
+                f"cannot get the config of {spec} ({type(err).__name__}; downloads "
+                f"{'off' if _downloads_off() else 'on'}): download it once on a connected machine"
+            ) from None
+    return json.loads((config_folder(resolve_model(spec, cache_dir)) / "config.json").read_text())
+
+
 def _publish(out: Path, write: Callable[[Path], None]) -> Path:
     """Write a model folder under a temporary name, then rename it to `out`, so an interrupted build or a
     concurrent builder never leaves a half-written `out`."""
