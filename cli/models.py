@@ -72,8 +72,9 @@ def prepare(
 def run_adapter(source: Path) -> Path:
     """The adapter a folder stands for: itself, a training's OUT/actor, or a `webrl train` run's last actor."""
     phases = sorted((source / "phases").glob("*/"), key=lambda p: int(p.name) if p.name.isdigit() else -1)
-    candidates = [source, source / "actor", *(p / "update" / "actor" for p in reversed(phases))]
-    found = next((c for c in [*candidates, source / "phases" / "0" / "sft" / "actor"] if is_adapter(c)), None)
+    updates = [p / "update" / "actor" for p in reversed(phases)]
+    candidates = [source, source / "actor", *updates, source / "phases" / "0" / "sft" / "actor"]
+    found = next((c for c in candidates if is_adapter(c)), None)
     if found is None:
         raise UsageError(
             f"{source}: no LoRA adapter there (adapter_config.json), nor in its actor/ or a train run's phases "

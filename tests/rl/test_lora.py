@@ -277,3 +277,16 @@ def test_a_lora_sft_of_smollm2_trains_an_adapter_a_fraction_of_its_size(tmp_path
     tokenizer = load_tokenizer(adapter)
     step = load_steps(demos)[0]
     assert sequence_logprobs(adapter, [step], tokenizer) != sequence_logprobs(model_dir, [step], tokenizer)
+
+
+def test_merge_finds_a_train_runs_last_actor_adapter(tmp_path):
+    from webrl.cli.models import run_adapter
+
+    for folder in ("phases/0/sft/actor", "phases/2/update/actor", "phases/10/update/actor"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "adapter_config.json").write_text("{}")
+    (tmp_path / "phases/11/eval").mkdir(parents=True)  # a phase whose update learnt nothing keeps the last actor
+    assert run_adapter(tmp_path) == tmp_path / "phases/10/update/actor"
+    assert run_adapter(tmp_path / "phases/0/sft") == tmp_path / "phases/0/sft/actor"
+    with pytest.raises(UsageError, match="no LoRA adapter there"):
+        run_adapter(tmp_path / "phases/11")
