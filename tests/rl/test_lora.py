@@ -290,3 +290,18 @@ def test_merge_finds_a_train_runs_last_actor_adapter(tmp_path):
     assert run_adapter(tmp_path / "phases/0/sft") == tmp_path / "phases/0/sft/actor"
     with pytest.raises(UsageError, match="no LoRA adapter there"):
         run_adapter(tmp_path / "phases/11")
+
+
+@pytest.mark.parametrize("zero_stage", [0, 3])
+def test_a_lora_run_continued_from_its_checkpoint_equals_one_run(reader, tmp_path, zero_stage):
+    """The in-process counterpart of the kill test, under the stages it does not cover: one epoch, then the same
+    training extended to two epochs resumes from the first's checkpoint."""
+    settings = TrainSettings(zero_stage=zero_stage, micro_batch_size=2, **FAST)
+    twice = settings.model_copy(update={"epochs": 2})
+    train_tiny(reader, tmp_path / "continued", settings, items=4)
+    continued, summary = train_tiny(reader, tmp_path / "continued", twice, items=4)
+    whole, _ = train_tiny(reader, tmp_path / "whole", twice, items=4)
+    assert summary["resumed_from"] == 2 and summary["steps"] == 4
+    expected = whole.state_dict()
+    for name, value in continued.state_dict().items():
+        assert torch.allclose(value, expected[name], rtol=0, atol=1e-7), name
