@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Annotated
@@ -15,6 +16,7 @@ from webrl.errors import UsageError
 from webrl.files import atomic_dir
 from webrl.policy.models import (
     MODEL_FORMS,
+    config_folder,
     folder_size,
     is_adapter,
     load_causal_lm,
@@ -99,9 +101,13 @@ def merge(
 ) -> None:
     """Merge a LoRA adapter into its base model (checked against the base's weights digest the adapter recorded):
     a plain Hugging Face folder with the tokenizer, for export, vLLM or any transformers tool."""
+    import torch
+
     start = time.perf_counter()
     adapter = run_adapter(source)
-    model = load_causal_lm(adapter)
+    config = json.loads((config_folder(adapter) / "config.json").read_text())
+    saved = config.get("dtype") or config.get("torch_dtype") or "float32"
+    model = load_causal_lm(adapter).to(getattr(torch, saved))  # merged in fp32, written as the base is stored
     with atomic_dir(out) as tmp, quiet():
         model.save_pretrained(tmp)
         load_tokenizer(adapter).save_pretrained(tmp)

@@ -278,6 +278,13 @@ def test_a_lora_sft_of_smollm2_trains_an_adapter_a_fraction_of_its_size(tmp_path
     step = load_steps(demos)[0]
     assert sequence_logprobs(adapter, [step], tokenizer) != sequence_logprobs(model_dir, [step], tokenizer)
 
+    from webrl.cli.models import merge
+
+    merge(adapter, out=tmp_path / "merged")  # written as the base is stored: bf16, its size
+    assert AutoModelForCausalLM.from_pretrained(tmp_path / "merged").dtype == torch.bfloat16
+    merged = sum(f.stat().st_size for f in (tmp_path / "merged").glob("*.safetensors"))
+    assert merged == pytest.approx(base, rel=0.01)
+
 
 def test_merge_finds_a_train_runs_last_actor_adapter(tmp_path):
     from webrl.cli.models import run_adapter

@@ -3,7 +3,7 @@
 An adapter trains on the frozen base model; only the adapter's matrices (and a critic's value heads) have
 gradients and optimizer states, and the engine's checkpoints hold only them. A training's exported adapter is a
 PEFT folder (adapter_config.json, adapter_model.safetensors) that also names its base and the base's weights
-digest (webrl.policy.models.record_base), so that it is never loaded on other weights.
+digest (webrl.policy.models.save_model), so that it is never loaded on other weights.
 """
 
 from __future__ import annotations
