@@ -12,12 +12,14 @@
 #                (torch with CUDA, deepspeed, transformers, tokenizers, tensorboard, typer, rich); when webrl itself
 #                is not importable the script installs this tree with `pip install --no-deps -e .` (offline).
 #
-# Runs, each `webrl sft` then `webrl rl-update --actor <CPU SFT actor> --replay demos` (every update starts
-# from the same actor, so the update is compared on its own):
-#   cpu        fp32, ZeRO-2, gloo            the reference
-#   gpu-z2     fp32, ZeRO-2, NCCL            per-step losses must match cpu within rtol 5e-3 / atol 1e-4
-#   gpu-z3     fp32, ZeRO-3, NCCL            the same
-#   gpu-bf16   bf16, ZeRO-2, NCCL            first-step loss within rtol 2e-2, mean loss within rtol 5e-2
+# Runs, each `webrl sft` then `webrl rl-update --actor <its reference's CPU SFT actor> --replay demos` (every
+# update starts from the same actor, so the update is compared on its own):
+#   cpu           fp32, ZeRO-2, gloo            the reference
+#   gpu-z2        fp32, ZeRO-2, NCCL            per-step losses must match cpu within rtol 5e-3 / atol 1e-4
+#   gpu-z3        fp32, ZeRO-3, NCCL            the same
+#   gpu-bf16      bf16, ZeRO-2, NCCL            first-step loss within rtol 2e-2, mean loss within rtol 5e-2
+#   cpu-lora      fp32, ZeRO-2, gloo, LoRA      rank-8 adapters on actor and critic: the LoRA reference
+#   gpu-lora-z3   fp32, ZeRO-3, NCCL, LoRA      per-step losses must match cpu-lora as gpu-z2 matches cpu
 # Exit status: 0 when every check passes, 1 on a mismatch, another non-zero status when a run fails.
 #
 # MFU = 6 · params · tokens/s / peak FLOP/s: 6N FLOPs per token for forward + backward, all parameters
@@ -66,27 +68,31 @@ fi
 "$PY" bench/train.py write-data "$WORK/data" --tasks 8 --steps 3 --elements 30
 COMMON=(--max-tokens 1024 --lr 1e-4 --micro-batch-size 1 --grad-accum 2)
 
-# run NAME DEVICE(cpu|gpu) ZERO PRECISION
+# run NAME DEVICE(cpu|gpu) ZERO PRECISION REFERENCE [lora]: the update starts from REFERENCE's SFT actor; with
+# `lora`, rank-8 adapters on the SFT's and the update's actor and on the critic
 run() {
-  local name="$1" device="$2" zero="$3" precision="$4" out="$WORK/$1" visible=()
+  local name="$1" device="$2" zero="$3" precision="$4" reference="$5" out="$WORK/$1" visible=() sft=() update=()
+  [ "${6:-}" = lora ] && sft=(--lora-rank 8) update=(--lora-rank 8 --critic-lora-rank 8)
   [ "$device" = cpu ] && visible=(env CUDA_VISIBLE_DEVICES=)
   local began=$SECONDS
   "${visible[@]}" "$PY" -m webrl sft --data "$WORK/data/demos.jsonl" --model "$WORK/model" --out "$out/sft" \
-    --zero-stage "$zero" --precision "$precision" "${COMMON[@]}" >"$out.log" 2>&1 \
+    --zero-stage "$zero" --precision "$precision" "${COMMON[@]}" "${sft[@]}" >"$out.log" 2>&1 \
     || { tail -40 "$out.log"; echo "$name: sft failed" >&2; exit 3; }
-  "${visible[@]}" "$PY" -m webrl rl-update --data "$WORK/data/rollouts.jsonl" --actor "$WORK/cpu/sft/actor" \
-    --replay "$WORK/data/demos.jsonl" --out "$out/update" --zero-stage "$zero" --precision "$precision" \
-    "${COMMON[@]}" >>"$out.log" 2>&1 \
+  "${visible[@]}" "$PY" -m webrl rl-update --data "$WORK/data/rollouts.jsonl" --actor "$WORK/$reference/sft/actor" \
+    --replay-steps "$WORK/data/demos.jsonl" --out "$out/update" --zero-stage "$zero" --precision "$precision" \
+    "${COMMON[@]}" "${update[@]}" >>"$out.log" 2>&1 \
     || { tail -40 "$out.log"; echo "$name: rl-update failed" >&2; exit 3; }
   echo "$name: sft + rl-update in $((SECONDS - began)) s"
 }
 
 mkdir -p "$WORK"
-run cpu cpu 2 fp32
+run cpu cpu 2 fp32 cpu
+run cpu-lora cpu 2 fp32 cpu-lora lora
 if [ "$CPU_ONLY" = 0 ]; then
-  run gpu-z2 gpu 2 fp32
-  run gpu-z3 gpu 3 fp32
-  run gpu-bf16 gpu 2 bf16
+  run gpu-z2 gpu 2 fp32 cpu
+  run gpu-z3 gpu 3 fp32 cpu
+  run gpu-bf16 gpu 2 bf16 cpu
+  run gpu-lora-z3 gpu 3 fp32 cpu-lora lora
 fi
 
 "$PY" - "$WORK" "$CPU_ONLY" <<'EOF'
@@ -99,13 +105,20 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
-from webrl.models import load_causal_lm
+from webrl.policy.models import load_causal_lm
 
 work, cpu_only = Path(sys.argv[1]), sys.argv[2] == "1"
 PEAKS = [("H200", 989, 67), ("H100 NVL", 835, 60), ("H100 PCIe", 756, 51), ("H100", 989, 67), ("A100", 312, 19.5),
          ("L40S", 362, 91.6), ("L4", 121, 30.3), ("RTX 4090", 165, 82.6), ("A10", 125, 31.2)]
 TRAININGS = [("sft", "sft"), ("update", "critic"), ("update", "actor")]
-RUNS = {"gpu-z2": "fp32", "gpu-z3": "fp32", "gpu-bf16": "bf16"}
+# run -> (precision, the CPU run it must match)
+RUNS = {
+    "gpu-z2": ("fp32", "cpu"),
+    "gpu-z3": ("fp32", "cpu"),
+    "gpu-bf16": ("bf16", "cpu"),
+    "gpu-lora-z3": ("fp32", "cpu-lora"),
+}
+CPU_RUNS = {"cpu": ("fp32", "cpu"), "cpu-lora": ("fp32", "cpu-lora")}
 
 
 def losses(run, folder, name):
@@ -152,16 +165,14 @@ def peak(precision):
 
 
 params = sum(t.numel() for t in load_causal_lm(work / "model").parameters())
-reference = [losses("cpu", folder, name) for folder, name in TRAININGS]
-table = Table(title=f"gpu_check: {params / 1e6:.1f}M params, losses against the CPU run")
+table = Table(title=f"gpu_check: {params / 1e6:.1f}M params, losses against the CPU runs")
 for column in ("run", "training", "steps / max |Δ loss|", "match", "tokens/s", "MFU"):
     table.add_column(column)
 all_ok = True
-for folder_name in (["cpu"] if cpu_only else ["cpu", *RUNS]):
-    precision = RUNS.get(folder_name, "fp32")
-    rows, ok = check(folder_name, precision, reference)
+for folder_name, (precision, cpu_run) in (CPU_RUNS if cpu_only else CPU_RUNS | RUNS).items():
+    rows, ok = check(folder_name, precision, [losses(cpu_run, folder, name) for folder, name in TRAININGS])
     all_ok &= ok
-    flops, device = peak(precision) if folder_name != "cpu" else (None, "cpu")
+    flops, device = peak(precision) if folder_name not in CPU_RUNS else (None, "cpu")
     for (folder, name), (training, good, detail) in zip(TRAININGS, rows):
         speed = tokens_per_s(folder_name, folder, name)
         mfu = f"{6 * params * speed / flops:.2%}" if flops else "n/a"

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import sys
 from pathlib import Path
@@ -82,9 +83,19 @@ def _register() -> None:
 _register()
 
 
+def no_accelerator_notice() -> None:
+    """DeepSpeed announces on stdout, as it is imported, that it found no GPU; transformers imports it (through
+    accelerate, which PEFT needs) whenever a model loads, so every command that loads one would print it. The
+    filter stays on the logger DeepSpeed configures when it creates it."""
+    logging.getLogger("DeepSpeed").addFilter(
+        lambda record: not record.getMessage().startswith("Setting accelerator to CPU")
+    )
+
+
 def run() -> None:
     """Console-script entry point."""
     GLOBALS.debug = "--debug" in sys.argv or os.environ.get("WEBRL_DEBUG") == "1"
+    no_accelerator_notice()
     try:
         result = app(standalone_mode=False)  # returns the exit code of typer.Exit / --help
     except ABORTED:

@@ -20,6 +20,7 @@ from typing import Annotated, Any
 
 import typer
 from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
 from rich.table import Table
 
 from webrl.cli.cluster import ExecutorOption, RayAddressOption, cluster_flags
@@ -29,9 +30,10 @@ from webrl.cli.options import config_layers, extend_command, field_option, unset
 from webrl.config import ClusterConfig
 from webrl.errors import UsageError, field_problem
 from webrl.layered_settings import Layers
-from webrl.rl.settings import SftSettings, UpdateSettings
+from webrl.policy.models import model_config
+from webrl.rl.settings import LoraSettings, SftSettings, UpdateSettings
 from webrl.runs.train_metrics import PhaseMetrics
-from webrl.train.settings import options_layer, preset, resolve_run_settings, settings_yaml
+from webrl.train.settings import RunSettings, options_layer, preset, resolve_run_settings, settings_yaml
 
 console = make_console()
 
@@ -73,8 +75,21 @@ OutOption = Annotated[
 # ---- settings models as options ---------------------------------------------------------------------------
 
 
+def settings_options(model: type[BaseModel]) -> dict[str, tuple[tuple[str, ...], FieldInfo]]:
+    """The options a settings model gives, by name: each field's, and one per field of a nested block (lora.rank:
+    --lora-rank), with the field's path in the model."""
+    options = {}
+    for name, field in model.model_fields.items():
+        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+            for inner, nested in field.annotation.model_fields.items():
+                options[f"{name}_{inner}"] = ((name, inner), nested)
+        else:
+            options[name] = ((name,), field)
+    return options
+
+
 def settings_parameters(model: type[BaseModel], defaults: dict[str, Any]) -> list[inspect.Parameter]:
-    """One keyword option per field of `model` (TrainSettings or a training's settings built on it)."""
+    """One keyword option per option of `model` (TrainSettings or a training's settings built on it)."""
     return [
         inspect.Parameter(
             name,
@@ -82,7 +97,7 @@ def settings_parameters(model: type[BaseModel], defaults: dict[str, Any]) -> lis
             default=defaults.get(name, field.default),
             annotation=Annotated[field.annotation, field_option(field)],
         )
-        for name, field in model.model_fields.items()
+        for name, (_, field) in settings_options(model).items()
     ]
 
 
@@ -103,14 +118,25 @@ def with_train_settings(model: type[BaseModel], **defaults: Any) -> Callable[[Ca
             # only the options given (and this command's own defaults) are set: a validator may refuse a setting
             # given where it does not apply (--beta with the official objective), never its default
             source = kwargs.pop("settings_context").get_parameter_source
-            fields = {name: kwargs.pop(name) for name in model.model_fields}
-            given = {k: v for k, v in fields.items() if k in defaults or source(k).name != "DEFAULT"}
-            return command(settings=settings_from(given), **kwargs)
+            fields: dict[str, Any] = {}
+            for name, (path, _) in settings_options(model).items():
+                value = kwargs.pop(name)
+                if name in defaults or source(name).name != "DEFAULT":
+                    set_path(fields, path, value)
+            return command(settings=settings_from(fields), **kwargs)
 
         context = inspect.Parameter("settings_context", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context)
         return extend_command(command, [*settings_parameters(model, defaults), context], call, drop="settings")
 
     return wrap
+
+
+def set_path(fields: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+    """Set fields[path[0]][path[1]]... = value, making the sections on the way."""
+    *sections, last = path
+    for section in sections:
+        fields = fields.setdefault(section, {})
+    fields[last] = value
 
 
 def launchable(command: Callable) -> Callable:
@@ -379,6 +405,44 @@ def phase_table(phases: list[PhaseMetrics]) -> Table:
     return table
 
 
+PLAN_LORA = LoraSettings(rank=16)  # the LoRA the plan shows when the settings train fully
+
+
+def memory_table(settings: RunSettings, cache_dir: Path) -> Table:
+    """GiB per GPU of the update's trainings (webrl.rl.memory) for the run's model, fully and with LoRA (the run's,
+    else rank 16), under every ZeRO stage."""
+    from webrl.rl.data import MAX_TOKENS
+    from webrl.rl.memory import ZERO_STAGES, Shape, plan
+
+    config = model_config(settings.init or settings.model, cache_dir)
+    shape, update, gpus = Shape.from_config(config), settings.update, settings.procs * settings.nodes
+    lora = update.lora if update.lora.enabled else PLAN_LORA
+    limit = settings.max_tokens or min(MAX_TOKENS, config.get("max_position_embeddings") or MAX_TOKENS)
+    table = Table(
+        "training",
+        "ZeRO",
+        "actor weights",
+        "gradients",
+        "optimizer",
+        "activations",
+        "actor",
+        "critic",
+        "peak",
+        title=f"GiB per GPU: {settings.init or settings.model} ({shape.params() / 1e6:,.1f}M parameters) on {gpus} "
+        f"GPU(s), micro-batches of {update.micro_batch_size} x {limit} tokens"
+        f"{', optimizer offloaded (ZeRO 1-3)' if update.offload else ''}; the reference needs no copy",
+    )
+    for method, chosen in (("full", LoraSettings()), (f"LoRA r={lora.rank}", lora)):
+        for stage in ZERO_STAGES:
+            offload = update.offload and stage > 0
+            tokens = update.micro_batch_size * limit
+            parts = plan(shape, chosen, stage, gpus, tokens, update.gradient_checkpointing, offload)
+            actor, critic = parts["actor"], parts["critic"]
+            cells = [actor.weights, actor.gradients, actor.optimizer, actor.activations, actor.total, critic.total]
+            table.add_row(method, str(stage), *(f"{b / 2**30:.2f}" for b in [*cells, max(actor.total, critic.total)]))
+    return table
+
+
 def train_command(
     preset: Annotated[
         str | None,
@@ -412,6 +476,14 @@ def train_command(
         bool,
         typer.Option("--print-config", help="Print the resolved settings as a file --config reads back, and stop."),
     ] = False,
+    plan: Annotated[
+        bool,
+        typer.Option(
+            "--plan",
+            help="Print the memory each GPU needs for the update's actor and critic (procs x nodes GPUs), fully "
+            "and with LoRA, under each ZeRO stage, from the model's config alone, and stop.",
+        ),
+    ] = False,
     executor: ExecutorOption = None,
     ray_address: RayAddressOption = None,
     **options: Any,
@@ -427,6 +499,9 @@ def train_command(
     settings = resolve_run_settings(settings_layers(preset, config, site_config.train, options))
     if print_config:
         typer.echo(settings_yaml(settings), nl=False)
+        return
+    if plan:
+        console.print(memory_table(settings, model_cache_dir()))
         return
     out = out or Path("runs") / f"train-{datetime.now():%Y%m%d-%H%M%S}"
     with episode_progress(console) as progress:

@@ -6,6 +6,7 @@ A page asks for a table with a marker line; this script writes the table below i
     <!-- table: NAME[/VIEW] -->       bench/results/NAME.json, drawn by the renderer of its "bench" field
     <!-- settings: MODULE:CLASS [PREFIX] -->   every field of a settings model: key, default, description
     <!-- options: MODULE:CLASS -->   the command options a settings model gives (its fields' `option` names)
+    <!-- memory: MODEL ... -->   the memory plan (webrl.rl.memory) of a phase's update for these models of LLAMA_31
     <!-- end -->
 
 It also draws the figures in FIGURES (SVG, from result files the same way).
@@ -31,12 +32,14 @@ from pydantic import BaseModel
 
 from webrl.layered_settings import field_extra, option_name
 from webrl.provenance import portable_command
+from webrl.rl.memory import Shape, plan
+from webrl.rl.settings import LoraSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
-BLOCK = re.compile(r"^<!-- (table|settings|options): (.+?) -->\n(.*?)^<!-- end -->$", re.M | re.S)
-MARKER = re.compile(r"^<!-- (table|settings|options): ", re.M)
+BLOCK = re.compile(r"^<!-- (table|settings|options|memory): (.+?) -->\n(.*?)^<!-- end -->$", re.M | re.S)
+MARKER = re.compile(r"^<!-- (table|settings|options|memory): ", re.M)
 ENVIRONMENT_COLUMNS = ("demonstrated envs", "new envs")
 
 
@@ -327,12 +330,44 @@ def options_block(spec: str) -> str:
     return markdown_table(["option", "type", "default", "what it does"], option_rows(model_named(spec)))
 
 
+# Llama-3.1's published configs (their config.json on the Hugging Face Hub), for the memory table
+LLAMA_31 = {
+    "Llama-3.1-8B": Shape(
+        vocab=128256, hidden=4096, intermediate=14336, layers=32, heads=32, kv_heads=8, head_dim=128, tied=False
+    ),
+    "Llama-3.1-70B": Shape(
+        vocab=128256, hidden=8192, intermediate=28672, layers=80, heads=64, kv_heads=8, head_dim=128, tied=False
+    ),
+}
+PLAN_TOKENS = 16384  # the paper preset's micro-batches: one prompt and answer at the official token limit
+PLAN_STAGES = ((0, False), (1, False), (2, False), (3, False), (3, True))  # (ZeRO stage, offload)
+
+
+def memory_block(spec: str) -> str:
+    """Peak GiB per GPU of a phase's update (the larger of its actor's and critic's) with the paper preset's update
+    settings (gradient checkpointing, micro-batches of PLAN_TOKENS), fully and with rank-16 LoRA."""
+    rows = []
+    for name in spec.split():
+        for gpus in (1, 2, 4, 8):
+            for method, lora in (("full", LoraSettings()), ("LoRA r=16", LoraSettings(rank=16))):
+                peaks = [
+                    plan(LLAMA_31[name], lora, stage, gpus, PLAN_TOKENS, True, offload)
+                    for stage, offload in PLAN_STAGES
+                ]
+                rows.append(
+                    [name, str(gpus), method, *(f"{max(t.total for t in p.values()) / 2**30:.0f}" for p in peaks)]
+                )
+    stages = [f"ZeRO-{stage}" + (" + offload" if offload else "") for stage, offload in PLAN_STAGES]
+    return markdown_table(["model", "GPUs", "training", *stages], rows)
+
+
 def render(text: str) -> str:
     """`text` with every generated block made anew."""
 
     def fill(match: re.Match) -> str:
         kind, spec = match.group(1), match.group(2)
-        body = {"table": table_block, "settings": settings_block, "options": options_block}[kind](spec)
+        blocks = {"table": table_block, "settings": settings_block, "options": options_block, "memory": memory_block}
+        body = blocks[kind](spec)
         return f"<!-- {kind}: {spec} -->\n{body}\n<!-- end -->"
 
     return BLOCK.sub(fill, text)

@@ -16,7 +16,7 @@ from webrl.errors import UsageError
 from webrl.orm.data import write_examples
 from webrl.orm.evaluate import run_orm_eval
 from webrl.orm.train import Item, balance_classes, encode_items
-from webrl.policy.models import load_tokenizer
+from webrl.policy.models import is_adapter, load_tokenizer
 
 pytestmark = pytest.mark.slow  # trains an outcome reward model
 
@@ -76,3 +76,15 @@ def test_two_ranks_on_ray_train_as_one_process_with_two_micro_batches(tiny, ray_
     losses = {run: [row["loss"] for row in events(tmp_path / run, "orm") if "loss" in row] for run in ("one", "ray")}
     assert len(losses["one"]) == 4
     assert losses["ray"] == pytest.approx(losses["one"], rel=1e-3, abs=1e-5)
+
+
+def test_an_orm_trains_as_a_lora_adapter_that_scores_on_its_base(tiny, tmp_path):
+    data = tmp_path / "train.jsonl"
+    write_examples(data, synthetic_examples(16, seed=1))
+    lora = ["--lora-rank", "4", "--epochs", "1", "--micro-batch-size", "4"]
+    run = orm_cli(tmp_path, "train", "--data", str(data), "--model", str(tiny), "--out", str(tmp_path / "out"), *lora)
+    assert run.returncode == 0, run.stderr
+    orm = tmp_path / "out" / "orm"
+    assert is_adapter(orm) and not (orm / "model.safetensors").exists()
+    report = run_orm_eval(str(orm), [data], tmp_path / "scores.json")
+    assert report["scores"]["Overall"]["n"] == 16

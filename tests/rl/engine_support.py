@@ -9,6 +9,7 @@ import torch
 from transformers import AutoModelForCausalLM
 
 from webrl.rl.engine import Engine, StepHook, TrainSettings
+from webrl.rl.lora import trainable_model
 
 SEQ_LEN = 24
 DIST_ENV = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
@@ -45,8 +46,9 @@ def train_tiny(
     out: Path | None = None,
     on_step: StepHook | None = None,
 ) -> tuple[Engine, dict]:
-    """Train the tiny model on `items` synthetic sequences; save it to `out` when given."""
-    model = load_model(model_dir)
+    """Train the tiny model (every weight, or an adapter as `settings.lora` says) on `items` synthetic sequences;
+    save it to `out` when given."""
+    model = trainable_model(model_dir, settings.lora, settings.seed)
     engine = Engine(model, settings, run_dir, name)
     summary = engine.train(token_items(items, model.config.vocab_size), next_token_loss, on_step=on_step)
     if out is not None:

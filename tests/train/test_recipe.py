@@ -17,6 +17,7 @@ import yaml
 from cli_support import webrl
 from safetensors.torch import load_file
 
+from webrl.policy.models import BASE_RECORD, is_adapter
 from webrl.policy.prompt import webrl_prompt
 from webrl.rl.job_spec import SftJob, UpdateJob, read_job, write_job
 from webrl.rl.settings import SftSettings, UpdateSettings
@@ -377,3 +378,24 @@ def test_a_training_job_file_holds_the_resolved_settings(tmp_path):
     )
     for job in (update, sft):
         assert read_job(write_job(job)) == job
+
+
+def test_a_lora_run_trains_adapters_from_sft_to_the_last_phase(sites, tmp_path):
+    """The ci preset with LoRA on the SFT, the actor and the critic: every stage runs on adapter folders (rollouts
+    and evaluations load them with the hf: policy, the critic filter loads the critic's), and each phase trains the
+    same actor adapter further on tiny's weights."""
+    file, out = tmp_path / "lora.yaml", tmp_path / "lora"
+    file.write_text("sft:\n  lora: {rank: 4}\nupdate:\n  lora: {rank: 4}\n  critic_lora: {rank: 2}\n")
+    result = webrl(sites, "train", "--preset", "ci", "--config", str(file), "--out", str(out), timeout=TRAIN_TIMEOUT)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert list(read_json(out / "progress.json")["done"])[-1] == "2:eval"
+    actors = [
+        out / "phases/0/sft/actor",
+        *(out / f"phases/{k}/update/actor" for k in (1, 2) if (out / f"phases/{k}/update/actor").is_dir()),
+    ]
+    assert len(actors) >= 2 and all(is_adapter(actor) for actor in actors)
+    bases = {json.loads((actor / BASE_RECORD).read_text())["model"] for actor in actors}
+    assert len(bases) == 1 and "tiny" in bases.pop()  # one base under every phase's adapter
+    critics = list(out.glob("phases/*/update/critic"))
+    assert critics and all(is_adapter(critic) and (critic / "heads.pt").is_file() for critic in critics)
+    assert [m["phase"] for m in read_json(out / "metrics.json")] == [0, 1, 2]

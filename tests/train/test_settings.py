@@ -22,7 +22,10 @@ def test_every_preset_is_a_valid_settings_file_that_says_how_to_run_it():
 
 def test_an_update_setting_is_an_option_of_its_own_name_on_the_nested_training():
     own = [name for name in UpdateSettings.model_fields if name not in TrainSettings.model_fields]
-    assert {name: NESTED_OPTIONS[name] for name in own} == {name: ("update", name) for name in own}
+    blocks = ["critic_lora"]  # a settings file sets a block
+    assert {name: NESTED_OPTIONS.get(name) for name in own} == {
+        name: None if name in blocks else ("update", name) for name in own
+    }
     layer = options_layer({"critic_lr": 1e-4, "no_such": None, "lr": 0.5, "sft_lr": 0.25, "phases": 2})
     assert layer == {"update": {"critic_lr": 1e-4, "lr": 0.5}, "sft": {"lr": 0.25}, "phases": 2}
     settings = resolve_run_settings([("--preset cpu-demo", preset("cpu-demo")), ("options", layer)])
@@ -135,3 +138,22 @@ def test_training_scores_in_the_strict_mode_and_an_older_run_keeps_its_rules(tmp
     del older["mode"]
     (tmp_path / "settings.yaml").write_text(yaml.safe_dump(older))
     assert read_settings(tmp_path).mode == "webarena"
+
+
+def test_lora_blocks_read_back_and_a_bad_one_names_its_field(tmp_path):
+    env = private_env(tmp_path / "state")
+    file = tmp_path / "lora.yaml"
+    file.write_text("sft:\n  lora: {rank: 8}\nupdate:\n  lora: {rank: 8}\n  critic_lora: {rank: 4, alpha: 8}\n")
+    result = webrl(env, "train", "--preset", "ci", "--config", str(file), "--print-config")
+    assert result.returncode == 0, result.stderr
+    settings = RunSettings.model_validate(yaml.safe_load(result.stdout))
+    assert settings.sft.lora.rank == settings.update.lora.rank == 8 and settings.update.lora.alpha == 32
+    assert settings.update.critic_settings().lora.rank == 4 and not RunSettings().update.lora.enabled  # full by default
+    file.write_text("update:\n  critic_lora: {rank: -1}\n")
+    result = webrl(env, "train", "--config", str(file), "--print-config")
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1 and "Traceback" not in result.stderr
+    assert f"--config {file}: field 'update.critic_lora.rank'" in lines[0]
+    file.write_text("rollout_policy: vllm\nsft:\n  lora: {rank: 8}\n")
+    result = webrl(env, "train", "--config", str(file), "--print-config")
+    assert result.returncode == 2 and "vllm does not serve LoRA adapters in webrl yet" in result.stderr

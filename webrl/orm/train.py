@@ -30,9 +30,10 @@ import torch.nn.functional as F
 from webrl.errors import UsageError
 from webrl.orm.data import Example, load_examples
 from webrl.orm.model import answer_token_ids, encode_examples, last_logits, pad_ids
-from webrl.policy.models import load_causal_lm, load_tokenizer, quiet, resolve_model
+from webrl.policy.models import load_tokenizer, quiet, resolve_model
 from webrl.rl.data import max_tokens_for, pad_token_id
 from webrl.rl.engine import Engine, TrainSettings, event_summary, init_distributed, write_metrics
+from webrl.rl.lora import trainable_model
 
 ORM_DIR, RUN_NAME = "orm", "orm"
 
@@ -105,7 +106,7 @@ def run_orm_train(
         )
     positives = sum(item.label for item in items)
     trained = balance_classes(items, settings.seed) if balance else items
-    engine = Engine(load_causal_lm(model_dir), settings, Path(out), RUN_NAME)
+    engine = Engine(trainable_model(model_dir, settings.lora, settings.seed), settings, Path(out), RUN_NAME)
     result = engine.train(trained, orm_loss_fn(pad_token_id(tokenizer), yes, no))
     with quiet():
         engine.save_pretrained(Path(out) / ORM_DIR, tokenizer)

@@ -15,7 +15,8 @@
   Its tokenizer has no Llama-3 header tokens: the WebRL prompt's headers are plain text to it.
 - `ORG/NAME`: a Hugging Face Hub model, taken from the local Hugging Face cache, downloaded only when
   downloads are allowed (HF_HUB_OFFLINE unset).
-- a local folder: used as it is.
+- a local folder: used as it is; a LoRA adapter folder (a training's `actor/` with `lora:` set) loads on the
+  base model it names, checked by the base's weights digest, and merged into it.
 
 Built models are cached under `<state dir>/models/`, keyed by what they are built from, written atomically.
 """
@@ -25,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import io
+import json
 import os
 import re
 import shutil
@@ -113,8 +115,11 @@ def resolve_model(spec: str, cache_dir: Path | None = None) -> Path:
         return build_smollm2(cache_dir)
     path = Path(spec).expanduser()
     if path.is_dir():
-        if not (path / "config.json").is_file():
-            raise UsageError(f"model folder {path} has no config.json (not a Hugging Face model folder)")
+        if not (path / "config.json").is_file() and not is_adapter(path):
+            raise UsageError(
+                f"model folder {path} has no config.json (not a Hugging Face model folder) and no "
+                f"{ADAPTER_CONFIG} (not a LoRA adapter)"
+            )
         return path
     if HUB_ID.fullmatch(spec):
         return hub_model(spec)
@@ -157,15 +162,100 @@ def load_tokenizer(path: Path) -> PreTrainedTokenizerBase:
 
 
 def load_causal_lm(path: Path, dtype: torch.dtype | str = "float32") -> PreTrainedModel:
-    """The model in eval mode, in `dtype` whatever it was saved in (fp32 is the fast one for CPU training)."""
+    """The model in eval mode, in `dtype` whatever it was saved in (fp32 is the fast one for CPU training); an
+    adapter folder loads on its base (checked) and merged into it."""
     import torch
     from transformers import AutoModelForCausalLM
 
+    if is_adapter(path):
+        from peft import PeftModel
+
+        model = PeftModel.from_pretrained(load_causal_lm(adapter_base(path), dtype), path).merge_and_unload()
+        model.name_or_path = str(path)  # what it is: an adapter on top of it names this folder as its base
+        return model.eval()
     with quiet():
         model = AutoModelForCausalLM.from_pretrained(
             path, dtype=getattr(torch, dtype) if isinstance(dtype, str) else dtype
         )
     return model.eval()
+
+
+# A LoRA adapter folder: PEFT's files, the tokenizer, and our record of the base it was trained on
+ADAPTER_CONFIG, BASE_RECORD = "adapter_config.json", "base.json"
+WEIGHT_FILES = ("*.safetensors", "*.bin")
+
+
+def is_adapter(folder: Path) -> bool:
+    return (Path(folder) / ADAPTER_CONFIG).is_file()
+
+
+def weights_digest(model_dir: Path) -> str:
+    """sha256 over a model folder's weight files, in name order: the base an adapter records and is checked
+    against."""
+    digest = hashlib.sha256()
+    files = sorted(f for pattern in WEIGHT_FILES for f in Path(model_dir).glob(pattern))
+    for file in files:
+        digest.update(file.name.encode())
+        with file.open("rb") as stream:
+            while chunk := stream.read(1 << 24):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
+def save_model(model: PreTrainedModel, folder: Path, state_dict: dict | None = None) -> None:
+    """`model.save_pretrained` (with `state_dict`, the gathered weights, where given); of a PEFT model, its adapter
+    folder, which also records the base it was trained on: its folder and weights digest."""
+    model.save_pretrained(folder, state_dict=state_dict)
+    if is_adapter(folder):
+        base = Path(model.peft_config["default"].base_model_name_or_path).resolve()
+        record = {"model": str(base), "digest": weights_digest(base)}
+        (Path(folder) / BASE_RECORD).write_text(json.dumps(record, indent=2) + "\n")
+
+
+def base_folder(adapter_dir: Path) -> Path:
+    """The base model folder an adapter names (unchecked: for its config; `adapter_base` to load weights)."""
+    path = Path(adapter_dir) / BASE_RECORD
+    if not path.is_file():
+        raise UsageError(
+            f"adapter {adapter_dir} has no {BASE_RECORD}: it does not name the base model it was trained on"
+        )
+    return Path(json.loads(path.read_text())["model"])
+
+
+def adapter_base(adapter_dir: Path) -> Path:
+    """The base model folder of an adapter, holding the very weights it was trained on; else a usage error."""
+    base = base_folder(adapter_dir)
+    recorded = json.loads((Path(adapter_dir) / BASE_RECORD).read_text())["digest"]
+    if not (base / "config.json").is_file() and not is_adapter(base):
+        raise UsageError(f"adapter {adapter_dir}: its base model {base} is gone")
+    if (found := weights_digest(base)) != recorded:
+        raise UsageError(
+            f"adapter {adapter_dir} was trained on other weights (digest {recorded[:12]}) than its base {base} holds "
+            f"now ({found[:12]}): it cannot load on this base"
+        )
+    return base
+
+
+def config_folder(model_dir: Path) -> Path:
+    """Where a model's config.json is: the folder itself, or an adapter's base (itself an adapter's, for a critic's
+    adapter on a LoRA actor)."""
+    return config_folder(base_folder(model_dir)) if is_adapter(model_dir) else Path(model_dir)
+
+
+def model_config(spec: str, cache_dir: Path | None = None) -> dict:
+    """A model's config.json, without its weights: of a Hub model, that one file (from the Hugging Face cache, or
+    downloaded unless downloads are off); of any other spec, its folder's (built if needed)."""
+    if HUB_ID.fullmatch(spec) and not Path(spec).expanduser().is_dir():
+        from huggingface_hub import hf_hub_download
+
+        try:
+            return json.loads(Path(hf_hub_download(spec, "config.json", local_files_only=_downloads_off())).read_text())
+        except (OSError, ValueError) as err:
+            raise UsageError(
+                f"cannot get the config of {spec} ({type(err).__name__}; downloads "
+                f"{'off' if _downloads_off() else 'on'}): download it once on a connected machine"
+            ) from None
+    return json.loads((config_folder(resolve_model(spec, cache_dir)) / "config.json").read_text())
 
 
 def _publish(out: Path, write: Callable[[Path], None]) -> Path:

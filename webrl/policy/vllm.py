@@ -24,6 +24,7 @@ import httpx
 from webrl.errors import UsageError, WebrlError
 from webrl.netutil import free_port
 from webrl.policy.base import PolicyInput, Response, Sampling
+from webrl.policy.models import is_adapter
 from webrl.policy.openai import OpenAIPolicy
 from webrl.policy.pool import ServerPool
 
@@ -121,6 +122,11 @@ class VLLMServer:
         return f"http://{self.host}:{self.port}/v1"
 
     def command(self, port: int) -> list[str]:
+        if is_adapter(self.model):
+            raise UsageError(
+                f"vllm: {self.model} is a LoRA adapter, which webrl does not serve with vLLM yet; serve the folder "
+                f"`webrl models merge {self.model} --out DIR` writes, or use hf:"
+            )
         args = [
             *find_vllm(),
             str(self.model),

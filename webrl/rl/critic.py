@@ -7,7 +7,8 @@ real tokens only, so left padding does not shift them. The head width comes from
 gen_task.py hard-codes 4096).
 
 On disk a critic is the whole causal LM as a Hugging Face folder (trained trunk, the LM head it was loaded
-with), so the trunk can seed another critic or be loaded by any HF tool, plus `heads.pt` for the heads.
+with), so the trunk can seed another critic or be loaded by any HF tool, or with LoRA the trunk's adapter folder
+(webrl.rl.lora), plus `heads.pt` for the heads.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import torch
 from torch import Tensor, nn
 
 from webrl.files import atomic_dir
+from webrl.policy.models import load_causal_lm, save_model
 from webrl.rl.data import position_ids
 
 HEADS_FILE = "heads.pt"
@@ -46,25 +48,31 @@ class Critic(nn.Module):
 
     def __init__(self, lm: nn.Module):
         super().__init__()
-        self.trunk = lm.base_model  # the decoder without the LM head (Llama: `.model`)
+        causal = lm.get_base_model() if hasattr(lm, "get_base_model") else lm  # a PEFT model's wraps the LM
+        self.trunk = causal.base_model  # the decoder without the LM head (Llama: `.model`)
         self._lm = (lm,)  # kept unregistered: the head is saved with the folder but is no critic parameter
         hidden = lm.config.hidden_size
         self.heads = nn.ModuleList([make_head(hidden), make_head(hidden)])
 
-    @classmethod
-    def from_pretrained(cls, model_dir: Path, dtype: torch.dtype | None = None) -> Critic:
-        """A critic whose trunk comes from the HF causal-LM folder `model_dir`, with fresh heads."""
-        from transformers import AutoModelForCausalLM
-
-        kwargs = {"dtype": dtype} if dtype is not None else {}
-        return cls(AutoModelForCausalLM.from_pretrained(model_dir, **kwargs))
+    @property
+    def name_or_path(self) -> str:
+        return self._lm[0].name_or_path
 
     @classmethod
-    def load(cls, critic_dir: Path, dtype: torch.dtype | None = None) -> Critic:
+    def from_pretrained(cls, model_dir: Path, dtype: torch.dtype = torch.float32) -> Critic:
+        """A critic whose trunk comes from the causal LM `model_dir` (an adapter merged into its base), with fresh
+        heads."""
+        return cls(load_causal_lm(model_dir, dtype))
+
+    @classmethod
+    def load(cls, critic_dir: Path, dtype: torch.dtype = torch.float32) -> Critic:
         """A critic saved by `save`: the trunk from the folder, the heads from heads.pt."""
-        critic = cls.from_pretrained(critic_dir, dtype)
-        critic.heads.load_state_dict(torch.load(Path(critic_dir) / HEADS_FILE, map_location="cpu"))
-        return critic
+        return cls.from_pretrained(critic_dir, dtype).with_heads_of(critic_dir)
+
+    def with_heads_of(self, critic_dir: Path) -> Critic:
+        """This critic with the heads a saved critic has."""
+        self.heads.load_state_dict(torch.load(Path(critic_dir) / HEADS_FILE, map_location="cpu"))
+        return self
 
     def save(self, out_dir: Path, tokenizer=None) -> None:
         """Write the causal LM (HF folder), heads.pt and optionally the tokenizer; all or nothing.
@@ -72,7 +80,7 @@ class Critic(nn.Module):
         Under ZeRO-3 call this with the parameters gathered (deepspeed.zero.GatheredParameters) on rank 0.
         """
         with atomic_dir(Path(out_dir)) as tmp:
-            self._lm[0].save_pretrained(tmp)
+            save_model(self._lm[0], tmp)
             torch.save({k: v.detach().cpu() for k, v in self.heads.state_dict().items()}, tmp / HEADS_FILE)
             if tokenizer is not None:
                 tokenizer.save_pretrained(tmp)

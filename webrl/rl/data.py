@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from webrl.errors import UsageError, field_problem
 from webrl.files import json_object
+from webrl.policy.models import config_folder
 from webrl.policy.prompt import END_OF_TURN, prompt_token_ids
 
 MAX_TOKENS = 16384  # the official cutoff for SFT, critic and actor
@@ -275,7 +276,7 @@ def max_tokens_for(model_dir: Path, requested: int | None) -> int:
         if requested < 2:
             raise UsageError(f"--max-tokens {requested}: need at least 2 (one prompt and one response token)")
         return requested
-    config = json.loads((model_dir / "config.json").read_text())
+    config = json.loads((config_folder(model_dir) / "config.json").read_text())
     return min(MAX_TOKENS, int(config.get("max_position_embeddings") or MAX_TOKENS))
 
 

@@ -14,13 +14,14 @@ launcher (`launch_command`). On CPU the processes talk over gloo, on GPUs over N
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from torch import Tensor, nn
 from webrl.errors import UsageError
 from webrl.files import atomic_dir, write_atomically
 from webrl.netutil import free_port
+from webrl.policy.models import save_model
 from webrl.rl.checkpoint import Checkpoints, load_rng, read_state, save_rng, seed_everything, write_state
 from webrl.rl.settings import TrainSettings
 
@@ -123,6 +125,19 @@ def init_distributed() -> None:
         except dist.DistNetworkError:
             if attempt == PORT_ATTEMPTS - 1:
                 raise
+
+
+def frozen_base(model: nn.Module) -> dict[str, str] | None:
+    """What a training that leaves weights frozen (an adapter's) trains on: the model's name and a digest of its
+    frozen weights, which a checkpoint records and its resume checks; None when every weight trains."""
+    frozen = [(name, p) for name, p in model.named_parameters() if not p.requires_grad]
+    if not frozen:
+        return None
+    digest = hashlib.sha256()
+    for name, parameter in frozen:
+        digest.update(name.encode())
+        digest.update(parameter.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes())
+    return {"model": str(getattr(model, "name_or_path", type(model).__name__)), "digest": digest.hexdigest()}
 
 
 def make_optimizer(model: nn.Module, settings: TrainSettings) -> torch.optim.Optimizer:
@@ -252,6 +267,7 @@ class Engine:
         self.settings, self.run_dir, self.name = settings, Path(run_dir), name
         self.rank, self.world_size = dist.get_rank(), dist.get_world_size()
         self.checkpoints = Checkpoints(self.run_dir / "checkpoints" / name)
+        self.base = frozen_base(model)  # before ZeRO-3 partitions the weights
         self.engine, *_ = deepspeed.initialize(
             model=model, optimizer=make_optimizer(model, settings), config=deepspeed_config(settings)
         )
@@ -348,6 +364,7 @@ class Engine:
             "precision": self.settings.compute_precision(),
             "world_size": self.world_size,
             "items": n_items,
+            "base": self.base,
         }
 
     def _resume(self, n_items: int) -> tuple[int, dict[str, float]]:
@@ -362,19 +379,35 @@ class Engine:
         state = read_state(latest)
         key = self._resume_key(n_items)
         changed = sorted(k for k in key.keys() | state["resume_key"].keys() if key.get(k) != state["resume_key"].get(k))
+        if "base" in changed and key["base"] and state["resume_key"].get("base"):
+            trained_on = state["resume_key"]["base"]
+            raise UsageError(
+                f"{latest} trains an adapter on {trained_on['model']} (weights {trained_on['digest'][:12]}), not on "
+                f"{self.base['model']} ({self.base['digest'][:12]}): resume on the same base model"
+            )
         if changed:
             raise UsageError(
                 f"{latest} was trained with other {', '.join(changed)}; resume with the same "
                 f"settings, or train under another name or run dir"
             )
-        self.engine.load_checkpoint(str(self.checkpoints.root), tag=latest.name, load_lr_scheduler_states=False)
+        self.engine.load_checkpoint(
+            str(self.checkpoints.root),
+            tag=latest.name,
+            load_lr_scheduler_states=False,
+            load_module_strict=self.base is None,  # the frozen weights are not in it
+        )
         load_rng(latest, self.rank)
         return state["step"], state["metrics"]
 
     def _save(self, step: int, n_items: int, metrics: dict[str, float]) -> None:
         """Checkpoint `step` on every rank, then publish it atomically (module docstring of checkpoint)."""
         staging = self.checkpoints.staging(step)
-        self.engine.save_checkpoint(str(self.checkpoints.root), tag=staging.name, save_latest=False)
+        self.engine.save_checkpoint(
+            str(self.checkpoints.root),
+            tag=staging.name,
+            save_latest=False,
+            exclude_frozen_parameters=self.base is not None,  # an adapter's checkpoint is the adapter, not the base
+        )
         save_rng(staging, self.rank)
         if self.rank == 0:
             samples = step * self.settings.global_batch(self.world_size)
@@ -394,13 +427,21 @@ class Engine:
         dist.barrier()
 
     def state_dict(self) -> dict[str, Tensor] | None:
-        """The full weights on CPU on rank 0 (None elsewhere). Every rank must call it: ZeRO-3 gathers the
-        partitioned parameters one layer at a time."""
+        """The full weights on CPU on rank 0 (None elsewhere), or of an adapter only its own. Every rank must call
+        it: ZeRO-3 gathers the partitioned parameters (one layer at a time for the full weights)."""
+        if self.base is not None:
+            return self._trained_state()
         if self.settings.zero_stage == 3:
             return self.engine._zero3_consolidated_16bit_state_dict()
         if self.rank != 0:
             return None
         return {key: value.detach().cpu() for key, value in self.engine.module.state_dict().items()}
+
+    def _trained_state(self) -> dict[str, Tensor] | None:
+        """The parameters that train, gathered (the base's frozen weights stay where they are)."""
+        trained = [(name, p) for name, p in self.engine.module.named_parameters() if p.requires_grad]
+        with gathered([p for _, p in trained], self.settings.zero_stage):
+            return {name: p.detach().cpu().clone() for name, p in trained} if self.rank == 0 else None
 
     def save_pretrained(self, path: Path, tokenizer=None, save_fn: SaveFn | None = None) -> None:
         """Write the full weights as a folder that `from_pretrained` loads directly, all-or-nothing. Every rank
@@ -415,9 +456,19 @@ class Engine:
         dist.barrier()
 
 
+def gathered(parameters: list[nn.Parameter], zero_stage: int) -> AbstractContextManager:
+    """Under ZeRO-3, a context in which `parameters` are whole on every rank; else nothing to do."""
+    if zero_stage != 3:
+        return nullcontext()
+    import deepspeed
+
+    return deepspeed.zero.GatheredParameters(parameters)
+
+
 def save_hf(module: nn.Module, state: dict[str, Tensor], folder: Path) -> None:
-    """A Hugging Face model's folder (config + safetensors) from the gathered `state`."""
-    module.save_pretrained(folder, state_dict=state)
+    """A Hugging Face model's folder (config + safetensors) from the gathered `state`; of an adapter (a PEFT
+    model), the adapter's folder, naming its base."""
+    save_model(module, folder, state)
 
 
 def event_summary(out: Path, name: str) -> dict[str, float]:

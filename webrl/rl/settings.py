@@ -30,6 +30,31 @@ FORM_PARAMETERS = {
 }
 
 
+# Llama's attention and MLP projections: every linear layer of a decoder block (the names SmolLM2 and reader share)
+LLAMA_LINEAR = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+
+
+class LoraSettings(BaseModel):
+    """Low-rank adapters (LoRA, through PEFT): train an adapter on the frozen model instead of all its weights."""
+
+    model_config = {"extra": "forbid"}
+
+    rank: int = Field(0, ge=0, description="The adapters' rank r (0: no adapters, every weight trains).")
+    alpha: float = Field(32.0, gt=0, description="LoRA's α: an adapter's update is scaled by α / r.")
+    dropout: float = Field(0.0, ge=0, lt=1, description="Dropout on the adapters' inputs.")
+    target_modules: list[str] = Field(
+        LLAMA_LINEAR,
+        min_length=1,
+        description="The linear layers that get adapters, by module name (Llama's attention and MLP "
+        "projections; as an option, repeated for several).",
+        json_schema_extra={"metavar": "NAME"},
+    )
+
+    @property
+    def enabled(self) -> bool:
+        return self.rank > 0
+
+
 # WebRL's SFT (paper Table 4) and ORM training (Table 5) schedule; its actor and critic updates keep a constant rate
 COSINE_WARMUP = {"lr_schedule": "cosine", "warmup": 0.1}
 
@@ -76,6 +101,10 @@ class TrainSettings(BaseModel):
     )
     gradient_checkpointing: bool = Field(
         False, description="Recompute activations in the backward pass: less memory, about a third more compute."
+    )
+    lora: LoraSettings = Field(
+        default_factory=LoraSettings,
+        description="LoRA on the trained model (the actor in an update); rank 0, the default, trains every weight",
     )
 
     @model_validator(mode="after")
@@ -159,6 +188,10 @@ class UpdateSettings(TrainSettings):
     critic_lr: float | None = Field(
         None, gt=0, description="The critic's learning rate [default: the actor's lr, as in the official code]."
     )
+    critic_lora: LoraSettings = Field(
+        default_factory=LoraSettings,
+        description="LoRA on the critic's trunk, apart from the actor's (its value heads always train in full)",
+    )
     critic_replay: bool = Field(
         True,
         description="The critic trains on the replayed steps too, as in the official "
@@ -206,8 +239,8 @@ class UpdateSettings(TrainSettings):
         return data
 
     def critic_settings(self) -> TrainSettings:
-        """How the critic trains: these settings at the critic's learning rate."""
-        return self.train_settings().model_copy(update={"lr": self.critic_lr or self.lr})
+        """How the critic trains: these settings at the critic's learning rate, with the critic's LoRA."""
+        return self.train_settings().model_copy(update={"lr": self.critic_lr or self.lr, "lora": self.critic_lora})
 
     def train_settings(self) -> TrainSettings:
         """The engine's part of these settings (Filtered BC trains the update's way with the SFT loss)."""

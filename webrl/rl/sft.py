@@ -27,7 +27,7 @@ from typing import Any
 import torch
 
 from webrl.errors import UsageError
-from webrl.policy.models import load_causal_lm, load_tokenizer, quiet, resolve_model
+from webrl.policy.models import load_tokenizer, quiet, resolve_model
 from webrl.rl.data import (
     Encoded,
     action_logprobs,
@@ -40,6 +40,7 @@ from webrl.rl.data import (
 )
 from webrl.rl.engine import ACTOR_DIR, Engine, event_summary, init_distributed, write_metrics
 from webrl.rl.job_spec import SftJob
+from webrl.rl.lora import trainable_model
 from webrl.rl.objective import sft_loss
 
 
@@ -83,7 +84,7 @@ def run_sft(job: SftJob) -> dict[str, Any]:
     items = [e for e in encoded if e is not None]
     if not items:
         raise UsageError(f"{job.data}: no step fits in --max-tokens {limit} (all {len(steps)} responses are longer)")
-    engine = Engine(load_causal_lm(model_dir), settings, out, "sft")
+    engine = Engine(trainable_model(model_dir, settings.lora, settings.seed), settings, out, "sft")
     result = engine.train(items, sft_loss_fn(pad_token_id(tokenizer), settings.page_loss))
     with quiet():
         engine.save_pretrained(out / ACTOR_DIR, tokenizer)

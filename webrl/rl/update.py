@@ -39,7 +39,6 @@ import json
 import math
 import time
 from collections.abc import Callable, Sequence
-from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,8 +62,18 @@ from webrl.rl.data import (
     max_tokens_for,
     pad_token_id,
 )
-from webrl.rl.engine import ACTOR_DIR, Engine, TrainSettings, event_summary, init_distributed, is_main, write_metrics
+from webrl.rl.engine import (
+    ACTOR_DIR,
+    Engine,
+    TrainSettings,
+    event_summary,
+    gathered,
+    init_distributed,
+    is_main,
+    write_metrics,
+)
 from webrl.rl.job_spec import UpdateJob
+from webrl.rl.lora import trainable_model
 from webrl.rl.objective import Objective, value_from_logits
 from webrl.rl.passes import batched_pass, logprob_rows, pass_device, pass_dtype, sharded_map
 from webrl.rl.replay import mix, replay_candidates, select_replay
@@ -282,36 +291,34 @@ def critic_loss_fn(objective: Objective, pad_id: int) -> Callable:
     return loss
 
 
-def build_critic(inputs: Inputs, critic_dir: Path | None, seed: int) -> Critic:
+def build_critic(inputs: Inputs, critic_dir: Path | None, settings: TrainSettings) -> Critic:
     """The previous phase's critic, else the actor's trunk with fresh heads (seeded: a resumed run that was
-    killed before its first checkpoint starts from the same heads). The engine's gradient-checkpointing
-    switch is the trunk's (the official critic trains with it)."""
+    killed before its first checkpoint starts from the same heads), its trunk trained in full or through an adapter
+    (`settings.lora`, the update's critic_lora): the previous critic's, else a new one on the actor's weights (an
+    actor's adapter merged; the critic's adapter then names the actor's folder as its base). The engine's
+    gradient-checkpointing switch is the trunk's (the official critic trains with it)."""
     if critic_dir is not None and not (Path(critic_dir) / "heads.pt").is_file():
         raise UsageError(
             f"--critic {critic_dir}: not a critic folder (no heads.pt); give the critic/ folder "
             "of an earlier rl-update, or leave --critic out for a fresh one"
         )
-    torch.manual_seed(seed)
-    with quiet():
-        critic = (
-            Critic.load(Path(critic_dir), torch.float32)
-            if critic_dir is not None
-            else Critic.from_pretrained(inputs.actor_dir, torch.float32)
+    torch.manual_seed(settings.seed)
+    with quiet():  # a fresh critic's adapter starts anew on the actor's weights
+        trunk = trainable_model(
+            Path(critic_dir or inputs.actor_dir), settings.lora, settings.seed, "critic_lora", critic_dir is not None
         )
+        critic = Critic(trunk)
+    if critic_dir is not None:
+        critic.with_heads_of(critic_dir)
     critic.gradient_checkpointing_enable = critic.trunk.gradient_checkpointing_enable
     return critic
 
 
 def save_critic(engine: Engine, out: Path, tokenizer) -> None:
-    """out/critic from every rank (ZeRO-3 gathers the partitioned parameters first); rank 0 writes."""
-    import deepspeed
-
-    gather = (
-        deepspeed.zero.GatheredParameters(list(engine.module.parameters()))
-        if engine.settings.zero_stage == 3
-        else nullcontext()
-    )
-    with gather, quiet():
+    """out/critic from every rank (ZeRO-3 gathers the trained parameters first: every one, or an adapter's and the
+    heads); rank 0 writes."""
+    trained = [p for p in engine.module.parameters() if p.requires_grad]
+    with gathered(trained, engine.settings.zero_stage), quiet():
         if is_main():
             engine.module.save(out, tokenizer)
     dist.barrier()
@@ -339,7 +346,7 @@ def critic_stage(
     of every item."""
     examples = critic_inputs(items, inputs.tokenizer, inputs.max_tokens)
     pad = pad_token_id(inputs.tokenizer)
-    engine = Engine(build_critic(inputs, critic_dir, settings.seed), settings, out, "critic")
+    engine = Engine(build_critic(inputs, critic_dir, settings), settings, out, "critic")
     trained = [e for e, item in zip(examples, items, strict=True) if replay or item.source == "current"]
     result = engine.train(trained, critic_loss_fn(objective, pad))
     save_critic(engine, out / CRITIC_DIR, inputs.tokenizer)
@@ -394,7 +401,7 @@ def actor_loss_fn(objective: Objective, pad_id: int) -> Callable:
 def actor_stage(
     inputs: Inputs, items: Sequence[Item], out: Path, settings: TrainSettings, objective: Objective
 ) -> dict[str, Any]:
-    engine = Engine(load_causal_lm(inputs.actor_dir), settings, out, "actor")
+    engine = Engine(trainable_model(inputs.actor_dir, settings.lora, settings.seed), settings, out, "actor")
     result = engine.train(list(items), actor_loss_fn(objective, pad_token_id(inputs.tokenizer)))
     with quiet():
         engine.save_pretrained(out / ACTOR_DIR, inputs.tokenizer)
