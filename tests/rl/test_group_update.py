@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import json
 import math
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 import torch
-from cli_support import webrl
+from cli_support import events, webrl
 from engine_support import DIST_ENV, child_env
 
 from webrl.policy.models import load_causal_lm
@@ -66,10 +70,14 @@ def grpo_run(tiny, tmp_path_factory):
     env = {k: v for k, v in child_env().items() if k not in DIST_ENV} | {"OMP_NUM_THREADS": "1", "COLUMNS": "200"}
     env["WEBRL_STATE_DIR"] = str(root / "state")
     out = root / "update"
-    args = ["--data", str(data), "--actor", str(tiny), "--out", str(out), "--max-tokens", str(MAX_TOKENS)]
-    result = webrl(env, "rl-update", *args, "--objective", "grpo", "--dynamic-sampling", *ENGINE, timeout=300)
+    result = webrl(env, *grpo_command(data, tiny, out), timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    return {"tiny": tiny, "data": data, "out": out, "root": root}
+    return {"tiny": tiny, "data": data, "out": out, "root": root, "env": env}
+
+
+def grpo_command(data: Path, actor: Path, out: Path, *extra: str) -> list[str]:
+    args = ["--data", str(data), "--actor", str(actor), "--out", str(out), "--max-tokens", str(MAX_TOKENS)]
+    return ["rl-update", *args, "--objective", "grpo", "--dynamic-sampling", *ENGINE, *extra]
 
 
 def test_grpo_drops_the_group_without_signal_and_counts_it(grpo_run):
@@ -122,3 +130,26 @@ def test_gigpo_trains_with_its_step_advantage(grpo_run):
     assert summary["advantage"]["min"] == pytest.approx(-2 * math.sqrt(2), rel=1e-4)
     assert summary["data"]["trained_steps"] == 18
     assert (out / "actor" / "config.json").exists()
+
+
+def test_a_killed_grpo_update_resumed_ends_with_the_uninterrupted_actor(grpo_run):
+    out = grpo_run["root"] / "killed"
+    command = [
+        sys.executable,
+        "-m",
+        "webrl",
+        *grpo_command(grpo_run["data"], grpo_run["tiny"], out, "--save-every", "1"),
+    ]
+    killed = subprocess.Popen(command, env=grpo_run["env"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 240
+    while not any(row["step"] >= 2 for row in events(out, "actor")):
+        assert killed.poll() is None and time.monotonic() < deadline, killed.communicate()[0][-4000:]
+        time.sleep(0.01)
+    killed.send_signal(signal.SIGKILL)
+    killed.communicate()
+    assert killed.returncode == -signal.SIGKILL and not (out / "metrics.json").exists()
+    result = webrl(grpo_run["env"], *grpo_command(grpo_run["data"], grpo_run["tiny"], out, "--save-every", "1"))
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert json.loads((out / "metrics.json").read_text())["actor"]["resumed_from"] >= 1
+    left, right = load_causal_lm(out / "actor").state_dict(), load_causal_lm(grpo_run["out"] / "actor").state_dict()
+    assert all(torch.equal(left[name], right[name]) for name in right)
