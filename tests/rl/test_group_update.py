@@ -153,3 +153,17 @@ def test_a_killed_grpo_update_resumed_ends_with_the_uninterrupted_actor(grpo_run
     assert json.loads((out / "metrics.json").read_text())["actor"]["resumed_from"] >= 1
     left, right = load_causal_lm(out / "actor").state_dict(), load_causal_lm(grpo_run["out"] / "actor").state_dict()
     assert all(torch.equal(left[name], right[name]) for name in right)
+
+
+def test_a_critic_or_replay_given_to_grpo_is_refused_in_one_line(grpo_run):
+    for extra, named in (
+        (["--critic", str(grpo_run["root"])], "--critic"),
+        (["--replay-steps", str(grpo_run["data"])], "--replay-steps"),
+    ):
+        command = grpo_command(grpo_run["data"], grpo_run["tiny"], grpo_run["root"] / "refused", *extra)
+        result = webrl(grpo_run["env"], *command)
+        assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+        assert (
+            result.stderr.strip()
+            == f"error: {named}: grpo trains on the phase's own rollouts, with no critic and no replay"
+        )

@@ -554,6 +554,9 @@ def run_group_update(job: UpdateJob, objective: GroupObjective) -> dict[str, Any
     dropped where `dynamic_sampling` says, then the actor; returns the summary in out/metrics.json (without an
     actor/ when every group was dropped: the phase keeps the actor it started with)."""
     settings, out, seconds = job.settings, Path(job.out), {}
+    if job.critic is not None or job.replay:
+        given = "--critic" if job.critic is not None else "--replay-steps"
+        raise UsageError(f"{given}: {objective.form} trains on the phase's own rollouts, with no critic and no replay")
     began = time.perf_counter()
     inputs = read_inputs(Path(job.data), job.model, [], job.max_tokens, job.models_dir)
     init_distributed()
