@@ -31,10 +31,10 @@ OUTCOMES = {0: [1.0, 0.0, 0.0], 1: [0.0, 0.0, 0.0], 2: [1.0, 1.0, 0.0]}  # task 
 ENGINE = ["--lr", "3e-3", "--precision", "fp32", "--zero-stage", "0", "--micro-batch-size", "2", "--epochs", "4"]
 
 
-def rollouts(path: Path) -> Path:
+def rollouts(path: Path, outcomes: dict[int, list[float]] = OUTCOMES) -> Path:
     """Two steps per member; the first page is the task's start page, the same for all its members."""
     rows = []
-    for task, rewards in OUTCOMES.items():
+    for task, rewards in outcomes.items():
         for member, reward in enumerate(rewards):
             good = reward > 0
             history: list[str] = []
@@ -167,3 +167,14 @@ def test_a_critic_or_replay_given_to_grpo_is_refused_in_one_line(grpo_run):
             result.stderr.strip()
             == f"error: {named}: grpo trains on the phase's own rollouts, with no critic and no replay"
         )
+
+
+def test_a_phase_whose_groups_all_lack_signal_keeps_its_actor(grpo_run):
+    data = rollouts(grpo_run["root"] / "uniform.jsonl", {0: [0.0, 0.0], 1: [1.0, 1.0]})
+    out = grpo_run["root"] / "uniform"
+    result = webrl(grpo_run["env"], *grpo_command(data, grpo_run["tiny"], out))
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    summary = json.loads((out / "metrics.json").read_text())
+    assert summary["data"]["groups_dropped"] == 2 and summary["data"]["trained_steps"] == 0
+    assert summary["actor"] == {"skipped": "every group's rollouts got the same reward"}
+    assert not (out / "actor").exists()

@@ -577,8 +577,11 @@ def run_group_update(job: UpdateJob, objective: GroupObjective) -> dict[str, Any
         "groups_dropped": len(uniform) if objective.dynamic_sampling else 0,
         "trained_steps": len(items),
     }
-    summary: dict[str, Any] = {"data": data, "objective": dataclasses.asdict(objective)}
-    summary["settings"] = settings.model_dump(mode="json")
+    summary: dict[str, Any] = {
+        "data": data,
+        "objective": dataclasses.asdict(objective),
+        "settings": settings.model_dump(mode="json"),
+    }
     if not items:
         summary["actor"] = {"skipped": "every group's rollouts got the same reward"}
         write_metrics(out, summary)
