@@ -241,6 +241,30 @@ def test_filtered_bc_baseline_from_an_initial_model(sites, ci_run, tmp_path):
     assert not (out / "phases/1/update/critic").exists()
 
 
+def test_one_grpo_phase_on_groups_from_identical_starts(sites, tmp_path):
+    """`--algorithm grpo`: one phase of the ci preset from `tiny` itself, each task rolled out twice, each member
+    from its task's start page; the update trains on the groups with no critic and no replay."""
+    out = tmp_path / "grpo"
+    args = ["--preset", "ci", "--phases", "1", "--algorithm", "grpo", "--group-size", "2", "--init", "tiny"]
+    result = webrl(sites, "train", *args, "--out", str(out), timeout=TRAIN_TIMEOUT)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert list(read_json(out / "progress.json")["done"]) == ["0:eval", *(f"1:{s}" for s in STAGES)]
+    episodes = lines(out / "phases/1/rollouts/episodes.jsonl")
+    tasks = read_json(out / "phases/1/tasks.json")
+    assert sorted((e["task_id"], e["repeat"]) for e in episodes) == sorted(
+        (t["task_id"], r) for t in tasks for r in (0, 1)
+    )
+    for task in tasks:
+        starts = [e["steps"][0]["observation"] for e in episodes if e["task_id"] == task["task_id"]]
+        assert len(starts) == 2 and starts[0] == starts[1], task["task_id"]
+    update = read_json(out / "phases/1/update/metrics.json")
+    assert update["objective"]["form"] == "grpo" and update["data"]["groups"] == len(tasks)
+    assert update["actor"]["optimizer_steps"] >= 1
+    assert not (out / "phases/1/update/critic").exists()
+    assert "replay" not in read_job(out / "phases/1/update/job.yaml").model_dump(exclude_defaults=True)
+    assert read_json(out / "phases/1/metrics.json")["actor"] == str(out / "phases/1/update/actor")
+
+
 MINIWOB_ENVS = "click-button,click-link,focus-text"
 DEMONSTRATED = "click-button,click-link"
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import yaml
 from cli_support import private_env, webrl
@@ -123,6 +125,59 @@ def test_the_awr_algorithm_refuses_another_objective():
     with pytest.raises(UsageError, match="the awr algorithm trains the awr objective, not paper"):
         resolve_run_settings(layers)
     assert resolve_run_settings([("run.yaml", {"algorithm": "awr"})]).update.objective == "awr"
+
+
+def test_the_grpo_algorithm_takes_its_settings_and_reads_them_back(tmp_path):
+    env = private_env(tmp_path / "state")
+    args = ["--algorithm", "gigpo", "--group-size", "4", "--no-critic-filter", "--clip-ratio", "0.3"]
+    args += ["--step-advantage-weight", "0.5"]
+    printed = webrl(env, "train", "--preset", "ci", *args, "--print-config")
+    assert printed.returncode == 0, printed.stderr
+    run = yaml.safe_load(printed.stdout)
+    update = run["update"]
+    assert (run["group_size"], update["objective"], update["clip_ratio"], update["step_advantage_weight"]) == (
+        4,
+        "gigpo",
+        0.3,
+        0.5,
+    )
+    assert not {"beta", "lam", "awr_temperature"} & update.keys()
+    saved = tmp_path / "run.yaml"
+    saved.write_text(printed.stdout)
+    again = webrl(env, "train", "--config", str(saved), "--print-config")
+    assert again.returncode == 0 and again.stdout == printed.stdout
+
+
+@pytest.mark.parametrize(
+    "layer, message",
+    [
+        ({"algorithm": "grpo"}, "group_size: grpo compares rollouts of the same task, needs 2 or more"),
+        (
+            {"algorithm": "gigpo", "group_size": 2},
+            "critic_filter: gigpo trains no critic, and its group-success band is not yet implemented",
+        ),
+        (
+            {"algorithm": "grpo", "update": {"objective": "awr"}},
+            "the grpo algorithm trains the grpo objective, not awr",
+        ),
+        ({"update": {"objective": "grpo"}}, "the grpo objective is the grpo algorithm: --algorithm grpo"),
+        (
+            {"algorithm": "grpo", "group_size": 2, "phases": 1, "update": {"step_gamma": 0.9}},
+            "step_gamma (GiGPO's discount of the step returns) applies to the gigpo objective only, not grpo",
+        ),
+        ({"update": {"kl_coef": 0.1}}, "kl_coef (the weight of the k3 KL to the reference) applies to the grpo and "),
+    ],
+)
+def test_the_group_algorithms_refuse_what_they_cannot_run_naming_the_field(layer, message):
+    with pytest.raises(UsageError, match=re.escape(message)):
+        resolve_run_settings([("run.yaml", layer)])
+
+
+def test_the_group_algorithms_run_one_phase_or_without_the_critic_filter():
+    one = resolve_run_settings([("run.yaml", {"algorithm": "grpo", "group_size": 2, "phases": 1})])
+    assert (one.update.objective, one.group_size) == ("grpo", 2)
+    layer = {"algorithm": "gigpo", "group_size": 3, "critic_filter": False}
+    assert resolve_run_settings([("run.yaml", layer)]).update.objective == "gigpo"
 
 
 def test_training_scores_in_the_strict_mode_and_an_older_run_keeps_its_rules(tmp_path):

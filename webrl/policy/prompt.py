@@ -42,6 +42,22 @@ def webrl_history(intent: str, history: list[str]) -> str:
     )
 
 
+def _split(prompt: str) -> tuple[str, str, str] | None:
+    """A `webrl_prompt` as (everything before the current page, the page, the open assistant header after it);
+    None for a prompt not in that layout."""
+    head, user, rest = prompt.rpartition(_USER)
+    page, assistant, after = rest.rpartition("\n\n" + _ASSISTANT)
+    if user and assistant and not after:
+        return head + user, page, assistant
+    return None
+
+
+def prompt_page(prompt: str) -> str:
+    """The current page a `webrl_prompt` shows (the whole prompt when it is not in that layout)."""
+    parts = _split(prompt)
+    return prompt if parts is None else parts[1]
+
+
 def prompt_token_ids(tokenizer, prompt: str, max_tokens: int) -> tuple[list[int], int]:
     """The prompt's token ids (special tokens added: BOS), at most `max_tokens`, and how many were cut.
 
@@ -53,11 +69,11 @@ def prompt_token_ids(tokenizer, prompt: str, max_tokens: int) -> tuple[list[int]
     ids = tokenizer(prompt).input_ids
     if len(ids) <= max_tokens:
         return ids, 0
-    head, user, rest = prompt.rpartition(_USER)
-    page, assistant, after = rest.rpartition("\n\n" + _ASSISTANT)
-    if user and assistant and not after:
-        head_ids = tokenizer(head + user).input_ids
-        tail_ids = tokenizer(assistant, add_special_tokens=False).input_ids
+    parts = _split(prompt)
+    if parts is not None:
+        head, page, tail = parts
+        head_ids = tokenizer(head).input_ids
+        tail_ids = tokenizer(tail, add_special_tokens=False).input_ids
         room = max_tokens - len(head_ids) - len(tail_ids)
         if room >= 0:
             kept = head_ids + tokenizer(page, add_special_tokens=False).input_ids[:room] + tail_ids

@@ -241,15 +241,18 @@ def position_ids(attention_mask: torch.Tensor) -> torch.Tensor:
 
 
 def action_logprobs(model: torch.nn.Module, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
-    """(Σ log π(a_k | s, a_<k) over each row's action tokens [B], number of action tokens [B]).
+    """(Σ log π(a_k | s, a_<k) over each row's action tokens [B], number of action tokens [B])."""
+    logp, mask = action_token_logprobs(model, batch)
+    return torch.where(mask, logp, 0.0).sum(-1), mask.sum(-1)
 
-    Only the positions from the earliest action token on get logits, so the vocabulary-sized tensor covers the
-    actions, not the prompts.
-    """
+
+def action_token_logprobs(model: torch.nn.Module, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+    """(log π(a_k | s, a_<k) [B, T], True at each row's action tokens [B, T]), T the positions from the earliest
+    action token of the batch on: only those get logits, so the vocabulary-sized tensor covers the actions, not the
+    prompts. Each row's action tokens are contiguous and in order, so `logp[mask]` lists them row by row."""
     targets = batch.action_mask[:, 1:]
     first = int(targets.int().argmax(-1).min()) if bool(targets.any()) else targets.shape[1] - 1
-    mask = targets[:, first:]
-    return torch.where(mask, next_token_logprobs(model, batch, first), 0.0).sum(-1), mask.sum(-1)
+    return next_token_logprobs(model, batch, first), targets[:, first:]
 
 
 def next_token_logprobs(model: torch.nn.Module, batch: Batch, first: int = 0) -> torch.Tensor:

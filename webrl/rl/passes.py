@@ -10,7 +10,7 @@ from typing import TypeVar
 import torch
 import torch.distributed as dist
 
-from webrl.rl.data import Batch, Encoded, action_logprobs, collate
+from webrl.rl.data import Batch, Encoded, action_logprobs, action_token_logprobs, collate
 from webrl.rl.settings import TrainSettings
 
 T = TypeVar("T")
@@ -64,5 +64,15 @@ def logprob_rows(model: torch.nn.Module) -> Callable[[Batch], list[tuple[float, 
     def rows(batch: Batch) -> list[tuple[float, int]]:
         logp, n_tokens = action_logprobs(model, batch)
         return list(zip(logp.float().tolist(), n_tokens.tolist(), strict=True))
+
+    return rows
+
+
+def token_logprob_rows(model: torch.nn.Module) -> Callable[[Batch], list[list[float]]]:
+    """A batched_pass function: per row, the log-prob of each action token under `model`, in order."""
+
+    def rows(batch: Batch) -> list[list[float]]:
+        logp, mask = action_token_logprobs(model, batch)
+        return [row[keep].float().tolist() for row, keep in zip(logp, mask, strict=True)]
 
     return rows

@@ -21,12 +21,20 @@ from pydantic import (
 # lies in (low, high]: the paper's best range (Table 2), perplexity in [1/0.95, 1/0.5)
 REPLAY_CONFIDENCE = (0.5, 0.95)
 
-# The objective's own parameters: the form that uses each, and what it is. Given with another form, one is refused
+GROUP_FORMS = ("grpo", "gigpo")  # the objectives that compare rollouts within a group of the same task
+
+# The objective's own parameters: the forms that use each, and what it is. Given with another form, one is refused
 # rather than silently ignored.
 FORM_PARAMETERS = {
-    "beta": ("paper", "the paper loss's KL weight; the official loss adapts its own β"),
-    "lam": ("paper", "Eq. 9's λ"),
-    "awr_temperature": ("awr", "AWR's τ"),
+    "beta": (("paper",), "the paper loss's KL weight; the official loss adapts its own β"),
+    "lam": (("paper",), "Eq. 9's λ"),
+    "awr_temperature": (("awr",), "AWR's τ"),
+    "clip_ratio": (GROUP_FORMS, "the clip ε of the importance ratio"),
+    "kl_coef": (GROUP_FORMS, "the weight of the k3 KL to the reference"),
+    "trajectory_normaliser": (GROUP_FORMS, "the 1/k weight of a trajectory's steps"),
+    "dynamic_sampling": (GROUP_FORMS, "DAPO's dropping of groups without signal"),
+    "step_advantage_weight": (("gigpo",), "GiGPO's ω"),
+    "step_gamma": (("gigpo",), "GiGPO's discount of the step returns"),
 }
 
 
@@ -160,11 +168,15 @@ class SftSettings(TrainSettings):
 class UpdateSettings(TrainSettings):
     """A phase's WebRL update: how the critic trains, which earlier steps are replayed, and the actor's objective."""
 
-    objective: Literal["official", "paper", "awr"] = Field(
+    objective: Literal["official", "paper", "awr", "grpo", "gigpo"] = Field(
         "official",
         description="official: the released code's losses and binarised advantage (the published "
         "numbers); paper: Eq. 8, Eq. 9 and the squared KL-regularised loss; awr: the paper's AWR baseline, Eq. 8's "
-        "critic, A = r_T - V(s) and the token-mean log-likelihood weighted by min(exp(A / awr_temperature), 20).",
+        "critic, A = r_T - V(s) and the token-mean log-likelihood weighted by min(exp(A / awr_temperature), 20); "
+        "grpo: no critic, every step of a rollout gets its reward normalised within the rollouts of its task, "
+        "(R - mean) / (std + 1e-6), in a clipped importance-ratio loss; gigpo: grpo's advantage plus "
+        "step_advantage_weight times a step advantage over the steps whose page is the same. grpo and gigpo train "
+        "on the phase's own rollouts only (no critic, no replay).",
     )
     beta: float = Field(
         1.0,
@@ -184,6 +196,40 @@ class UpdateSettings(TrainSettings):
         gt=0.0,
         description="AWR's temperature τ in the weight min(exp(A / τ), 20) (the paper does not state it). The awr "
         "objective only.",
+    )
+    clip_ratio: float = Field(
+        0.2,
+        gt=0.0,
+        lt=1.0,
+        description="ε of the importance ratio's clip to [1 - ε, 1 + ε] (DeepSeekMath: 0.2). grpo and gigpo only.",
+    )
+    kl_coef: float = Field(
+        0.0,
+        ge=0.0,
+        description="Weight of the k3 estimate of the KL to the reference (the actor at the start of the phase) in "
+        "the loss (0: none). grpo and gigpo only.",
+    )
+    trajectory_normaliser: bool = Field(
+        True,
+        description="Weight each step by 1/k, k its trajectory's steps (scaled so the mean weight is 1), so that "
+        "every trajectory counts once whatever its length; off: every step counts once. grpo and gigpo only.",
+    )
+    dynamic_sampling: bool = Field(
+        False,
+        description="Drop the groups whose rollouts all got the same reward (their advantage is 0 everywhere), "
+        "counted in metrics.json (DAPO's dynamic sampling; the batch is not refilled yet). grpo and gigpo only.",
+    )
+    step_advantage_weight: float = Field(
+        1.0,
+        ge=0.0,
+        description="GiGPO's ω: the weight of the step advantage beside the episode's (the paper: 1). gigpo only.",
+    )
+    step_gamma: float = Field(
+        0.95,
+        gt=0.0,
+        le=1.0,
+        description="GiGPO's γ: a step's return is γ^(steps after it) times the trajectory's reward (the paper: "
+        "0.95). gigpo only.",
     )
     critic_lr: float | None = Field(
         None, gt=0, description="The critic's learning rate [default: the actor's lr, as in the official code]."
@@ -221,20 +267,22 @@ class UpdateSettings(TrainSettings):
 
     @field_validator(*FORM_PARAMETERS)
     @classmethod
-    def _a_parameter_of_the_objective(cls, value: float, info: ValidationInfo) -> float:
+    def _a_parameter_of_the_objective(cls, value: float | bool, info: ValidationInfo) -> float | bool:
         # runs on given values only (pydantic does not validate defaults): a default is never refused
         form = info.data.get("objective")  # absent when the objective itself was refused
-        owner, what = FORM_PARAMETERS[info.field_name]
-        if form is not None and form != owner:
-            raise ValueError(f"{info.field_name} ({what}) applies to the {owner} objective only, not {form}")
+        owners, what = FORM_PARAMETERS[info.field_name]
+        if form is not None and form not in owners:
+            raise ValueError(
+                f"{info.field_name} ({what}) applies to the {' and '.join(owners)} objective only, not {form}"
+            )
         return value
 
     @model_serializer(mode="wrap")
     def _without_other_forms_parameters(self, handler: SerializerFunctionWrapHandler) -> dict:
         # so that a dump reads back (--print-config, settings.yaml, job files): the validator refuses them there
         data = handler(self)
-        for name, (owner, _) in FORM_PARAMETERS.items():
-            if owner != self.objective:
+        for name, (owners, _) in FORM_PARAMETERS.items():
+            if self.objective not in owners:
                 data.pop(name, None)
         return data
 

@@ -38,6 +38,7 @@ import hashlib
 import json
 import math
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,12 +50,14 @@ import torch.distributed as dist
 from webrl.errors import UsageError
 from webrl.files import write_atomically
 from webrl.policy.models import load_causal_lm, load_tokenizer, quiet, resolve_model
+from webrl.policy.prompt import prompt_page
 from webrl.rl.critic import Critic
 from webrl.rl.data import (
     Batch,
     Encoded,
     TrainingStep,
     action_logprobs,
+    action_token_logprobs,
     collate,
     encode_prompt,
     encode_steps,
@@ -72,12 +75,13 @@ from webrl.rl.engine import (
     is_main,
     write_metrics,
 )
+from webrl.rl.grpo import GroupObjective, GroupStep, clipped_loss, uniform_groups
 from webrl.rl.job_spec import UpdateJob
 from webrl.rl.lora import trainable_model
 from webrl.rl.objective import Objective, value_from_logits
-from webrl.rl.passes import batched_pass, logprob_rows, pass_device, pass_dtype, sharded_map
+from webrl.rl.passes import batched_pass, logprob_rows, pass_device, pass_dtype, sharded_map, token_logprob_rows
 from webrl.rl.replay import mix, replay_candidates, select_replay
-from webrl.rl.settings import UpdateSettings
+from webrl.rl.settings import GROUP_FORMS, UpdateSettings
 
 CRITIC_DIR, PREPARE_FILE, VALUES_FILE = "critic", "prepare.json", "values.json"
 PASS_BATCH = 4  # rows per no-grad forward pass
@@ -93,6 +97,8 @@ class Item:
     ref_logp: float
     n_tokens: int
     advantage: float = 0.0
+    ref_tokens: tuple[float, ...] = ()  # per action token (the group objectives' ratio)
+    weight: float = 1.0  # of its loss (the group objectives' 1/k normaliser)
 
 
 @dataclass(frozen=True)
@@ -238,7 +244,8 @@ def phase_items(inputs: Inputs, prepared: dict[str, Any]) -> list[Item]:
     for row in prepared["mixed"]:
         step = (inputs.current if row["source"] == "current" else inputs.candidates)[row["index"]]
         encoded, _ = encode_steps(inputs.tokenizer, [step], inputs.max_tokens)
-        items.append(Item(step, encoded[0], row["source"], row["ref_logp"], row["n_tokens"]))
+        tokens = tuple(row.get("ref_tokens", ()))
+        items.append(Item(step, encoded[0], row["source"], row["ref_logp"], row["n_tokens"], ref_tokens=tokens))
     return items
 
 
@@ -399,10 +406,11 @@ def actor_loss_fn(objective: Objective, pad_id: int) -> Callable:
 
 
 def actor_stage(
-    inputs: Inputs, items: Sequence[Item], out: Path, settings: TrainSettings, objective: Objective
+    inputs: Inputs, items: Sequence[Item], out: Path, settings: TrainSettings, loss: Callable
 ) -> dict[str, Any]:
+    """Train the phase-start actor on `items` with the engine's loss function `loss`; save out/actor."""
     engine = Engine(trainable_model(inputs.actor_dir, settings.lora, settings.seed), settings, out, "actor")
-    result = engine.train(list(items), actor_loss_fn(objective, pad_token_id(inputs.tokenizer)))
+    result = engine.train(list(items), loss)
     with quiet():
         engine.save_pretrained(out / ACTOR_DIR, inputs.tokenizer)
     release(engine)
@@ -412,8 +420,8 @@ def actor_stage(
 # ---- the phase -------------------------------------------------------------------------------------------
 
 
-def advantage_stats(items: Sequence[Item], values: dict[str, Any]) -> dict[str, float]:
-    advantage = torch.tensor(values["advantage"])
+def advantage_stats(items: Sequence[Item]) -> dict[str, float]:
+    advantage = torch.tensor([item.advantage for item in items])
     success = torch.tensor([item.step.reward >= 0.5 for item in items])
     return {
         "mean": float(advantage.mean()),
@@ -422,12 +430,21 @@ def advantage_stats(items: Sequence[Item], values: dict[str, Any]) -> dict[str, 
         "max": float(advantage.max()),
         "positive_fraction_successful": float((advantage[success] > 0).float().mean()) if success.any() else 0.0,
         "positive_fraction_failed": float((advantage[~success] > 0).float().mean()) if (~success).any() else 0.0,
-        "value_mean": sum(values["v"]) / len(values["v"]),
     }
 
 
-def objective_of(settings: UpdateSettings) -> Objective:
-    """The objective the settings choose, with their β, λ and τ."""
+def objective_of(settings: UpdateSettings) -> Objective | GroupObjective:
+    """The objective the settings choose, with their parameters."""
+    if settings.objective in GROUP_FORMS:
+        return GroupObjective(
+            settings.objective,
+            clip=settings.clip_ratio,
+            kl_coef=settings.kl_coef,
+            trajectory_normaliser=settings.trajectory_normaliser,
+            omega=settings.step_advantage_weight,
+            gamma=settings.step_gamma,
+            dynamic_sampling=settings.dynamic_sampling,
+        )
     return Objective(settings.objective, beta=settings.beta, lam=settings.lam, awr_temperature=settings.awr_temperature)
 
 
@@ -438,6 +455,8 @@ def run_update(job: UpdateJob) -> dict[str, Any]:
     `replay` is off) where the actor's confidence in them lies in `replay_confidence` (low, high]."""
     settings, out, seconds = job.settings, Path(job.out), {}
     objective = objective_of(settings)
+    if isinstance(objective, GroupObjective):
+        return run_group_update(job, objective)
     replay_files = job.replay if settings.replay else []
     began = time.perf_counter()
     # bad input is refused first
@@ -456,11 +475,13 @@ def run_update(job: UpdateJob) -> dict[str, Any]:
     )
     items = [dataclasses.replace(item, advantage=a) for item, a in zip(items, values["advantage"], strict=True)]
     seconds["critic"] = time.perf_counter() - began - seconds["prepare"]
-    actor = actor_stage(inputs, items, out, settings.train_settings(), objective)
+    actor = actor_stage(
+        inputs, items, out, settings.train_settings(), actor_loss_fn(objective, pad_token_id(inputs.tokenizer))
+    )
     seconds["actor"] = time.perf_counter() - began - seconds["prepare"] - seconds["critic"]
     summary = {
         "data": prepared["counts"],
-        "advantage": advantage_stats(items, values),
+        "advantage": {**advantage_stats(items), "value_mean": sum(values["v"]) / len(values["v"])},
         "critic": {**event_summary(out, "critic"), "resumed_from": values["critic_resumed_from"]},
         "actor": {**event_summary(out, "actor"), "resumed_from": actor["resumed_from"]},
         "seconds": {k: round(v, 2) for k, v in seconds.items()},
@@ -472,6 +493,120 @@ def run_update(job: UpdateJob) -> dict[str, Any]:
         "critic_lr": critic_settings.lr,
         "critic_replay": settings.critic_replay,
         "replay_confidence": list(settings.replay_confidence),
+    }
+    write_metrics(out, summary)
+    return summary
+
+
+# ---- the group objectives (GRPO, GiGPO) ------------------------------------------------------------------
+
+
+def token_reference_pass(inputs: Inputs, settings: TrainSettings) -> dict[str, Any]:
+    """Per-token log-probs of every current step that fits, under the phase-start actor. That actor sampled the
+    rollouts and is also the reference: the rollouts do not record their log-probs yet, so they are recomputed here
+    with the rollout weights, once, and serve as both ℓ_old and ℓ_ref."""
+    encoded, skipped = encode_steps(inputs.tokenizer, inputs.current, inputs.max_tokens)
+    fits = [i for i, e in enumerate(encoded) if e is not None]
+    if not fits:
+        raise UsageError(f"no rollout step fits in --max-tokens {inputs.max_tokens}")
+    model = load_causal_lm(inputs.actor_dir).to(pass_device(), pass_dtype(settings))
+    rows = token_logprob_rows(model)
+    pad = pad_token_id(inputs.tokenizer)
+    scored = sharded_map(
+        lambda share: batched_pass(rows, [encoded[fits[i]] for i in share], pad, pass_device(), PASS_BATCH), len(fits)
+    )
+    mixed = [
+        {"source": "current", "index": i, "ref_logp": sum(tokens), "n_tokens": len(tokens), "ref_tokens": tokens}
+        for i, tokens in zip(fits, scored, strict=True)
+    ]
+    counts = {"current_steps": len(inputs.current), "current_kept": len(fits), "current_skipped_too_long": skipped}
+    return {"mixed": mixed, "counts": counts}
+
+
+def group_steps(items: Sequence[Item], lengths: dict[str, int]) -> list[GroupStep]:
+    """The items as the group advantages see them: the task is the group, the page the anchor."""
+    return [
+        GroupStep(
+            item.step.task_id,
+            item.step.episode,
+            item.step.step,
+            lengths[item.step.episode],
+            item.step.reward,
+            prompt_page(item.step.prompt),
+        )
+        for item in items
+    ]
+
+
+def group_loss_fn(objective: GroupObjective, pad_id: int) -> Callable:
+    """The engine's loss function for GRPO and GiGPO: the clipped surrogate with the k3 KL (webrl.rl.grpo), the
+    cached phase-start log-probs as both the rollout policy's and the reference's (token_reference_pass)."""
+
+    def loss(model, micro: list[Item]) -> tuple[torch.Tensor, dict[str, float]]:
+        batch = collate([m.encoded for m in micro], pad_id).to(model.device)
+        logp, mask = action_token_logprobs(model, batch)
+        old = torch.zeros_like(logp)
+        old[mask] = torch.tensor([x for m in micro for x in m.ref_tokens], dtype=logp.dtype, device=logp.device)
+        advantage = torch.tensor([m.advantage for m in micro], dtype=logp.dtype, device=logp.device)
+        weight = torch.tensor([m.weight for m in micro], dtype=logp.dtype, device=logp.device)
+        value, stats = clipped_loss(logp, old, old, mask, advantage, weight, objective.clip, objective.kl_coef)
+        return value, {"tokens": float(batch.attention_mask.sum()), **stats}
+
+    return loss
+
+
+def run_group_update(job: UpdateJob, objective: GroupObjective) -> dict[str, Any]:
+    """One phase's GRPO or GiGPO update: no critic, no replay. The phase-start actor's per-token log-probs, the
+    group advantages of the phase's rollouts (a group: the rollouts of one task), the groups without signal
+    dropped where `dynamic_sampling` says, then the actor; returns the summary in out/metrics.json (without an
+    actor/ when every group was dropped: the phase keeps the actor it started with)."""
+    settings, out, seconds = job.settings, Path(job.out), {}
+    if job.critic is not None or job.replay:
+        given = "--critic" if job.critic is not None else "--replay-steps"
+        raise UsageError(f"{given}: {objective.form} trains on the phase's own rollouts, with no critic and no replay")
+    began = time.perf_counter()
+    inputs = read_inputs(Path(job.data), job.model, [], job.max_tokens, job.models_dir)
+    init_distributed()
+    key = cache_key(Path(job.data), inputs, None, [], settings.replay_confidence, settings, objective)
+    prepared = cached(out / PREPARE_FILE, key, lambda: token_reference_pass(inputs, settings))
+    items = phase_items(inputs, prepared)
+    lengths = Counter(step.episode for step in inputs.current)
+    steps = group_steps(items, lengths)
+    uniform = uniform_groups(steps)
+    if objective.dynamic_sampling:
+        kept = [i for i, s in enumerate(steps) if s.group not in uniform]
+        items, steps = [items[i] for i in kept], [steps[i] for i in kept]
+    groups = {s.group for s in steps} | uniform
+    data = {
+        **prepared["counts"],
+        "groups": len(groups),
+        "groups_uniform": len(uniform),
+        "groups_dropped": len(uniform) if objective.dynamic_sampling else 0,
+        "trained_steps": len(items),
+    }
+    summary: dict[str, Any] = {
+        "data": data,
+        "objective": dataclasses.asdict(objective),
+        "settings": settings.model_dump(mode="json"),
+    }
+    if not items:
+        summary["actor"] = {"skipped": "every group's rollouts got the same reward"}
+        write_metrics(out, summary)
+        return summary
+    items = [
+        dataclasses.replace(item, advantage=a, weight=w)
+        for item, a, w in zip(items, objective.advantages(steps), objective.weights(steps), strict=True)
+    ]
+    seconds["prepare"] = time.perf_counter() - began
+    loss = group_loss_fn(objective, pad_token_id(inputs.tokenizer))
+    result = actor_stage(inputs, items, out, settings.train_settings(), loss)
+    seconds["actor"] = time.perf_counter() - began - seconds["prepare"]
+    summary |= {
+        "advantage": advantage_stats(items),
+        "actor": {**event_summary(out, "actor"), "resumed_from": result["resumed_from"]},
+        "seconds": {k: round(v, 2) for k, v in seconds.items()},
+        "actor_in": str(inputs.actor_dir),
+        "actor_out": str(out / ACTOR_DIR),
     }
     write_metrics(out, summary)
     return summary

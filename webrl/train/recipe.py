@@ -9,11 +9,13 @@ every other rollout) and their successful steps are the demonstrations; SFT on t
 1. tasks     phase 1 samples the train split (D0); later phases generate candidates from the previous phase's
              failed tasks (the procedural evolver or an LLM), check their feasibility (with a judge), keep
              those the previous critic scores in the band (webrl.train.tasks).
-2. rollouts  the actor samples (temperature 1) in parallel environments with per-episode resets.
+2. rollouts  the actor samples (temperature 1) in parallel environments with per-episode resets, `group_size`
+             times per task (every member from the task's start).
 3. rewards   rule evaluators where the task has them, else the ORM (webrl.train.rewards); the step file.
 4. update    webrl / awr: the critic, then the actor, with the filtered replay of the demonstrations and every
-             earlier phase's steps (webrl.rl.update); filtered-bc: SFT from the actor on the phase's successful
-             trajectories (the 70th percentile and above).
+             earlier phase's steps (webrl.rl.update); grpo / gigpo: the actor on the phase's groups of rollouts,
+             no critic, no replay; filtered-bc: SFT from the actor on the phase's successful trajectories (the 70th
+             percentile and above).
 5. eval      the new actor, greedy, on the evaluation tasks.
 
 Simplifications against the paper, stated: on CPU the actor is served by transformers in this process (vLLM on
@@ -256,6 +258,7 @@ class TrainRun:
             self.actor(k - 1),
             temperature=self.settings.temperature,
             seed=self.settings.seed * 1000 + k,
+            repeats=self.settings.group_size,
         )
 
     def rewards(self, k: int) -> None:
@@ -298,14 +301,15 @@ class TrainRun:
             )
             write_atomically(job.data, "".join(line + "\n" for line in lines))
         else:
-            update = self.training(settings.update)  # with algorithm awr, its objective is awr (RunSettings)
+            update = self.training(settings.update)  # awr, grpo, gigpo: the objective of that name (RunSettings)
             replay = [self.phase_dir(0) / "demos.jsonl", *(self.phase_dir(j) / "steps.jsonl" for j in range(1, k))]
+            with_critic = settings.algorithm in ("webrl", "awr")  # grpo and gigpo: neither critic nor replay
             job = UpdateJob(
                 data=steps,
                 **common,
                 settings=update,
-                critic=self.critic(k - 1),
-                replay=[p for p in replay if p.exists() and p.read_text().strip()],
+                critic=self.critic(k - 1) if with_critic else None,
+                replay=[p for p in replay if with_critic and p.exists() and p.read_text().strip()],
             )
         if job.data.read_text().strip():  # the phase's steps, or Filtered BC's selection of them
             self.train(job, phase / "update.log")
@@ -424,8 +428,10 @@ class TrainRun:
         temperature: float,
         seed: int | None,
         groups: Groups | None = None,
+        repeats: int = 1,
     ) -> None:
-        """The actor's episodes over `tasks` into `out` (continuing what is there), through `webrl eval`'s runner."""
+        """The actor's episodes over `tasks` into `out` (continuing what is there), `repeats` of each, through
+        `webrl eval`'s runner: every episode starts from its task's start (its dirty sites reset first)."""
         settings = EvalSettings(
             tasks=str(out),
             policy=f"{self.settings.rollout_policy}:{actor}",
@@ -438,13 +444,14 @@ class TrainRun:
             temperature=temperature,
             max_tokens=self.settings.max_new_tokens,
             seed=seed,
+            repeats=repeats,
             out=out,
             resume=True,
             # an hf: actor sees its prompts cut where its trainings cut them
             context=self.settings.max_tokens,
             screenshots=False,
         )
-        self.progress.episodes(len(tasks))
+        self.progress.episodes(len(tasks) * repeats)
         run_policy(
             settings,
             list(tasks),

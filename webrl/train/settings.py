@@ -13,13 +13,14 @@ from pydantic import BaseModel, Field, model_validator
 from webrl.errors import UsageError
 from webrl.files import write_atomically
 from webrl.layered_settings import Layers, resolve_layers
-from webrl.rl.settings import SftSettings, TrainSettings, UpdateSettings
+from webrl.rl.settings import GROUP_FORMS, SftSettings, TrainSettings, UpdateSettings
 from webrl.tasks.family import TaskFamily, family_of_set
 
 SETTINGS_FILE = "settings.yaml"
 
 
-Algorithm = Literal["webrl", "filtered-bc", "awr", "sft"]
+Algorithm = Literal["webrl", "filtered-bc", "awr", "grpo", "gigpo", "sft"]
+UPDATE_OBJECTIVES = ("awr", *GROUP_FORMS)  # the algorithms that are the update with the objective of their name
 
 
 class RunSettings(BaseModel):
@@ -32,8 +33,15 @@ class RunSettings(BaseModel):
         "webrl",
         description="webrl (the curriculum, critic and KL-constrained actor "
         "update), filtered-bc (imitate the phase's successful rollouts, the 70th "
-        "percentile and above), awr (advantage-weighted regression with the critic), or "
+        "percentile and above), awr (advantage-weighted regression with the critic), grpo or gigpo (the "
+        "group-relative objectives on --group-size rollouts of every task, no critic, no replay), or "
         "sft (phase 0 only).",
+    )
+    group_size: int = Field(
+        1,
+        ge=1,
+        description="Rollouts of every task per phase, each from the same start (the sites reset before each, the "
+        "same MiniWoB++ seed); grpo and gigpo compare them with each other and need at least 2.",
     )
     model: str = Field(
         "tiny",
@@ -142,7 +150,7 @@ class RunSettings(BaseModel):
     update: UpdateSettings = Field(
         default_factory=UpdateSettings,
         description="Every phase's critic and actor "
-        "update (webrl and awr; Filtered BC trains with its engine settings)",
+        "update (webrl, awr, grpo and gigpo; Filtered BC trains with its engine settings)",
     )
     max_tokens: int | None = Field(None, ge=2, description="Token limit of prompt + response in training.")
     procs: int = Field(1, ge=1, description="Training processes per machine (DeepSpeed launcher, or Ray's placement).")
@@ -161,13 +169,14 @@ class RunSettings(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _awr_updates_with_the_awr_objective(cls, data: Any) -> Any:
-        # the awr algorithm is the update with the awr objective, so that AWR's own settings (awr_temperature)
-        # validate as such; the default objective, official, stands for it
-        if isinstance(data, dict) and data.get("algorithm") == "awr":
+    def _updates_with_the_algorithms_objective(cls, data: Any) -> Any:
+        # the awr, grpo and gigpo algorithms are the update with the objective of their name, so that its own
+        # settings (awr_temperature, clip_ratio, ...) validate as such; the default objective, official, stands for it
+        algorithm = data.get("algorithm") if isinstance(data, dict) else None
+        if algorithm in UPDATE_OBJECTIVES:
             update = data.get("update", {})
             if isinstance(update, dict) and update.get("objective", "official") == "official":
-                data = {**data, "update": {**update, "objective": "awr"}}
+                data = {**data, "update": {**update, "objective": algorithm}}
         return data
 
     @model_validator(mode="after")
@@ -182,10 +191,19 @@ class RunSettings(BaseModel):
             family.owns_set(self.demo_tasks) and family.is_train_set(self.demo_tasks)
         ):
             raise ValueError(f"the demonstration tasks are a train split of the train tasks' family ({family.name})")
-        if self.algorithm == "awr" and self.update.objective != "awr":
-            raise ValueError(f"the awr algorithm trains the awr objective, not {self.update.objective}")
-        if self.update.objective == "awr" and self.algorithm != "awr":
-            raise ValueError("the awr objective is the awr algorithm: --algorithm awr")
+        objective = self.update.objective
+        if self.algorithm in UPDATE_OBJECTIVES and objective != self.algorithm:
+            raise ValueError(f"the {self.algorithm} algorithm trains the {self.algorithm} objective, not {objective}")
+        if objective in UPDATE_OBJECTIVES and self.algorithm != objective:
+            raise ValueError(f"the {objective} objective is the {objective} algorithm: --algorithm {objective}")
+        if self.algorithm in GROUP_FORMS:
+            if self.group_size < 2:
+                raise ValueError(f"group_size: {self.algorithm} compares rollouts of the same task, needs 2 or more")
+            if self.critic_filter and self.phases > 1:
+                raise ValueError(
+                    f"critic_filter: {self.algorithm} trains no critic, and its group-success band is not yet "
+                    "implemented; turn it off (--no-critic-filter), or run one phase"
+                )
         if self.reward == "orm" and self.orm is None:
             raise ValueError("reward orm needs an --orm model")
         if self.generator != "evolver" and not family.llm_generation:
