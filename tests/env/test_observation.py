@@ -199,7 +199,7 @@ def test_compact_prints_the_same_elements_without_positions_or_repeated_text():
     assert "data-bbox" not in compact.text and compact.text != full.text
     # A data-text that only repeats the printed text goes; one that holds more (text after a child) stays; no space
     # stands beside a tag.
-    assert "<div>Fake button [7]</div>" in compact.text
+    assert '<div>Fake button [7]</div>' in compact.text
     assert '<div data-text="Enter,below">Enter<b>Ann</b></div>' in compact.text
     # Nothing else differs: take the full observation's boxes, repeated data-text and spaces beside tags away, move
     # each id after its element's own text, and the compact text is left.

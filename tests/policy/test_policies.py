@@ -108,14 +108,8 @@ def test_oracle_names_its_element_as_the_compact_page_prints_it():
     """In the compact observation a demonstration says which element it acts on, its text then its id as printed,
     so that behaviour cloning teaches reading the id that follows a text."""
     task = Task.model_validate(
-        {
-            **TASK.model_dump(),
-            "cheat": [
-                'do(action="Click", element="{Red Hat}")',
-                'do(action="Type", argument="hi", element="{type=text}")',
-                'do(action="Scroll Down")',
-            ],
-        }
+        {**TASK.model_dump(), "cheat": ['do(action="Click", element="{Red Hat}")', 'do(action="Type", '
+                                        'argument="hi", element="{type=text}")', 'do(action="Scroll Down")']}
     )
     replies = [make_policy("oracle").act([PolicyInput(task, ["x"] * n, COMPACT)], Sampling())[0].text for n in range(3)]
     assert replies[0] == '# Element: Red Hat [2]\ndo(action="Click", element="2")'
