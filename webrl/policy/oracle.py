@@ -27,9 +27,7 @@ TARGET = re.compile(r'element="\{([^}]*)\}"')
 LABELLED = re.compile(r'<(\w+) id="(\d+)"((?: [\w-]+=".*?")*?)>(.*?)(?= ?<[/\w]|$)', re.S)
 # The compact observation prints the id after the element's text instead: `<button title="x">Submit [7]</button>`; a
 # value ends at the first quote that another attribute or the tag's end follows (atomic: a later one is never tried).
-LABELLED_COMPACT = re.compile(
-    r'<(\w+)((?: [\w-]+=(?>".*?"(?= [\w-]+="|>)))*)>(?:((?:[^<]|<(?![/\w]))*?) )?\[(\d+)\](?=<)', re.S
-)
+LABELLED_COMPACT = re.compile(r'<(\w+)((?: [\w-]+=(?>".*?"(?= [\w-]+="|>)))*)>(?:((?:[^<]|<(?![/\w]))*?) )?\[(\d+)\](?=<)', re.S)
 ATTRIBUTE = re.compile(r' ([\w-]+)="(.*?)"(?= [\w-]+="|$)', re.S)
 
 
