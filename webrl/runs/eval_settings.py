@@ -56,8 +56,8 @@ class _Settings(BaseModel):
     )
     observation: Literal["webrl", "compact", "axtree"] = Field(
         "webrl",
-        description="webrl (VAB's simplified HTML), compact (the same without positions and repeated text, each id "
-        "after its element's text: for small models, not VAB's) or axtree.",
+        description="webrl (VAB's simplified HTML), compact (the same without positions and repeated text: for small "
+        "models, not VAB's) or axtree.",
     )
     action_space: Literal["webrl", "webarena"] = Field(
         "webrl", description="Action syntax: webrl or webarena.", json_schema_extra={"option": "actions"}

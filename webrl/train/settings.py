@@ -131,8 +131,7 @@ class RunSettings(BaseModel):
         "webrl",
         description="What the actor and the critic see of a page, in every rollout, demonstration and "
         "evaluation: webrl (VAB's simplified HTML, what WebRL trained on) or compact (the same without positions "
-        "and repeated text, each id after its element's text: a small model reads it better; not VAB's, "
-        "docs/fidelity.md).",
+        "and repeated text: a small model reads it better; not VAB's, docs/fidelity.md).",
     )
     temperature: float = Field(1.0, ge=0.0, description="Rollout sampling temperature (the paper: 1).")
     max_new_tokens: int = Field(
