@@ -83,41 +83,20 @@ def test_oracle_finds_elements_by_what_a_person_sees():
     assert parse_action(reply).kind == "none" and "Nope" in reply  # a counted no-op, not a crash
 
 
-COMPACT = Observation(
-    # no spaces beside tags, a data-text equal to the text printed as the text only, the id after the text
-    text='<html><body><a>Sign In [0]</a><div data-text="Hat,more"><button title="Add">Hat [1]</button>'
-    '</div><span>Red Hat [2]<b>x</b></span><input type="text">[3]</input><p>[9] is not an id</p></body></html>',
-    url="http://x",
-    title="",
-    ids=[0, 1, 2, 3],
-    boxes={},
-    kind="compact",
-)
-
-
 def test_oracle_reads_the_compact_observation():
-    assert find_element("Sign In", COMPACT) == 0 and find_element("Red Hat", COMPACT) == 2
-    assert find_element("data-text=Hat", COMPACT) == 1 and find_element("title=Add", COMPACT) == 1
-    assert find_element(before("data-text=Red Hat"), COMPACT) == 1
-    assert find_element(before("title=Add"), COMPACT) == 0 and find_element("type=text", COMPACT) == 3
-    with pytest.raises(OracleError):
-        find_element("is not an id", COMPACT)
-
-
-def test_oracle_names_its_element_as_the_compact_page_prints_it():
-    """In the compact observation a demonstration says which element it acts on, its text then its id as printed,
-    so that behaviour cloning teaches reading the id that follows a text."""
-    task = Task.model_validate(
-        {**TASK.model_dump(), "cheat": ['do(action="Click", element="{Red Hat}")', 'do(action="Type", '
-                                        'argument="hi", element="{type=text}")', 'do(action="Scroll Down")']}
+    # no spaces beside tags, and a data-text equal to the text printed as the text only
+    compact = Observation(
+        text='<html><body><a id="0">Sign In</a><div data-text="Hat,more"><button id="1" title="Add">Hat</button>'
+        '</div><span id="2">Red Hat</span></body></html>',
+        url="http://x",
+        title="",
+        ids=[0, 1, 2],
+        boxes={},
+        kind="compact",
     )
-    replies = [make_policy("oracle").act([PolicyInput(task, ["x"] * n, COMPACT)], Sampling())[0].text for n in range(3)]
-    assert replies[0] == '# Element: Red Hat [2]\ndo(action="Click", element="2")'
-    assert replies[1] == '# Element: [3]\ndo(action="Type", argument="hi", element="3")'
-    assert replies[2] == 'do(action="Scroll Down")'
-    assert parse_action(replies[0]).element == 2
-    webrl = make_policy("oracle").act([PolicyInput(TASK, [], OBS)], Sampling())[0].text
-    assert webrl == 'do(action="Click", element="0")'  # the WebRL observation's demonstrations stay as they were
+    assert find_element("Sign In", compact) == 0 and find_element("Red Hat", compact) == 2
+    assert find_element("data-text=Hat", compact) == 1 and find_element("title=Add", compact) == 1
+    assert find_element(before("data-text=Red Hat"), compact) == 1
 
 
 def test_oracle_reads_raw_values_and_text_a_page_without_charset_shows():

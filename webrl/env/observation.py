@@ -33,11 +33,7 @@ prints `&quot;`, `&lt;`, `&gt;` instead so that the markup stays unambiguous (no
 `data-text` that only repeats the element's printed text, and without the spaces VAB puts beside every tag.
 Positions are the tokens a small model reads least (40% of a MiniWoB++ prompt's tokens), repeated text doubles every
 label, and the spaces are a fifth of what is left; a `data-text` that holds more than the printed text (text after
-the element's first child) stays, so nothing but positions is lost. An element's id is printed right after its own
-text, `<button>Submit [7]</button>` (`<input type="text">[3]</input>` without text), not as an attribute before it:
-a small model then finds the id to act on as the word that follows the text it looked for, a copy it learns in a
-few hundred steps, where reading an id printed before the text is not learned in thousands (docs/log.md).
-`escape=True` prints a `[` of page text as `&#91;`, so that no text reads as an id.
+the element's first child) stays, so nothing but positions is lost.
 
 `axtree`: CDP Accessibility.getFullAXTree with layout bounds from DOMSnapshot.captureSnapshot,
 nodes outside the viewport dropped (children re-parented), one line per node `[id] role 'name' props`
@@ -139,7 +135,7 @@ async def _observe_webrl(page, escape: bool, click_at: str, compact: bool = Fals
     text = simplify_html(marked["html"], tuple(marked["viewport"]), escape, compact)
     t2 = time.perf_counter()
     boxes = {int(i): (float(x), float(y), float(w), float(h)) for i, x, y, w, h in marked["boxes"]}
-    ids = sorted({int(m) for m in (_PRINTED_ID_COMPACT if compact else _PRINTED_ID).findall(text)})
+    ids = sorted({int(m) for m in _PRINTED_ID.findall(text)})
     return Observation(
         text=text,
         url=marked["url"],
@@ -152,7 +148,6 @@ async def _observe_webrl(page, escape: bool, click_at: str, compact: bool = Fals
 
 
 _PRINTED_ID = re.compile(r'<[^\s<>]+ id="(\d+)"')
-_PRINTED_ID_COMPACT = re.compile(r"\[(\d+)\](?=<)")
 # Cut from the serialised page before parsing, in this order, as VAB does (a pattern, not the parser, finds them).
 _CUT = (
     re.compile(r"<!--.*?-->", re.S),
@@ -169,9 +164,8 @@ def _escape_attr(value: str) -> str:
     return value.replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _escape_text(value: str, compact: bool = False) -> str:
-    value = value.replace("<", "&lt;").replace(">", "&gt;")
-    return value.replace("[", "&#91;") if compact else value  # compact: no page text reads as an element's id
+def _escape_text(value: str) -> str:
+    return value.replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _bbox(value: str | None) -> tuple[float, float, float, float] | None:
@@ -242,17 +236,17 @@ def simplify_html(
         if candidate and (busy_children > 1 or has_text or has_label):
             if compact:  # what is printed is decided as in VAB's form above; only what it prints is less
                 attrs = [(n, v) for n, v in attrs if n != "data-bbox" and not (n == "data-text" and v == text)]
-            inner = _render(tag, label, text, inner, attrs, escape, compact)
+            inner = _render(tag, label, text, inner, attrs, escape, separator)
         return inner, bool(busy_children or has_text)
 
     return walk(root, False)[0]
 
 
 def _render(
-    tag: str, label: str, text: str, inner: str, attrs: list[tuple[str, str]], escape: bool, compact: bool = False
+    tag: str, label: str, text: str, inner: str, attrs: list[tuple[str, str]], escape: bool, separator: str = " "
 ) -> str:
     head = [f"<{tag}"]
-    if label and not compact:
+    if label:
         head.append(f' id="{label}"')
     printed: set[str] = set()
     for name, value in attrs:
@@ -261,12 +255,13 @@ def _render(
         printed.add(value)
         head.append(f' {name}="{_escape_attr(value) if escape else value}"')
     head.append(">")
-    if escape:
-        text = _escape_text(text, compact)
-    if label and compact:  # the id right after the element's own text: a word, then the id to act on it by
-        text = f"{text} [{label}]" if text else f"[{label}]"
-    pieces = ["".join(head), text, inner, f"</{tag}>"]
-    return ("" if compact else " ").join(p for p in pieces if p)
+    pieces = ["".join(head)]
+    if text:
+        pieces.append(_escape_text(text) if escape else text)
+    if inner:
+        pieces.append(inner)
+    pieces.append(f"</{tag}>")
+    return separator.join(pieces)
 
 
 # -- axtree: WebArena's accessibility tree -----------------------------------------------------------

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterator
 
 from webrl.env.observation import Observation
 from webrl.policy.base import Policy, PolicyInput, Response, Sampling
@@ -25,9 +24,6 @@ TARGET = re.compile(r'element="\{([^}]*)\}"')
 # raw (quotes and brackets included, as VAB prints them): a value ends at the quote that the next attribute or the
 # tag's end follows, and the text at the next tag (a space before it, but in the compact observation).
 LABELLED = re.compile(r'<(\w+) id="(\d+)"((?: [\w-]+=".*?")*?)>(.*?)(?= ?<[/\w]|$)', re.S)
-# The compact observation prints the id after the element's text instead: `<button title="x">Submit [7]</button>`; a
-# value ends at the first quote that another attribute or the tag's end follows (atomic: a later one is never tried).
-LABELLED_COMPACT = re.compile(r'<(\w+)((?: [\w-]+=(?>".*?"(?= [\w-]+="|>)))*)>(?:((?:[^<]|<(?![/\w]))*?) )?\[(\d+)\](?=<)', re.S)
 ATTRIBUTE = re.compile(r' ([\w-]+)="(.*?)"(?= [\w-]+="|$)', re.S)
 
 
@@ -47,34 +43,13 @@ class OraclePolicy(Policy):
         if step >= len(script):
             return 'exit(message="")'
         try:
-            elements = [find_element(m.group(1), x.observation) for m in TARGET.finditer(script[step])]
+            return TARGET.sub(lambda m: f'element="{find_element(m.group(1), x.observation)}"', script[step])
         except OracleError as err:  # shows up in the trajectory as an unparseable (no-op) step
             return f"# oracle: {err}"
-        in_order = iter(elements)
-        action = TARGET.sub(lambda m: f'element="{next(in_order)}"', script[step])
-        if x.observation.kind == "compact" and elements:  # say which element, as the page prints it: "Submit [7]"
-            return f"# Element: {printed_as(elements[0], x.observation)}\n{action}"
-        return action
 
 
 POINT = re.compile(r"@(-?\d+),(-?\d+)")
 BEFORE = re.compile(r"before\((.+)\)", re.S)
-
-
-def labelled(observation: Observation) -> Iterator[tuple[int, str, str]]:
-    """Each element with an id, in page order: (id, its attributes as printed, its text)."""
-    if observation.kind == "compact":
-        for match in LABELLED_COMPACT.finditer(observation.text):
-            yield int(match.group(4)), match.group(2), match.group(3) or ""
-    else:
-        for match in LABELLED.finditer(observation.text):
-            yield int(match.group(2)), match.group(3), match.group(4)
-
-
-def printed_as(element: int, observation: Observation) -> str:
-    """The element's text and id as the compact observation prints them ("Submit [7]", or "[3]" without text)."""
-    text = next((text for i, _, text in labelled(observation) if i == element), "")
-    return f"{text} [{element}]" if text else f"[{element}]"
 
 
 def find_element(target: str, observation: Observation) -> int:
@@ -82,7 +57,7 @@ def find_element(target: str, observation: Observation) -> int:
     one whose box holds the point "@x,y", or of the one printed just before the element "before(TARGET)" names."""
     if before := BEFORE.fullmatch(target):
         named = find_element(before.group(1), observation)
-        printed = [i for i, _, _ in labelled(observation)]
+        printed = [int(m.group(2)) for m in LABELLED.finditer(observation.text)]
         at = printed.index(named) if named in printed else 0
         if at == 0:
             raise OracleError(f"no labelled element before {{{before.group(1)}}} on this page")
@@ -100,12 +75,12 @@ def find_element(target: str, observation: Observation) -> int:
     attribute, _, wanted = target.rpartition("=")
     # A page that declares no charset shows its text as VAB's parser reads it: the UTF-8 bytes as Latin-1.
     seen_as = {wanted, wanted.encode("utf-8").decode("latin-1").strip()}
-    for element, printed_attrs, text in labelled(observation):
-        attrs = dict(ATTRIBUTE.findall(printed_attrs))
-        values = [attrs.get(attribute, "")] if attribute else [text, *attrs.values()]
+    for match in LABELLED.finditer(observation.text):
+        attrs = dict(ATTRIBUTE.findall(match.group(3)))
+        values = [attrs.get(attribute, "")] if attribute else [match.group(4), *attrs.values()]
         if attribute == "data-text":  # the compact observation prints a data-text equal to the text as the text only
-            values.append(text)
+            values.append(match.group(4))
         # printed raw, or escaped (--escape-text)
         if any(v.strip() in seen_as or html.unescape(v).strip() in seen_as for v in values):
-            return element
+            return int(match.group(2))
     raise OracleError(f"no element matching {{{target}}} on this page")
