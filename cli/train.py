@@ -412,10 +412,12 @@ def memory_table(settings: RunSettings, cache_dir: Path) -> Table:
     """GiB per GPU of the update's trainings (webrl.rl.memory) for the run's model, fully and with LoRA (the run's,
     else rank 16), under every ZeRO stage."""
     from webrl.rl.data import MAX_TOKENS
-    from webrl.rl.memory import ZERO_STAGES, Shape, plan
+    from webrl.rl.memory import PUBLISHED_SHAPES, ZERO_STAGES, Shape, plan
 
-    config = model_config(settings.init or settings.model, cache_dir)
-    shape, update, gpus = Shape.from_config(config), settings.update, settings.procs * settings.nodes
+    spec = settings.init or settings.model
+    config = {} if spec in PUBLISHED_SHAPES else model_config(spec, cache_dir)
+    shape = PUBLISHED_SHAPES.get(spec) or Shape.from_config(config)
+    update, gpus = settings.update, settings.procs * settings.nodes
     lora = update.lora if update.lora.enabled else PLAN_LORA
     limit = settings.max_tokens or min(MAX_TOKENS, config.get("max_position_embeddings") or MAX_TOKENS)
     table = Table(

@@ -32,7 +32,7 @@ from pydantic import BaseModel
 
 from webrl.layered_settings import field_extra, option_name
 from webrl.provenance import portable_command
-from webrl.rl.memory import Shape, plan
+from webrl.rl.memory import PUBLISHED_SHAPES, plan
 from webrl.rl.settings import LoraSettings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -330,15 +330,6 @@ def options_block(spec: str) -> str:
     return markdown_table(["option", "type", "default", "what it does"], option_rows(model_named(spec)))
 
 
-# Llama-3.1's published configs (their config.json on the Hugging Face Hub), for the memory table
-LLAMA_31 = {
-    "Llama-3.1-8B": Shape(
-        vocab=128256, hidden=4096, intermediate=14336, layers=32, heads=32, kv_heads=8, head_dim=128, tied=False
-    ),
-    "Llama-3.1-70B": Shape(
-        vocab=128256, hidden=8192, intermediate=28672, layers=80, heads=64, kv_heads=8, head_dim=128, tied=False
-    ),
-}
 PLAN_TOKENS = 16384  # the paper preset's micro-batches: one prompt and answer at the official token limit
 PLAN_STAGES = ((0, False), (1, False), (2, False), (3, False), (3, True))  # (ZeRO stage, offload)
 
@@ -351,7 +342,7 @@ def memory_block(spec: str) -> str:
         for gpus in (1, 2, 4, 8):
             for method, lora in (("full", LoraSettings()), ("LoRA r=16", LoraSettings(rank=16))):
                 peaks = [
-                    plan(LLAMA_31[name], lora, stage, gpus, PLAN_TOKENS, True, offload)
+                    plan(PUBLISHED_SHAPES[f"meta-llama/{name}"], lora, stage, gpus, PLAN_TOKENS, True, offload)
                     for stage, offload in PLAN_STAGES
                 ]
                 rows.append(

@@ -12,7 +12,7 @@ from deepspeed.runtime.zero.stage_1_and_2 import estimate_zero2_model_states_mem
 
 from webrl.policy.models import load_causal_lm, resolve_model
 from webrl.rl.lora import trainable_model
-from webrl.rl.memory import Shape, model_states, plan
+from webrl.rl.memory import PUBLISHED_SHAPES, Shape, model_states, plan
 from webrl.rl.settings import LoraSettings
 
 LORA = LoraSettings(rank=8, target_modules=["q_proj", "v_proj", "down_proj"])
@@ -60,10 +60,8 @@ def test_model_states_are_deepspeeds_estimates(gpus):
 
 
 def test_lora_and_more_gpus_need_less_memory():
-    shape = Shape(
-        vocab=128256, hidden=4096, intermediate=14336, layers=32, heads=32, kv_heads=8, head_dim=128, tied=False
-    )
-    assert shape.params() == 8_030_261_248  # Llama-3.1-8B's
+    shape = PUBLISHED_SHAPES["meta-llama/Llama-3.1-8B"]
+    assert shape.params() == 8_030_261_248  # Llama-3.1-8B's (its model card's count)
     full = plan(shape, LoraSettings(), 3, 8, 16384, True)
     lora = plan(shape, LoraSettings(rank=16), 3, 8, 16384, True)
     assert (
@@ -81,3 +79,11 @@ def test_train_plan_prints_every_stage_fully_and_with_lora(tmp_path):
     rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in result.stdout.splitlines() if "│" in line]
     assert [row[:2] for row in rows] == [[m, str(stage)] for m in ("full", "LoRA r=16") for stage in range(4)]
     assert all(float(row[-1]) > 0 for row in rows) and "tiny" in result.stdout
+
+
+def test_the_paper_presets_plan_needs_no_download(tmp_path):
+    """The paper's models plan from their published shapes: offline, with no Hugging Face cache, at once."""
+    env = private_env(tmp_path / "state") | {"COLUMNS": "200", "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
+    result = webrl(env, "train", "--preset", "paper", "--plan")
+    assert result.returncode == 0, result.stderr
+    assert "Llama-3.1-8B (8,030.3M parameters)" in " ".join(result.stdout.split())

@@ -100,6 +100,19 @@ class Training:
         return self.weights + self.gradients + self.optimizer + self.activations
 
 
+# Published configs (config.json on the Hugging Face Hub) of the models the paper trains, so that a plan for them
+# needs no download: the paper preset's model plans offline, and the docs' memory table is made from these.
+PUBLISHED_SHAPES = {
+    "meta-llama/Llama-3.1-8B": Shape(
+        vocab=128256, hidden=4096, intermediate=14336, layers=32, heads=32, kv_heads=8, head_dim=128, tied=False
+    ),
+    "meta-llama/Llama-3.1-70B": Shape(
+        vocab=128256, hidden=8192, intermediate=28672, layers=80, heads=64, kv_heads=8, head_dim=128, tied=False
+    ),
+}
+PUBLISHED_SHAPES |= {f"{name}-Instruct": shape for name, shape in list(PUBLISHED_SHAPES.items())}
+
+
 def model_states(
     trained: int, frozen: int, largest_layer: int, zero_stage: int, gpus: int, offload: bool = False
 ) -> tuple[float, ...]:
