@@ -14,9 +14,17 @@ from packaging.utils import canonicalize_name
 
 from webrl.sites.docker.images import SITES_RUNTIME
 
+# Modules a listed package imports only when they are installed (uvicorn's reloader, anyio's async-library
+# detection), which other extras install here. The probe blocks them, so it also shows the sites start without them.
+OPTIONAL = ("watchfiles", "sniffio")
 # The embedded server with every site's app built: the third-party distributions that brings in.
-PROBE = """
+PROBE = (
+    f"""
 import sys
+for name in {OPTIONAL!r}:
+    sys.modules[name] = None  # its import raises ImportError, as where it is not installed
+"""
+    + """
 before = set(sys.modules)  # what the interpreter loaded at start (.pth hooks), not the sites
 import json
 from importlib import metadata
@@ -28,6 +36,7 @@ owners = metadata.packages_distributions()
 loaded = {dist for module in set(sys.modules) - before for dist in owners.get(module.partition(".")[0], [])}
 print(json.dumps(sorted(loaded)))
 """
+)
 
 
 def closure(names) -> set[str]:
