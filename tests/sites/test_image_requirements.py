@@ -18,13 +18,10 @@ from webrl.sites.docker.images import SITES_RUNTIME
 # detection), which other extras install here. The probe blocks them, so it also shows the sites start without them.
 OPTIONAL = ("watchfiles", "sniffio")
 # The embedded server with every site's app built: the third-party distributions that brings in.
-PROBE = (
-    f"""
+PROBE = """
 import sys
-for name in {OPTIONAL!r}:
-    sys.modules[name] = None  # its import raises ImportError, as where it is not installed
-"""
-    + """
+for name in sys.argv[1:]:  # OPTIONAL: its import raises ImportError, as where it is not installed
+    sys.modules[name] = None
 before = set(sys.modules)  # what the interpreter loaded at start (.pth hooks), not the sites
 import json
 from importlib import metadata
@@ -36,7 +33,6 @@ owners = metadata.packages_distributions()
 loaded = {dist for module in set(sys.modules) - before for dist in owners.get(module.partition(".")[0], [])}
 print(json.dumps(sorted(loaded)))
 """
-)
 
 
 def closure(names) -> set[str]:
@@ -55,7 +51,7 @@ def closure(names) -> set[str]:
 
 
 def test_the_image_installs_what_the_sites_import():
-    result = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=120, check=True)
+    result = subprocess.run([sys.executable, "-c", PROBE, *OPTIONAL], capture_output=True, text=True, timeout=120, check=True)
     loaded = {canonicalize_name(dist) for dist in json.loads(result.stdout.splitlines()[-1])}
     missing = loaded - closure(SITES_RUNTIME) - {"webrl"}
     assert not missing, f"the sites import {sorted(missing)}, which the image does not install (SITES_RUNTIME)"
