@@ -51,7 +51,9 @@ def closure(names) -> set[str]:
 
 
 def test_the_image_installs_what_the_sites_import():
-    result = subprocess.run([sys.executable, "-c", PROBE, *OPTIONAL], capture_output=True, text=True, timeout=120, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, *OPTIONAL], capture_output=True, text=True, timeout=120, check=True
+    )
     loaded = {canonicalize_name(dist) for dist in json.loads(result.stdout.splitlines()[-1])}
     missing = loaded - closure(SITES_RUNTIME) - {"webrl"}
     assert not missing, f"the sites import {sorted(missing)}, which the image does not install (SITES_RUNTIME)"
