@@ -26,6 +26,7 @@ from webrl.netutil import free_port
 from webrl.policy.base import PolicyInput, Sampling
 from webrl.policy.models import READER, resolve_model
 from webrl.policy.oracle import OraclePolicy
+from webrl.rl.engine import DIST_VARIABLES
 from webrl.runs.serve import served_observation
 from webrl.sites.task_sets import resolve_task_set
 from webrl.tasks.load import load_tasks
@@ -232,6 +233,9 @@ def test_the_trl_example_trains_on_served_episodes(sites, tmp_path):
         command = [sys.executable, str(ROOT / "examples" / "trl_grpo_miniwob.py"), "--url", url, "--model", str(model)]
         trained = subprocess.run(
             [*command, "--steps", "2", "--generations", "2", "--seeds", "2", "--out", str(tmp_path / "trl")],
+            # as a user starts it: without the process-group variables an in-process training of this test run left
+            # (accelerate would take LOCAL_RANK for a launch by torchrun)
+            env={k: v for k, v in os.environ.items() if k not in DIST_VARIABLES},
             capture_output=True,
             text=True,
             timeout=300,
