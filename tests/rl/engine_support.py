@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -60,3 +64,16 @@ def child_env() -> dict[str, str]:
     """This environment without the process-group variables an in-process Engine set, so that a child
     builds its own group instead of joining (and colliding with) ours."""
     return {key: value for key, value in os.environ.items() if key not in DIST_ENV}
+
+
+def kill_past_step(
+    process: subprocess.Popen, rows: Callable[[], list[dict]], step: int = 2, timeout: float = 180, poll: float = 0.1
+) -> None:
+    """SIGKILL `process` once `rows()` (its training events so far) show an optimizer step >= `step`; fails with the
+    process's output if it ends or `timeout` passes first."""
+    deadline = time.monotonic() + timeout
+    while not any(row["step"] >= step for row in rows()):
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()[0][-4000:]
+        time.sleep(poll)
+    process.send_signal(signal.SIGKILL)
+    process.communicate()

@@ -8,14 +8,13 @@ import math
 import signal
 import subprocess
 import sys
-import time
 from itertools import chain
 from pathlib import Path
 
 import pytest
 import torch
 from engine_script import SUMMARY
-from engine_support import child_env, load_model, train_tiny  # tests/rl is on sys.path (no __init__.py)
+from engine_support import child_env, kill_past_step, load_model, train_tiny  # tests/rl is on sys.path (no __init__.py)
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from webrl.errors import UsageError
@@ -163,12 +162,7 @@ def test_a_killed_run_resumed_ends_with_the_uninterrupted_weights(tiny, tmp_path
     settings = TrainSettings(zero_stage=2, micro_batch_size=2, save_every=1, **FAST)
     killed = run_script(tiny, tmp_path / "killed", settings, items=10, step_delay=1.0)
     train_tiny(tiny, tmp_path / "whole", settings, items=10, out=tmp_path / "whole" / "hf")
-    deadline = time.monotonic() + 180
-    while not any(row["step"] >= 2 for row in events_so_far(tmp_path / "killed")):
-        assert killed.poll() is None and time.monotonic() < deadline, killed.communicate()[0][-4000:]
-        time.sleep(0.1)
-    killed.send_signal(signal.SIGKILL)
-    killed.communicate()
+    kill_past_step(killed, lambda: events_so_far(tmp_path / "killed"))
     latest = read_state(Checkpoints(tmp_path / "killed" / "checkpoints" / "sft").latest())["step"]
     assert killed.returncode == -signal.SIGKILL and 1 <= latest < 5  # the kill may land before step 2 is saved
 

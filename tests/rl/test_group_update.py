@@ -9,13 +9,12 @@ import math
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import torch
 from cli_support import events, webrl
-from engine_support import DIST_ENV, child_env
+from engine_support import DIST_ENV, child_env, kill_past_step
 
 from webrl.policy.models import load_causal_lm
 from webrl.policy.prompt import webrl_prompt
@@ -141,12 +140,7 @@ def test_a_killed_grpo_update_resumed_ends_with_the_uninterrupted_actor(grpo_run
         *grpo_command(grpo_run["data"], grpo_run["tiny"], out, "--save-every", "1"),
     ]
     killed = subprocess.Popen(command, env=grpo_run["env"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.monotonic() + 240
-    while not any(row["step"] >= 2 for row in events(out, "actor")):
-        assert killed.poll() is None and time.monotonic() < deadline, killed.communicate()[0][-4000:]
-        time.sleep(0.01)
-    killed.send_signal(signal.SIGKILL)
-    killed.communicate()
+    kill_past_step(killed, lambda: events(out, "actor"), timeout=240, poll=0.01)
     assert killed.returncode == -signal.SIGKILL and not (out / "metrics.json").exists()
     result = webrl(grpo_run["env"], *grpo_command(grpo_run["data"], grpo_run["tiny"], out, "--save-every", "1"))
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import json
 import shutil
-import signal
-import time
 from pathlib import Path
 
 import pytest
 import torch
 from cli_support import webrl
-from engine_support import child_env, token_items, train_tiny  # tests/rl is on sys.path (no __init__.py)
+from engine_support import (  # tests/rl is on sys.path (no __init__.py)
+    child_env,
+    kill_past_step,
+    token_items,
+    train_tiny,
+)
 from test_engine import events, events_so_far, finish, run_script
 from test_sft_update import MAX_TOKENS, episode, sequence_logprobs, update_command, update_env, write_jsonl
 from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -106,12 +109,7 @@ def test_a_killed_lora_run_resumes_exactly_from_a_checkpoint_of_the_adapter_only
     settings = TrainSettings(zero_stage=2, micro_batch_size=2, save_every=1, **FAST)
     killed = run_script(reader, tmp_path / "killed", settings, items=10, step_delay=1.0)
     train_tiny(reader, tmp_path / "whole", settings, items=10, out=tmp_path / "whole" / "adapter")
-    deadline = time.monotonic() + 180
-    while not any(row["step"] >= 2 for row in events_so_far(tmp_path / "killed")):
-        assert killed.poll() is None and time.monotonic() < deadline, killed.communicate()[0][-4000:]
-        time.sleep(0.1)
-    killed.send_signal(signal.SIGKILL)
-    killed.communicate()
+    kill_past_step(killed, lambda: events_so_far(tmp_path / "killed"))
     checkpoint = Checkpoints(tmp_path / "killed" / "checkpoints" / "sft").latest()
     state = read_state(checkpoint)
     assert state["resume_key"]["base"]["model"] == str(reader) and len(state["resume_key"]["base"]["digest"]) == 64

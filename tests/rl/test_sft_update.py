@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import torch
 from cli_support import events, webrl
-from engine_support import DIST_ENV, child_env
+from engine_support import DIST_ENV, child_env, kill_past_step
 
 from webrl.policy.models import load_causal_lm, load_tokenizer
 from webrl.policy.prompt import webrl_prompt
@@ -423,12 +423,7 @@ def test_a_killed_rl_update_resumed_ends_with_the_uninterrupted_actor(phase, tmp
     out, env = tmp_path / "killed", update_env(cli_env)
     command = [sys.executable, "-m", "webrl", *update_command(phase, out, "--grad-accum", "2", "--save-every", "1")]
     killed = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.monotonic() + 240
-    while not any(row["step"] >= 2 for row in events(out, "actor")):
-        assert killed.poll() is None and time.monotonic() < deadline, killed.communicate()[0][-4000:]
-        time.sleep(0.01)
-    killed.send_signal(signal.SIGKILL)
-    killed.communicate()
+    kill_past_step(killed, lambda: events(out, "actor"), timeout=240, poll=0.01)
     assert killed.returncode == -signal.SIGKILL and not (out / "metrics.json").exists()
     cached = {name: os.stat(out / name).st_mtime_ns for name in ("prepare.json", "values.json")}
 
