@@ -224,7 +224,16 @@ def serve(plan: ServerPlan) -> None:
     tmp = paths.server.with_suffix(".tmp")
     tmp.write_text(json.dumps(record, indent=2))
     tmp.replace(paths.server)
-    config = uvicorn.Config(dispatch, lifespan="off", access_log=False, log_level="warning", timeout_keep_alive=30)
+    # A request head may arrive in several reads on a loaded machine; h11 refuses a partial head over its 16 KiB
+    # default, so a long search term would be a 400 or not by timing. 256 KiB holds any term the sites answer.
+    config = uvicorn.Config(
+        dispatch,
+        lifespan="off",
+        access_log=False,
+        log_level="warning",
+        timeout_keep_alive=30,
+        h11_max_incomplete_event_size=256 * 1024,
+    )
     try:
         uvicorn.Server(config).run(sockets=sockets)
     finally:
