@@ -8,6 +8,7 @@ import shutil
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 from webrl.env.observation import Observation
@@ -84,6 +85,27 @@ def _perturbed_copy(model: Path, out: Path) -> Path:
     return out
 
 
+def _random_adapter(model: Path, out: Path, seed: int) -> Path:
+    """A rank-4 LoRA adapter on `model` whose up-projections are random (a new adapter's are zero): it changes the
+    answers."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+
+    from webrl.policy.models import load_causal_lm, load_tokenizer, save_model
+
+    torch.manual_seed(seed)
+    peft_model = get_peft_model(
+        load_causal_lm(model), LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj", "down_proj"])
+    )
+    with torch.no_grad():
+        for name, weight in peft_model.named_parameters():
+            if "lora_B" in name:
+                weight.normal_(0, 0.2)
+    save_model(peft_model, out)
+    load_tokenizer(model).save_pretrained(out)
+    return out
+
+
 def _group_gone(pgid: int) -> bool:
     try:
         os.killpg(pgid, 0)
@@ -131,6 +153,33 @@ class TestRealServer:
         after = tiny_policy.act(INPUTS, GREEDY)
         assert [(r.text, r.token_logprobs) for r in after] != [(r.text, r.token_logprobs) for r in before]
         assert _group_gone(old_pgid) and tiny_policy.server.port != old_port
+
+    def test_an_adapter_is_served_on_its_base_and_switched_without_a_restart(self, tiny_policy, tmp_path):
+        base = tiny_policy.start().model
+        first, second = (_random_adapter(base, tmp_path / f"adapter-{seed}", seed) for seed in (1, 2))
+        policy = VLLMPolicy(str(first), log_path=tmp_path / "vllm.log")
+        try:
+            served = policy.act(INPUTS, GREEDY)
+            server = policy.server
+            pid, port = server.proc.pid, server.port
+            # the same adapter in transformers, merged on its base: the same first token and log-prob
+            merged = make_policy(f"hf:{first}", tmp_path / "models").act(INPUTS, GREEDY)
+            for ours, theirs in zip(served, merged, strict=True):
+                assert ours.token_logprobs[0] == pytest.approx(theirs.token_logprobs[0], abs=0.05)
+            assert [r.text for r in served] != [r.text for r in tiny_policy.act(INPUTS, GREEDY)]  # not the base
+
+            policy.load(second)
+            switched = policy.act(INPUTS, GREEDY)
+            assert [r.text for r in switched] != [r.text for r in served]
+            policy.load(first)
+            back = policy.act(INPUTS, GREEDY)
+            assert [(r.text, r.token_logprobs) for r in back] == [(r.text, r.token_logprobs) for r in served]
+            # one server all along; the old adapter unloaded, the base and the current adapter listed
+            assert (server.proc.pid, server.port) == (pid, port) and server.switch_seconds < server.start_seconds
+            listed = httpx.get(f"{server.base_url}/models").json()["data"]
+            assert sorted(m["id"] for m in listed) == sorted([server.served_name, server.model_name])
+        finally:
+            policy.close()
 
     def test_close_leaves_no_process(self, tiny_policy):
         server = tiny_policy.start()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from test_sft_update import MAX_TOKENS, episode, sequence_logprobs, update_comma
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from webrl.errors import UsageError
-from webrl.policy.models import BASE_RECORD, is_adapter, load_causal_lm, load_tokenizer, resolve_model
+from webrl.policy.models import BASE_RECORD, base_folder, is_adapter, load_causal_lm, load_tokenizer, resolve_model
 from webrl.rl.checkpoint import Checkpoints, read_state
 from webrl.rl.critic import Critic
 from webrl.rl.data import load_steps
@@ -248,11 +249,23 @@ def test_the_hf_policy_answers_with_base_plus_adapter(lora_phase, tmp_path):
     assert with_adapter[0].text == merged[0].text
 
 
-def test_vllm_refuses_an_adapter_until_it_serves_them(lora_phase, tmp_path):
+def test_vllm_serves_an_adapter_on_its_base_and_refuses_a_stacked_one(lora_phase, tmp_path, monkeypatch):
     from webrl.policy.vllm import VLLMServer
 
-    with pytest.raises(UsageError, match="is a LoRA adapter, which webrl does not serve with vLLM yet"):
-        VLLMServer(lora_phase["sft"] / "actor", tmp_path / "vllm.log").command(8000)
+    monkeypatch.setenv("WEBRL_VLLM_PYTHON", sys.executable)  # the command only: nothing starts
+    actor = lora_phase["update"] / "actor"
+    command = VLLMServer(actor, tmp_path / "vllm.log").command(8000)
+    assert command[command.index("--model") + 1] == str(base_folder(actor))
+    assert command[command.index("--enable-lora") :][:5] == [
+        "--enable-lora",
+        "--max-lora-rank",
+        "8",
+        "--max-loras",
+        "2",
+    ]
+    # the critic's adapter names the SFT actor's adapter as its base: vLLM does not stack adapters
+    with pytest.raises(UsageError, match="trained on another adapter(.|\n)*webrl models merge"):
+        VLLMServer(lora_phase["update"] / "critic", tmp_path / "vllm.log").command(8000)
 
 
 @pytest.mark.slow  # converts SmolLM2-135M from its wheel, then trains it

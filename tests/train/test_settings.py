@@ -210,5 +210,7 @@ def test_lora_blocks_read_back_and_a_bad_one_names_its_field(tmp_path):
     assert result.returncode == 2 and len(lines) == 1 and "Traceback" not in result.stderr
     assert f"--config {file}: field 'update.critic_lora.rank'" in lines[0]
     file.write_text("rollout_policy: vllm\nsft:\n  lora: {rank: 8}\n")
+    assert webrl(env, "train", "--config", str(file), "--print-config").returncode == 0  # vLLM serves the adapters
+    file.write_text("rollout_policy: vllm\nupdate:\n  lora: {rank: 1024}\n")
     result = webrl(env, "train", "--config", str(file), "--print-config")
-    assert result.returncode == 2 and "vllm does not serve LoRA adapters in webrl yet" in result.stderr
+    assert result.returncode == 2 and "update.lora.rank: vLLM serves adapters of rank 512 at most" in result.stderr

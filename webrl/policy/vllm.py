@@ -3,11 +3,16 @@
 vLLM lives in its own virtual environment (scripts/install-vllm.sh): it pins torch and transformers
 versions that must not replace webrl's own. So the server always runs as a subprocess of that
 environment's Python, and webrl talks to it over the OpenAI-compatible completions endpoint.
+
+A LoRA adapter folder is served as vLLM serves adapters: the base model it was trained on (checked against the
+base's weights digest), with the adapter loaded at run time under a name of its own. New weights that are another
+adapter on the same base are switched in place (the new adapter loaded, the old one unloaded): no restart.
 """
 
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import shutil
 import signal
@@ -24,7 +29,7 @@ import httpx
 from webrl.errors import UsageError, WebrlError
 from webrl.netutil import free_port
 from webrl.policy.base import PolicyInput, Response, Sampling
-from webrl.policy.models import is_adapter
+from webrl.policy.models import ADAPTER_CONFIG, adapter_base, is_adapter, weights_digest
 from webrl.policy.openai import OpenAIPolicy
 from webrl.policy.pool import ServerPool
 
@@ -34,6 +39,8 @@ STOP_GRACE_S = 15
 CPU_KVCACHE_GIB = 2
 LOG_TAIL_LINES = 15
 SERVER_MODULE = ("-m", "vllm.entrypoints.openai.api_server", "--model")
+LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)  # the --max-lora-rank values vLLM accepts
+LORA_SLOTS = 2  # adapters in one batch: the old one still answers in-flight requests while the new one loads
 NOT_FOUND = (
     "no vLLM found: run scripts/install-vllm.sh (it installs vLLM into .venv-vllm), set "
     "$WEBRL_VLLM_PYTHON to a Python that has vLLM, or put `vllm` on PATH"
@@ -66,16 +73,34 @@ def _on_gpu() -> bool:
     return shutil.which("nvidia-smi") is not None
 
 
-def _server_env() -> dict[str, str]:
-    """The environment for the server. On CPU: a fixed KV cache (2 GiB holds an 8k context even for an 8B
-    model; VLLM_CPU_KVCACHE_SPACE overrides it) and torch threads for every core we may use (vLLM would
-    otherwise cut torch to one thread)."""
+def _server_env(lora: bool) -> dict[str, str]:
+    """The environment for the server: for an adapter, its load and unload endpoints (only then: they load any
+    path they are given); on CPU, a fixed KV cache (2 GiB holds an 8k context even for an 8B model;
+    VLLM_CPU_KVCACHE_SPACE overrides it) and torch threads for every core we may use (vLLM would otherwise cut
+    torch to one thread)."""
     env = dict(os.environ)
     env.setdefault("VLLM_LOGGING_LEVEL", "INFO")
+    if lora:
+        env["VLLM_ALLOW_RUNTIME_LORA_UPDATING"] = "True"
     if not _on_gpu():
         env.setdefault("VLLM_CPU_KVCACHE_SPACE", str(CPU_KVCACHE_GIB))
         env.setdefault("OMP_NUM_THREADS", str(len(os.sched_getaffinity(0))))
     return env
+
+
+def lora_slot(adapter: Path) -> int:
+    """The --max-lora-rank that serves `adapter`: its rank, rounded up to one vLLM accepts."""
+    rank = int(json.loads((Path(adapter) / ADAPTER_CONFIG).read_text())["r"])
+    slot = next((r for r in LORA_RANKS if r >= rank), None)
+    if slot is None:
+        raise UsageError(f"vllm: adapter {adapter} has rank {rank}; vLLM serves {LORA_RANKS[-1]} at most")
+    return slot
+
+
+def adapter_name(adapter: Path) -> str:
+    """The name requests give an adapter: from its weights, so that every server of a pool names it alike and a
+    new adapter never reuses a name (vLLM's prefix cache is keyed by the adapter it was computed with)."""
+    return f"{SERVED_NAME}-lora-{weights_digest(adapter)[:12]}"
 
 
 def _log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
@@ -88,8 +113,8 @@ def _log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
 
 class VLLMServer:
     """One `vllm serve` subprocess on a free port of `host` (loopback unless a server pool serves other nodes), in its
-    own process group so that stop() also ends the engine processes it spawns. Restartable with new weights (between
-    RL phases)."""
+    own process group so that stop() also ends the engine processes it spawns. Serves new weights on request
+    (between RL phases): another adapter on the same base in place, anything else by a restart."""
 
     def __init__(
         self,
@@ -113,7 +138,9 @@ class VLLMServer:
         self.start_timeout_s = start_timeout_s
         self.port: int | None = None
         self.proc: subprocess.Popen | None = None
+        self.model_name = served_name  # what requests name: the base, or the adapter loaded on it
         self.start_seconds: float | None = None  # how long the last start took
+        self.switch_seconds: float | None = None  # how long the last adapter switch took
 
     @property
     def base_url(self) -> str:
@@ -121,15 +148,20 @@ class VLLMServer:
             raise WebrlError("the vLLM server is not running")
         return f"http://{self.host}:{self.port}/v1"
 
+    @property
+    def lora(self) -> bool:
+        return is_adapter(self.model)
+
     def command(self, port: int) -> list[str]:
-        if is_adapter(self.model):
+        weights = adapter_base(self.model) if self.lora else self.model
+        if is_adapter(weights):
             raise UsageError(
-                f"vllm: {self.model} is a LoRA adapter, which webrl does not serve with vLLM yet; serve the folder "
-                f"`webrl models merge {self.model} --out DIR` writes, or use hf:"
+                f"vllm: adapter {self.model} was trained on another adapter ({weights}), which vLLM does not stack; "
+                f"serve the folder `webrl models merge {self.model} --out DIR` writes"
             )
         args = [
             *find_vllm(),
-            str(self.model),
+            str(weights),
             "--host",
             self.host,
             "--port",
@@ -139,6 +171,8 @@ class VLLMServer:
             "--dtype",
             self.dtype,
         ]
+        if self.lora:
+            args += ["--enable-lora", "--max-lora-rank", str(lora_slot(self.model)), "--max-loras", str(LORA_SLOTS)]
         if self.max_model_len:
             args += ["--max-model-len", str(self.max_model_len)]
         if not _on_gpu() and "--distributed-executor-backend" not in self.extra_args:
@@ -146,8 +180,8 @@ class VLLMServer:
         return args + self.extra_args
 
     def start(self) -> None:
-        """Start the server and wait until /health answers; a WebrlError with the log's tail if it dies
-        or does not come up in time."""
+        """Start the server (and load the adapter) and wait until /health answers; a WebrlError with the log's
+        tail if it dies or does not come up in time."""
         if self.proc is not None:
             return
         port = free_port()
@@ -162,13 +196,14 @@ class VLLMServer:
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                env=_server_env(),
+                env=_server_env(self.lora),
                 start_new_session=True,
             )
         self.port = port
         atexit.register(self.stop)  # no server outlives webrl, even on an unexpected exit
         try:
             self._wait_healthy(began)
+            self.model_name = self._load_adapter(self.model) if self.lora else self.served_name
         except BaseException:
             self.stop()
             raise
@@ -193,6 +228,26 @@ class VLLMServer:
             f"s; the end of its log ({self.log_path}):\n{_log_tail(self.log_path)}"
         )
 
+    def _adapter_call(self, endpoint: str, body: dict) -> None:
+        reply = httpx.post(f"{self.base_url}/{endpoint}", json=body, timeout=self.start_timeout_s)
+        if reply.status_code != 200:
+            raise WebrlError(
+                f"the vLLM server for {self.model} refused {endpoint} {body}: "
+                f"HTTP {reply.status_code} {reply.text[:300]}"
+            )
+
+    def _load_adapter(self, adapter: Path) -> str:
+        name = adapter_name(adapter)
+        self._adapter_call("load_lora_adapter", {"lora_name": name, "lora_path": str(Path(adapter).resolve())})
+        return name
+
+    def _switchable(self, model: Path) -> bool:
+        """Whether `model` can replace the running adapter in place: an adapter on the very base served, of a
+        rank the server was started for."""
+        if self.proc is None or not (self.lora and is_adapter(model)):
+            return False
+        return adapter_base(model) == adapter_base(self.model) and lora_slot(model) <= lora_slot(self.model)
+
     def stop(self) -> None:
         """SIGTERM to the whole process group, SIGKILL after a grace period; waits until none is left."""
         proc, self.proc, self.port = self.proc, None, None
@@ -205,10 +260,20 @@ class VLLMServer:
             _wait_group_gone(proc, STOP_GRACE_S)
 
     def restart(self, model: Path | None = None) -> None:
-        """Serve `model` (new weights, e.g. after a training phase) instead; same settings, new port."""
+        """Serve `model` (new weights, e.g. after a training phase) instead, same settings: another adapter on the
+        base this server holds is loaded and the old one unloaded, on the running server; anything else restarts
+        it on a new port."""
+        model = Path(model) if model is not None else self.model
+        if self._switchable(model):
+            began = time.perf_counter()
+            old, new = self.model_name, self._load_adapter(model)
+            if new != old:
+                self._adapter_call("unload_lora_adapter", {"lora_name": old})
+            self.model, self.model_name = model, new
+            self.switch_seconds = round(time.perf_counter() - began, 2)
+            return
         self.stop()
-        if model is not None:
-            self.model = Path(model)
+        self.model = model
         self.start()
 
     def __enter__(self) -> Self:
@@ -275,16 +340,17 @@ class VLLMPolicy(OpenAIPolicy):
                 log = self.log_path or models_dir.parent / "vllm" / f"{datetime.now():%Y%m%d-%H%M%S}-{os.getpid()}.log"
                 server = VLLMServer(weights, log, **self.server_options)
                 server.start()
-                self.server, self.pool = server, ServerPool([server.base_url])
+                self.server, self.pool, self.model = server, ServerPool([server.base_url]), server.model_name
             return self.server
 
     def load(self, weights: Path) -> None:
-        """Serve new weights (a folder written by training) from the next act() on."""
+        """Serve new weights (a folder written by training) from the next act() on: an adapter on the base served
+        is switched in place, other weights restart the server."""
         with self._lock:
             self._weights = Path(weights)
             if self.server is not None:
                 self.server.restart(self._weights)
-                self.pool = ServerPool([self.server.base_url])
+                self.pool, self.model = ServerPool([self.server.base_url]), self.server.model_name
 
     def close(self) -> None:
         with self._lock:

@@ -17,7 +17,8 @@ from webrl.errors import UsageError
 
 
 class ModelServer:
-    """One vLLM server on this actor's node (a Ray actor): `start` returns its base URL, `stop` ends it."""
+    """One vLLM server on this actor's node (a Ray actor): `start` returns its base URL and the model name requests
+    give (a LoRA adapter's, served on its base), `stop` ends it."""
 
     def __init__(self, model_spec: str, models_dir: Path | None, gpus: int):
         from webrl.policy.models import model_cache, resolve_model
@@ -28,9 +29,9 @@ class ModelServer:
         log = Path(tempfile.mkdtemp(prefix="webrl-server-")) / "vllm.log"
         self.server = VLLMServer(weights, log, host=ray.util.get_node_ip_address(), extra_args=parallel)
 
-    def start(self) -> str:
+    def start(self) -> tuple[str, str]:
         self.server.start()
-        return self.server.base_url
+        return self.server.base_url, self.server.model_name
 
     def stop(self) -> None:
         self.server.stop()
@@ -40,8 +41,6 @@ class ModelServer:
 def server_pool(model_spec: str, cluster: ClusterConfig, models_dir: Path | None) -> Iterator[str]:
     """Start `cluster.servers` servers of `model_spec` on GPU nodes; yields the `openai:` policy spec over all of
     them; stops them afterwards."""
-    from webrl.policy.vllm import SERVED_NAME
-
     gpus = ray.cluster_resources().get("GPU", 0)
     if gpus < cluster.servers * cluster.server_gpus:
         raise UsageError(
@@ -52,8 +51,8 @@ def server_pool(model_spec: str, cluster: ClusterConfig, models_dir: Path | None
     server_class = ray.remote(ModelServer).options(num_gpus=cluster.server_gpus, max_restarts=0)
     servers = [server_class.remote(model_spec, models_dir, cluster.server_gpus) for _ in range(cluster.servers)]
     try:
-        urls = ray.get([server.start.remote() for server in servers])
-        yield f"openai:{SERVED_NAME}@{','.join(urls)}"
+        urls, names = zip(*ray.get([server.start.remote() for server in servers]), strict=True)
+        yield f"openai:{names[0]}@{','.join(urls)}"  # every server names the model alike
     finally:
         for server in servers:
             try:
