@@ -228,7 +228,7 @@ class VLLMServer:
             f"s; the end of its log ({self.log_path}):\n{_log_tail(self.log_path)}"
         )
 
-    def _adapter_call(self, endpoint: str, body: dict) -> None:
+    def _call(self, endpoint: str, body: dict) -> None:
         reply = httpx.post(f"{self.base_url}/{endpoint}", json=body, timeout=self.start_timeout_s)
         if reply.status_code != 200:
             raise WebrlError(
@@ -238,7 +238,7 @@ class VLLMServer:
 
     def _load_adapter(self, adapter: Path) -> str:
         name = adapter_name(adapter)
-        self._adapter_call("load_lora_adapter", {"lora_name": name, "lora_path": str(Path(adapter).resolve())})
+        self._call("load_lora_adapter", {"lora_name": name, "lora_path": str(Path(adapter).resolve())})
         return name
 
     def _switchable(self, model: Path) -> bool:
@@ -267,10 +267,15 @@ class VLLMServer:
         if self._switchable(model):
             began = time.perf_counter()
             old, new = self.model_name, self._load_adapter(model)
-            if new != old:
-                self._adapter_call("unload_lora_adapter", {"lora_name": old})
+            if new != old:  # the old one answers until the new one has answered once
+                self._call("completions", {"model": new, "prompt": "ready", "max_tokens": 1})
+                self._call("unload_lora_adapter", {"lora_name": old})
             self.model, self.model_name = model, new
             self.switch_seconds = round(time.perf_counter() - began, 2)
+            with open(self.log_path, "a") as log:
+                log.write(
+                    f"\n--- {datetime.now():%Y-%m-%d %H:%M:%S} switched to {model} ({new}) in {self.switch_seconds} s\n"
+                )
             return
         self.stop()
         self.model = model
