@@ -15,11 +15,37 @@ from webrl.train.settings import NESTED_OPTIONS, RunSettings, options_layer, pre
 
 
 def test_every_preset_is_a_valid_settings_file_that_says_how_to_run_it():
-    assert set(presets()) == {"ci", "cpu-demo", "embedded-demo", "paper"}
+    assert set(presets()) == {"ci", "cpu-demo", "embedded-demo", "paper", "paper-lora"}
     for name, path in presets().items():
         RunSettings.model_validate(preset(name))
         header = [line for line in path.read_text().splitlines() if line.startswith("#")]
         assert header[0].startswith(f"# {name}: ") and f"webrl train --preset {name}" in "\n".join(header)
+
+
+def test_paper_lora_is_the_paper_preset_with_lora_and_what_lora_changes():
+    paper, lora = RunSettings.model_validate(preset("paper")), RunSettings.model_validate(preset("paper-lora"))
+    for section in ("sft", "update"):
+        ours, theirs = getattr(lora, section), getattr(paper, section)
+        assert ours.lora.rank == 16 and ours.lr == pytest.approx(10 * theirs.lr)
+        assert (ours.zero_stage, ours.offload) == (2, False) and (theirs.zero_stage, theirs.offload) == (3, True)
+        changed = {"lora", "lr", "zero_stage", "offload", "critic_lora"}
+        assert ours.model_dump(exclude=changed) == theirs.model_dump(exclude=changed)
+    assert lora.update.critic_settings().lora.rank == 16 and not paper.update.lora.enabled
+    assert lora.model_dump(exclude={"sft", "update"}) == paper.model_dump(exclude={"sft", "update"})
+
+
+def test_a_preset_that_extends_a_missing_or_circular_one_names_the_file(tmp_path, monkeypatch):
+    import webrl.train.settings as settings_module
+
+    files = {name: tmp_path / f"{name}.yaml" for name in ("a", "b", "c")}
+    files["a"].write_text("extends: b\nphases: 2\n")
+    files["b"].write_text("extends: a\n")
+    files["c"].write_text("extends: nope\n")
+    monkeypatch.setattr(settings_module, "presets", lambda: files)
+    with pytest.raises(UsageError, match=r"b.yaml: extends a: a cycle \(a -> b -> a\)"):
+        preset("a")
+    with pytest.raises(UsageError, match="c.yaml: extends nope: unknown preset; choose one of a, b, c"):
+        preset("c")
 
 
 def test_an_update_setting_is_an_option_of_its_own_name_on_the_nested_training():

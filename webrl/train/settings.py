@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from webrl.errors import UsageError
 from webrl.files import write_atomically
-from webrl.layered_settings import Layers, resolve_layers
+from webrl.layered_settings import Layers, deep_merge, resolve_layers
 from webrl.policy.vllm import LORA_RANKS
 from webrl.rl.settings import GROUP_FORMS, SftSettings, TrainSettings, UpdateSettings
 from webrl.tasks.family import TaskFamily, family_of_set
@@ -246,12 +246,18 @@ def presets() -> dict[str, Path]:
     return {Path(entry.name).stem: Path(str(entry)) for entry in folder.iterdir() if entry.name.endswith(".yaml")}
 
 
-def preset(name: str) -> dict[str, Any]:
-    """A preset's settings (partial: the rest are RunSettings' defaults)."""
+def preset(name: str, _chain: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A preset's settings (partial: the rest are RunSettings' defaults). `extends: OTHER` in a preset takes OTHER's
+    settings under its own, so that a variant names only what it changes."""
     known = presets()
     if name not in known:
-        raise UsageError(f"--preset {name}: unknown; choose one of {', '.join(sorted(known))}")
-    return yaml.safe_load(known[name].read_text()) or {}
+        where = f"{known[_chain[-1]]}: extends {name}" if _chain else f"--preset {name}"
+        raise UsageError(f"{where}: unknown preset; choose one of {', '.join(sorted(known))}")
+    if name in _chain:
+        raise UsageError(f"{known[_chain[-1]]}: extends {name}: a cycle ({' -> '.join((*_chain, name))})")
+    settings = yaml.safe_load(known[name].read_text()) or {}
+    parent = settings.pop("extends", None)
+    return deep_merge(preset(parent, (*_chain, name)), settings) if parent else settings
 
 
 def options_layer(options: dict[str, Any]) -> dict[str, Any]:
