@@ -53,6 +53,10 @@ ARMS: dict[str, dict] = {
     "paper-replay": {"algorithm": "webrl", "update": {"replay_confidence": (0.5, 0.95)}},
     "sure-replay": {"algorithm": "webrl", "update": {"replay_confidence": (0.5, 1.0)}},
     "orm-reward": {"algorithm": "webrl", "reward": "orm"},  # the ORM of --orm instead of the rules
+    # group-relative objectives on 4 rollouts of a quarter of the tasks (the same episodes a phase); no critic, so
+    # later phases take a random sample of the tasks generated from the failures
+    "grpo": {"algorithm": "grpo", "group_size": 4, "critic_filter": False},
+    "gigpo": {"algorithm": "gigpo", "group_size": 4, "critic_filter": False},
 }
 # without --arms: the paper's comparison and WebRL's ablations against the cpu-demo preset (the other arms compare
 # settings an earlier preset had or the preset has now, where they repeat "webrl")
@@ -66,6 +70,15 @@ DEFAULT_ARMS = (
     "paper-objective",
     "paper-replay",
 )
+
+
+def arm_settings(base: RunSettings, name: str, seed: int, more: dict | None = None) -> RunSettings:
+    """The base run's settings with arm `name`'s and the seed: a group arm rolls out as many episodes a phase as
+    the others (tasks_per_phase / group_size tasks)."""
+    arm = {**ARMS[name], **(more or {}), "seed": seed}
+    if "group_size" in arm:
+        arm["tasks_per_phase"] = max(1, base.tasks_per_phase // arm["group_size"])
+    return RunSettings.model_validate(deep_merge(base.model_dump(), arm))
 
 
 def fork(base: Path, out: Path, settings: RunSettings) -> None:
@@ -84,7 +97,7 @@ def run_arm(name: str, seed: int, args: argparse.Namespace) -> dict[str, list[fl
     environments the SFT demonstrated and on the new ones (None where a run did not measure them)."""
     base = read_settings(args.base)
     orm = {"orm": str(args.orm.resolve())} if name == "orm-reward" else {}
-    settings = RunSettings.model_validate(deep_merge(base.model_dump(), {**ARMS[name], **orm, "seed": seed}))
+    settings = arm_settings(base, name, seed, orm)
     out = args.base if settings == base else args.out / f"{name}-seed{seed}"
     if name != "sft":
         if not (out / SETTINGS_FILE).is_file():

@@ -41,16 +41,15 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from compare import ARMS, fork
+from compare import ARMS, arm_settings, fork
 from rich.table import Table
 from stamp import add_json_option, write_result
 
 from webrl.cli.console import make_console
-from webrl.layered_settings import deep_merge
 from webrl.runs.records import read_episodes
 from webrl.runs.train_metrics import read_metrics
 from webrl.train.recipe import PROGRESS_FILE
-from webrl.train.settings import SETTINGS_FILE, RunSettings, read_settings, write_settings
+from webrl.train.settings import SETTINGS_FILE, read_settings, write_settings
 
 PRESET = "cpu-demo"
 FAMILIES = {
@@ -148,7 +147,7 @@ def arm_run(args: argparse.Namespace, base: Path, arm: str, seed: int) -> Path:
     settings = read_settings(base)
     run = base.with_name(arm)
     if not (run / SETTINGS_FILE).is_file():
-        fork(base, run, RunSettings.model_validate(deep_merge(settings.model_dump(), {**ARMS[arm], "seed": seed})))
+        fork(base, run, arm_settings(settings, arm, seed))
     if not finished(run, f"{settings.phases}:eval"):
         webrl("train", "--resume", "--out", str(run))
     return run

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from webrl.train.settings import read_settings
+
 pytestmark = pytest.mark.slow  # demonstrations, an SFT, a phase per arm and their evaluations (minutes)
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "learning.py"
@@ -31,7 +33,7 @@ def test_one_split_one_seed_one_phase(sites, tmp_path):
     settings.write_text(SMOKE)
     out, result_file = tmp_path / "runs", tmp_path / "learning.json"
     command = [
-        sys.executable, str(BENCH), "--splits", "1", "--seeds", "0", "--arms", "sft", "webrl", "filtered-bc",
+        sys.executable, str(BENCH), "--splits", "1", "--seeds", "0", "--arms", "sft", "webrl", "filtered-bc", "grpo",
         "--family", "quoted=click-button,click-link", "--family", "tabs=click-tab,click-tab-2-easy",
         "--prior", "click-test", "--demos", "2", "--final-seeds", "3", "--settings", str(settings),
         "--out", str(out), "--json", str(result_file),
@@ -52,7 +54,7 @@ def test_one_split_one_seed_one_phase(sites, tmp_path):
     # split 1 holds out the second environment of each family's fixed shuffle: one per family, never the prior one
     assert len(run["held_out"]) == 2 and "click-test" not in run["held_out"]
     assert {e for e in run["held_out"]} <= {"click-button", "click-link", "click-tab", "click-tab-2-easy"}
-    for arm in ("sft", "webrl", "filtered-bc"):
+    for arm in ("sft", "webrl", "filtered-bc", "grpo"):
         # every environment evaluated on the 3 final test seeds, after SFT and after the last phase
         assert sorted(run[arm]) == ["click-button", "click-link", "click-tab", "click-tab-2-easy", "click-test"]
         assert all(len(outcomes) == 3 and set(outcomes) <= {"0", "1"} for outcomes in run[arm].values())
@@ -63,7 +65,10 @@ def test_one_split_one_seed_one_phase(sites, tmp_path):
     assert {json.loads(line)["task_id"].rpartition(".")[0] for line in demos} == set(
         ["click-button", "click-link", "click-tab", "click-tab-2-easy", "click-test"]
     ) - set(run["held_out"])
-    for name in ("gain webrl", "gain filtered-bc", "webrl − filtered-bc"):
+    # the group arm rolls out as many episodes a phase as the others: a quarter of the tasks (here 6 // 4), 4 times
+    grpo = read_settings(base / "grpo")
+    assert (grpo.algorithm, grpo.group_size, grpo.tasks_per_phase) == ("grpo", 4, 1)
+    for name in ("gain webrl", "gain filtered-bc", "gain grpo", "webrl − filtered-bc"):
         summary = result["summary"][name]
         low, high = summary["ci95"]
         assert summary["runs"] == 1 and low <= summary["mean"] <= high, (name, summary)
