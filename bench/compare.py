@@ -53,10 +53,12 @@ ARMS: dict[str, dict] = {
     "paper-replay": {"algorithm": "webrl", "update": {"replay_confidence": (0.5, 0.95)}},
     "sure-replay": {"algorithm": "webrl", "update": {"replay_confidence": (0.5, 1.0)}},
     "orm-reward": {"algorithm": "webrl", "reward": "orm"},  # the ORM of --orm instead of the rules
-    # group-relative objectives on 4 rollouts of a quarter of the tasks (the same episodes a phase); no critic, so
-    # later phases take a random sample of the tasks generated from the failures
-    "grpo": {"algorithm": "grpo", "group_size": 4, "critic_filter": False},
-    "gigpo": {"algorithm": "gigpo", "group_size": 4, "critic_filter": False},
+    # group-relative objectives on 4 rollouts of a quarter of the tasks (the same episodes a phase, unless the
+    # group-success band rolls out more candidates: up to candidate_factor times), and without that band (a random
+    # sample of the generated tasks)
+    "grpo": {"algorithm": "grpo", "group_size": 4},
+    "gigpo": {"algorithm": "gigpo", "group_size": 4},
+    "grpo-no-band": {"algorithm": "grpo", "group_size": 4, "critic_filter": False},
 }
 # without --arms: the paper's comparison and WebRL's ablations against the cpu-demo preset (the other arms compare
 # settings an earlier preset had or the preset has now, where they repeat "webrl")

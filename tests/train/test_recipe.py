@@ -265,6 +265,44 @@ def test_one_grpo_phase_on_groups_from_identical_starts(sites, tmp_path):
     assert read_json(out / "phases/1/metrics.json")["actor"] == str(out / "phases/1/update/actor")
 
 
+def test_grpo_s_curriculum_rolls_out_candidates_by_the_group_success_band(sites, tmp_path):
+    """Two phases of `--algorithm grpo` with the curriculum: phase 2's candidates (generated from phase 1's failures,
+    in a seeded order) are rolled out round after round until tasks_per_phase groups have a success rate strictly
+    between 0 and 1, or none is left; the phase's tasks are those rolled out. `tiny` fails nearly everything, so few
+    groups (if any) are in the band and the rounds go on. Running the stage again from disk replays the rounds: no
+    new episode, the same tasks."""
+    out = tmp_path / "band"
+    args = ["--preset", "ci", "--algorithm", "grpo", "--group-size", "2", "--init", "tiny", "--out", str(out)]
+    result = webrl(sites, "train", *args, timeout=TRAIN_TIMEOUT)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    phase, want = out / "phases/2", 4  # the ci preset's tasks_per_phase
+    candidates, tasks = read_json(phase / "candidates.json"), read_json(phase / "tasks.json")
+    episodes = lines(phase / "rollouts/episodes.jsonl")
+    assert [t["task_id"] for t in tasks] == [c["task_id"] for c in candidates[: len(tasks)]]  # rolled out in order
+    assert sorted((e["task_id"], e["repeat"]) for e in episodes) == sorted(
+        (t["task_id"], r) for t in tasks for r in (0, 1)
+    )
+    rates = {t["task_id"]: [e["score"] == 1.0 for e in episodes if e["task_id"] == t["task_id"]] for t in tasks}
+    in_band = sum(0 < sum(won) < len(won) for won in rates.values())
+    # it stopped as soon as enough groups were in the band, or with every candidate rolled out
+    assert in_band >= want or len(tasks) == len(candidates)
+    assert len(tasks) >= min(want, len(candidates))
+    report = read_json(phase / "tasks-report.json")
+    assert report["group_band"] == {"candidates": len(candidates), "rolled": len(tasks), "in_band": in_band}
+    assert report["critic"]["chosen"] == "by the group-success band, as they are rolled out"
+    rounds = sorted(p.name for p in (phase / "rollouts").glob("round-*"))
+    assert rounds and len(lines(phase / "rollouts/round-1/episodes.jsonl")) == 2 * min(want, len(candidates))
+
+    done = read_json(out / "progress.json")["done"]
+    del done["2:rollouts"]
+    (out / "progress.json").write_text(json.dumps({"done": done}))
+    (phase / "tasks.json").write_text(json.dumps(candidates))  # as the tasks stage left it
+    before = (phase / "rollouts/episodes.jsonl").read_text()
+    again = webrl(sites, "train", "--resume", "--out", str(out), timeout=TRAIN_TIMEOUT)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert (phase / "rollouts/episodes.jsonl").read_text() == before and read_json(phase / "tasks.json") == tasks
+
+
 MINIWOB_ENVS = "click-button,click-link,focus-text"
 DEMONSTRATED = "click-button,click-link"
 

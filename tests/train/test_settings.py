@@ -179,10 +179,6 @@ def test_the_grpo_algorithm_takes_its_settings_and_reads_them_back(tmp_path):
     [
         ({"algorithm": "grpo"}, "group_size: grpo compares rollouts of the same task, needs 2 or more"),
         (
-            {"algorithm": "gigpo", "group_size": 2},
-            "critic_filter: gigpo trains no critic, and its group-success band is not yet implemented",
-        ),
-        (
             {"algorithm": "grpo", "update": {"objective": "awr"}},
             "the grpo algorithm trains the grpo objective, not awr",
         ),
@@ -199,9 +195,9 @@ def test_the_group_algorithms_refuse_what_they_cannot_run_naming_the_field(layer
         resolve_run_settings([("run.yaml", layer)])
 
 
-def test_the_group_algorithms_run_one_phase_or_without_the_critic_filter():
-    one = resolve_run_settings([("run.yaml", {"algorithm": "grpo", "group_size": 2, "phases": 1})])
-    assert (one.update.objective, one.group_size) == ("grpo", 2)
+def test_the_group_algorithms_run_with_or_without_the_curriculum_s_filter():
+    one = resolve_run_settings([("run.yaml", {"algorithm": "grpo", "group_size": 2, "phases": 3})])
+    assert (one.update.objective, one.group_size, one.critic_filter) == ("grpo", 2, True)  # the group-success band
     layer = {"algorithm": "gigpo", "group_size": 3, "critic_filter": False}
     assert resolve_run_settings([("run.yaml", layer)]).update.objective == "gigpo"
 

@@ -8,7 +8,8 @@ every other rollout) and their successful steps are the demonstrations; SFT on t
 
 1. tasks     phase 1 samples the train split (D0); later phases generate candidates from the previous phase's
              failed tasks (the procedural evolver or an LLM), check their feasibility (with a judge), keep
-             those the previous critic scores in the band (webrl.train.tasks).
+             those the previous critic scores in the band (webrl.train.tasks); grpo / gigpo, which train no
+             critic, keep them by their group success as they are rolled out (the group-success band).
 2. rollouts  the actor samples (temperature 1) in parallel environments with per-episode resets, `group_size`
              times per task (every member from the task's start).
 3. rewards   rule evaluators where the task has them, else the ORM (webrl.train.rewards); the step file.
@@ -53,9 +54,9 @@ from webrl.policy.models import seeded
 from webrl.rl.data import StepRecord
 from webrl.rl.job import spawn
 from webrl.rl.job_spec import SftJob, UpdateJob
-from webrl.rl.settings import SftSettings, TrainSettings
+from webrl.rl.settings import GROUP_FORMS, SftSettings, TrainSettings
 from webrl.runs.eval import EvalSettings, Groups, run_policy
-from webrl.runs.records import EpisodeRecord, read_episodes
+from webrl.runs.records import EPISODES_FILE, EpisodeRecord, read_episodes
 from webrl.runs.train_metrics import METRICS_FILE, PhaseMetrics, write_metrics
 from webrl.runs.train_report import write_train_report
 from webrl.sites.base import SiteBackend
@@ -75,6 +76,7 @@ from webrl.train.settings import SETTINGS_FILE, RunSettings, read_settings, writ
 
 PROGRESS_FILE = "progress.json"
 START_PAGES_FILE = "start-pages.json"  # the observed start page of every candidate task, once per run
+CANDIDATES_FILE = "candidates.json"  # a phase's candidates in the order the group-success band rolls them out
 TRAININGS = ("sft", "update")  # the stages that train, each into phases/<k>/<stage>/
 Training = TypeVar("Training", bound=TrainSettings)
 
@@ -236,7 +238,11 @@ class TrainRun:
                 self.models_dir,
             )
             candidates, report["feasibility"] = phase_tasks.feasible(settings, candidates)
-            if settings.critic_filter:
+            if settings.critic_filter and settings.algorithm in GROUP_FORMS:
+                kept = rng.sample(candidates, len(candidates))  # the order the group-success band rolls them out in
+                write_atomically(self.phase_dir(k) / CANDIDATES_FILE, json.dumps([t.to_config() for t in kept]))
+                report["critic"] = {"applied": False, "chosen": "by the group-success band, as they are rolled out"}
+            elif settings.critic_filter:
                 kept, report["critic"] = phase_tasks.in_critic_band(
                     settings, candidates, self.critic(k - 1), self.backend, self.out / START_PAGES_FILE
                 )
@@ -252,14 +258,50 @@ class TrainRun:
         write_atomically(self.phase_dir(k) / "tasks-report.json", json.dumps(report, indent=1, default=str))
 
     def rollouts(self, k: int) -> None:
+        """The actor's rollouts of the phase's tasks. Under the group-success band, of its candidates, round after
+        round (webrl.train.tasks), each round a run of its own in rollouts/round-N, their episodes then gathered in
+        rollouts/ and the phase's tasks then those rolled out; a resume replays the rounds from the start (a
+        finished round's episodes are on disk), so each round is what it was."""
+        rollouts = self.phase_dir(k) / "rollouts"
+        candidates_file = self.phase_dir(k) / CANDIDATES_FILE
+        if not candidates_file.exists():
+            self._rollouts(k, self.phase_tasks(k), rollouts)
+            return
+        candidates = [Task.model_validate(c) for c in json.loads(candidates_file.read_text())]
+        rolled: list[Task] = []
+        rounds: list[Path] = []
+        while batch := phase_tasks.group_band_round(
+            candidates, self._group_success_rates(rounds), self.settings.tasks_per_phase
+        ):
+            rounds.append(rollouts / f"round-{len(rounds) + 1}")
+            self._rollouts(k, batch, rounds[-1])
+            rolled += batch
+        records = [record for folder in rounds for record in read_episodes(folder)]
+        write_atomically(rollouts / EPISODES_FILE, "".join(record.to_line() for record in records))
+        write_atomically(self.phase_dir(k) / "tasks.json", json.dumps([t.to_config() for t in rolled]))
+        inside = sum(phase_tasks.in_group_band(rate) for rate in self._group_success_rates(rounds).values())
+        report_file = self.phase_dir(k) / "tasks-report.json"
+        report = json.loads(report_file.read_text())
+        report["group_band"] = {"candidates": len(candidates), "rolled": len(rolled), "in_band": inside}
+        write_atomically(report_file, json.dumps(report, indent=1, default=str))
+
+    def _rollouts(self, k: int, tasks: list[Task], out: Path) -> None:
         self._episodes(
-            self.phase_dir(k) / "rollouts",
-            self.phase_tasks(k),
+            out,
+            tasks,
             self.actor(k - 1),
             temperature=self.settings.temperature,
             seed=self.settings.seed * 1000 + k,
             repeats=self.settings.group_size,
         )
+
+    @staticmethod
+    def _group_success_rates(runs: list[Path]) -> dict[str, float]:
+        """Each group's success rate in these rollout runs (task id -> rate)."""
+        outcomes: dict[str, list[bool]] = {}
+        for record in (record for folder in runs for record in read_episodes(folder)):
+            outcomes.setdefault(str(record.task_id), []).append(record.success is True)
+        return {task_id: sum(won) / len(won) for task_id, won in outcomes.items()}
 
     def rewards(self, k: int) -> None:
         """Each rollout's reward (webrl.train.rewards), the phase's step file and the reward summary."""

@@ -116,8 +116,9 @@ class RunSettings(BaseModel):
     )
     critic_filter: bool = Field(
         True,
-        description="Choose each phase's tasks by the critic band; off (an "
-        "ablation): a random sample of the candidates.",
+        description="Choose each phase's tasks by the critic band (grpo and gigpo, which train no critic: by the "
+        "group-success band, candidates rolled out until --tasks-per-phase groups have a success rate strictly "
+        "between 0 and 1); off (an ablation): a random sample of the candidates.",
     )
     critic_rule: Literal["value", "either"] = Field(
         "value", description="value: V = min of the two heads in the band; either: the official test (either head)."
@@ -196,14 +197,8 @@ class RunSettings(BaseModel):
             raise ValueError(f"the {self.algorithm} algorithm trains the {self.algorithm} objective, not {objective}")
         if objective in UPDATE_OBJECTIVES and self.algorithm != objective:
             raise ValueError(f"the {objective} objective is the {objective} algorithm: --algorithm {objective}")
-        if self.algorithm in GROUP_FORMS:
-            if self.group_size < 2:
-                raise ValueError(f"group_size: {self.algorithm} compares rollouts of the same task, needs 2 or more")
-            if self.critic_filter and self.phases > 1:
-                raise ValueError(
-                    f"critic_filter: {self.algorithm} trains no critic, and its group-success band is not yet "
-                    "implemented; turn it off (--no-critic-filter), or run one phase"
-                )
+        if self.algorithm in GROUP_FORMS and self.group_size < 2:
+            raise ValueError(f"group_size: {self.algorithm} compares rollouts of the same task, needs 2 or more")
         if self.reward == "orm" and self.orm is None:
             raise ValueError("reward orm needs an --orm model")
         if self.generator != "evolver" and not family.llm_generation:

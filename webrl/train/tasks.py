@@ -1,8 +1,12 @@
 """A phase's tasks (the recipe's stage 1): candidates generated from the previous phase's failures, checked for
-feasibility, and kept by the previous critic's band.
+feasibility, and kept by the previous critic's band, or, for the group algorithms (no critic), by the group-success
+band as they are rolled out.
 
 The critic band is topped up with the closest candidates outside it when it holds too few (a young critic scores
-nearly everything alike), and everything is capped at `tasks_per_phase`.
+nearly everything alike), and everything is capped at `tasks_per_phase`. The group-success band rolls the
+candidates out in their order, round after round, until `tasks_per_phase` groups have a success rate strictly
+between 0 and 1 (a group all alike carries no signal to a group-relative objective: DAPO's dynamic sampling, its
+batch refilled), or the candidates run out.
 """
 
 from __future__ import annotations
@@ -58,6 +62,19 @@ def feasible(settings: RunSettings, tasks: list[Task]) -> tuple[list[Task], dict
         return tasks, {"checked": False}
     kept, reasons = feasibility_filter(tasks, judge)
     return kept, {"checked": True, "kept": len(kept), "outcomes": dict(reasons)}
+
+
+def in_group_band(success_rate: float) -> bool:
+    return 0.0 < success_rate < 1.0
+
+
+def group_band_round(candidates: list[Task], success_rates: dict[str, float], want: int) -> list[Task]:
+    """The group-success band's next round: the candidates after those rolled out so far (`success_rates`: task id
+    -> its group's success rate; the rolled-out ones are always a prefix of `candidates`), as many as groups are
+    still missing from the band; none once `want` are in it or no candidate is left."""
+    rolled = sum(1 for t in candidates if str(t.task_id) in success_rates)
+    inside = sum(1 for rate in success_rates.values() if in_group_band(rate))
+    return candidates[rolled : rolled + max(0, want - inside)]
 
 
 def in_critic_band(
