@@ -15,7 +15,7 @@ from webrl.train.settings import NESTED_OPTIONS, RunSettings, options_layer, pre
 
 
 def test_every_preset_is_a_valid_settings_file_that_says_how_to_run_it():
-    assert set(presets()) == {"ci", "cpu-demo", "embedded-demo", "paper", "paper-lora"}
+    assert set(presets()) == {"ci", "cpu-demo", "embedded-demo", "paper", "paper-grpo", "paper-lora"}
     for name, path in presets().items():
         RunSettings.model_validate(preset(name))
         header = [line for line in path.read_text().splitlines() if line.startswith("#")]
