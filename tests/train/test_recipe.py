@@ -303,6 +303,39 @@ def test_grpo_s_curriculum_rolls_out_candidates_by_the_group_success_band(sites,
     assert (phase / "rollouts/episodes.jsonl").read_text() == before and read_json(phase / "tasks.json") == tasks
 
 
+def _vllm_missing() -> str:
+    from webrl.errors import UsageError
+    from webrl.policy.vllm import find_vllm
+
+    try:
+        find_vllm()
+    except UsageError as err:
+        return str(err)
+    return ""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(bool(_vllm_missing()), reason=_vllm_missing() or "vLLM found")
+def test_a_lora_run_keeps_one_vllm_server_and_switches_its_adapters(sites, tmp_path):
+    """keep_rollout_server with a LoRA update and vLLM rollouts: one server for the run. It starts on the initial
+    actor (full weights), restarts once on phase 1's adapter (a server for adapters), and switches to phase 2's
+    adapter in place; stages that serve the same actor reuse it."""
+    config = tmp_path / "run.yaml"
+    config.write_text("rollout_policy: vllm\nkeep_rollout_server: true\nupdate:\n  lora: {rank: 4, alpha: 8}\n")
+    out, began = tmp_path / "kept", time.time()
+    args = ["--preset", "ci", "--config", str(config), "--init", "tiny", "--out", str(out)]
+    result = webrl(sites, "train", *args, timeout=TRAIN_TIMEOUT)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    actors = [read_json(out / f"phases/{k}/metrics.json")["actor"] for k in range(3)]
+    assert not is_adapter(Path(actors[0])) and all(is_adapter(Path(a)) for a in actors[1:]) and actors[1] != actors[2]
+    logs = [p for p in (Path(sites["WEBRL_STATE_DIR"]) / "vllm").glob("*.log") if p.stat().st_mtime >= began]
+    text = "".join(p.read_text() for p in logs)
+    starts = [line for line in text.splitlines() if line.startswith("--- ") and " switched to " not in line]
+    switches = [line for line in text.splitlines() if " switched to " in line]
+    assert len(logs) == 1 and len(starts) == 2 and "--enable-lora" in starts[1] and "--enable-lora" not in starts[0]
+    assert len(switches) == 1 and f"switched to {actors[2]} (webrl-policy-lora-" in switches[0]
+
+
 MINIWOB_ENVS = "click-button,click-link,focus-text"
 DEMONSTRATED = "click-button,click-link"
 

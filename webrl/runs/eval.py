@@ -25,6 +25,7 @@ from webrl.errors import IncompleteRun, UsageError
 from webrl.evaluators.judge import Judge
 from webrl.evaluators.result import error_counts_as
 from webrl.files import write_atomically
+from webrl.policy.base import Policy
 from webrl.provenance import provenance
 from webrl.runs.episodes import EvalSettings, save_screenshots
 from webrl.runs.executor import Executor, Work, dispatch, play_episode
@@ -184,10 +185,12 @@ def run_policy(
     judge: Judge | None = None,
     on_episode=lambda record: None,
     groups: Groups | None = None,
+    kept: Policy | None = None,
 ) -> EvalSummary:
     """`run_eval` with the policy `settings.policy` names, on the executor the backend's configuration names
-    (the training loop's rollouts, evaluations and demonstrations: each frees its model before the next stage)."""
-    with executor_for(settings, backend, models_dir, judge) as executor:
+    (the training loop's rollouts, evaluations and demonstrations: each frees its model before the next stage,
+    unless the training keeps its rollout server: `kept`, executor_for's)."""
+    with executor_for(settings, backend, models_dir, judge, kept=kept) as executor:
         summary = asyncio.run(run_eval(settings, tasks, executor, on_episode, groups))
     if summary.episodes.missing:  # stopped by faults: the stage is not done
         raise IncompleteRun(f"{settings.out}: {incomplete(summary)}")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from webrl.errors import UsageError
 from webrl.evaluators.judge import Judge
+from webrl.policy.base import Policy
 from webrl.policy.factory import make_policy, serving
 from webrl.runs.episodes import EvalSettings
 from webrl.runs.executor import Executor, LocalExecutor
@@ -23,11 +24,20 @@ def executor_for(
     models_dir: Path | None = None,
     judge: Judge | None = None,
     starting: Callable[[], AbstractContextManager] = nullcontext,
+    kept: Policy | None = None,
 ) -> Iterator[Executor]:
     """The executor the configuration names (`cluster.executor`), acting with the policy `settings.policy` names.
-    Locally the policy is built and served here (inside `starting()`, a spinner) and let go afterwards; on Ray each
-    environment worker builds its own."""
+    Locally the policy is built and served here (inside `starting()`, a spinner) and let go afterwards, unless the
+    caller keeps one across runs (`kept`: started here, closed by the caller); on Ray each environment worker builds
+    its own."""
     cluster = backend.config.cluster
+    if kept is not None:
+        if cluster.executor != "local":
+            raise UsageError("keep_rollout_server: a server kept across stages is not yet built for the Ray executor")
+        with starting():
+            kept.start()
+        yield LocalExecutor(backend, kept, judge)
+        return
     if cluster.executor == "ray":
         try:
             from webrl.runs.ray_executor import RayExecutor

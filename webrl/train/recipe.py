@@ -44,7 +44,7 @@ import shutil
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from webrl.config import Config
 from webrl.errors import UsageError, WebrlError
@@ -73,6 +73,9 @@ from webrl.train.rewards import (
     write_steps,
 )
 from webrl.train.settings import SETTINGS_FILE, RunSettings, read_settings, write_settings
+
+if TYPE_CHECKING:
+    from webrl.policy.vllm import VLLMPolicy
 
 PROGRESS_FILE = "progress.json"
 START_PAGES_FILE = "start-pages.json"  # the observed start page of every candidate task, once per run
@@ -119,6 +122,7 @@ class TrainRun:
         path = self.out / PROGRESS_FILE
         self.done: dict[str, float] = json.loads(path.read_text())["done"] if path.exists() else {}
         self._task_sets: dict[str, list[Task]] = {}
+        self._server: VLLMPolicy | None = None  # the rollout server kept across stages (keep_rollout_server)
 
     @classmethod
     def start(
@@ -146,6 +150,13 @@ class TrainRun:
 
     def run(self) -> list[PhaseMetrics]:
         """Every stage not finished yet; the metrics of every phase."""
+        try:
+            return self._run()
+        finally:
+            if self._server is not None:
+                self._server.close()
+
+    def _run(self) -> list[PhaseMetrics]:
         if self.settings.nodes > 1 and self.config.cluster.executor != "ray":
             raise UsageError(f"--nodes {self.settings.nodes}: a training across machines needs --executor ray")
         if self.config.cluster.executor == "local" and self.backend.running() is None:  # on Ray: the workers' own
@@ -502,7 +513,22 @@ class TrainRun:
             parse_judge_spec(self.settings.judge),
             self._on_episode,
             groups,
+            kept=self._kept_server(actor),
         )
+
+    def _kept_server(self, actor: str) -> VLLMPolicy | None:
+        """With keep_rollout_server: the run's one vLLM server, serving `actor` (a LoRA adapter on the base it
+        serves is switched in place; other weights restart it)."""
+        if not self.settings.keep_rollout_server:
+            return None
+        from webrl.policy.models import resolve_model
+        from webrl.policy.vllm import VLLMPolicy
+
+        weights = resolve_model(actor, self.models_dir)
+        if self._server is None:
+            self._server = VLLMPolicy(str(weights), self.models_dir)
+        self._server.load(weights)
+        return self._server
 
     def _on_episode(self, record: EpisodeRecord) -> None:
         self.progress.episode(record.success)
