@@ -44,7 +44,7 @@ def test_a_preset_that_extends_a_missing_or_circular_one_names_the_file(tmp_path
     monkeypatch.setattr(settings_module, "presets", lambda: files)
     with pytest.raises(UsageError, match=r"b.yaml: extends a: a cycle \(a -> b -> a\)"):
         preset("a")
-    with pytest.raises(UsageError, match="c.yaml: extends nope: unknown preset; choose one of a, b, c"):
+    with pytest.raises(UsageError, match="c.yaml: extends nope: unknown; choose one of a, b, c"):
         preset("c")
 
 

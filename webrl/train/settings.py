@@ -255,7 +255,7 @@ def preset(name: str, _chain: tuple[str, ...] = ()) -> dict[str, Any]:
     known = presets()
     if name not in known:
         where = f"{known[_chain[-1]]}: extends {name}" if _chain else f"--preset {name}"
-        raise UsageError(f"{where}: unknown preset; choose one of {', '.join(sorted(known))}")
+        raise UsageError(f"{where}: unknown; choose one of {', '.join(sorted(known))}")
     if name in _chain:
         raise UsageError(f"{known[_chain[-1]]}: extends {name}: a cycle ({' -> '.join((*_chain, name))})")
     settings = yaml.safe_load(known[name].read_text()) or {}
