@@ -20,32 +20,17 @@ import time
 from pathlib import Path
 
 import httpx
-import torch
-from peft import LoraConfig, get_peft_model
 from rich.console import Console
 from rich.table import Table
 from stamp import add_json_option, table_numbers, write_result  # bench/ is on sys.path when a bench runs
 
-from webrl.policy.models import load_causal_lm, load_tokenizer, model_cache, resolve_model, save_model
+from webrl.policy.models import model_cache, resolve_model
 from webrl.policy.vllm import VLLMServer
+from webrl.rl.lora import random_adapter
 from webrl.rl.settings import LoraSettings
 
 GOAL = 10.0
 RANK = 16
-
-
-def random_adapter(base: Path, out: Path, seed: int) -> Path:
-    """A rank-16 adapter on every projection with random up-projections (a trained adapter's shape and size)."""
-    torch.manual_seed(seed)
-    config = LoraConfig(r=RANK, lora_alpha=32, target_modules=list(LoraSettings().target_modules))
-    model = get_peft_model(load_causal_lm(base), config)
-    with torch.no_grad():
-        for name, weight in model.named_parameters():
-            if "lora_B" in name:
-                weight.normal_(0, 0.01)
-    save_model(model, out)
-    load_tokenizer(base).save_pretrained(out)
-    return out
 
 
 def first_answer(server: VLLMServer) -> None:
@@ -54,7 +39,8 @@ def first_answer(server: VLLMServer) -> None:
 
 
 def measure(base: Path, folder: Path, switches: int, restarts: int) -> dict[str, list[float]]:
-    adapters = [random_adapter(base, folder / f"adapter-{seed}", seed) for seed in (1, 2)]
+    lora = LoraSettings(rank=RANK, alpha=32)  # every projection, as `lora:` trains by default
+    adapters = [random_adapter(base, folder / f"adapter-{seed}", lora, seed, 0.01) for seed in (1, 2)]
     server = VLLMServer(adapters[0], folder / "vllm.log")
     server.start()
     first_answer(server)

@@ -85,27 +85,6 @@ def _perturbed_copy(model: Path, out: Path) -> Path:
     return out
 
 
-def _random_adapter(model: Path, out: Path, seed: int) -> Path:
-    """A rank-4 LoRA adapter on `model` whose up-projections are random (a new adapter's are zero): it changes the
-    log-probs."""
-    import torch
-    from peft import LoraConfig, get_peft_model
-
-    from webrl.policy.models import load_causal_lm, load_tokenizer, save_model
-
-    torch.manual_seed(seed)
-    peft_model = get_peft_model(
-        load_causal_lm(model), LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj", "down_proj"])
-    )
-    with torch.no_grad():
-        for name, weight in peft_model.named_parameters():
-            if "lora_B" in name:
-                weight.normal_(0, 0.5)
-    save_model(peft_model, out)
-    load_tokenizer(model).save_pretrained(out)
-    return out
-
-
 def _group_gone(pgid: int) -> bool:
     try:
         os.killpg(pgid, 0)
@@ -170,7 +149,11 @@ class TestRealServer:
         from webrl.policy.models import resolve_model
 
         base = resolve_model("tiny", tmp_path / "models")
-        first, second = (_random_adapter(base, tmp_path / f"adapter-{seed}", seed) for seed in (1, 2))
+        from webrl.rl.lora import random_adapter
+        from webrl.rl.settings import LoraSettings
+
+        lora = LoraSettings(rank=4, alpha=8, target_modules=["q_proj", "v_proj", "down_proj"])
+        first, second = (random_adapter(base, tmp_path / f"adapter-{seed}", lora, seed, 0.5) for seed in (1, 2))
         policy = VLLMPolicy(str(first), models_dir=tmp_path / "models", log_path=tmp_path / "vllm.log")
         try:
             served = policy.act(INPUTS, GREEDY)

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from webrl.errors import UsageError
-from webrl.policy.models import adapter_base, is_adapter, load_causal_lm
+from webrl.policy.models import adapter_base, is_adapter, load_causal_lm, load_tokenizer, save_model
 from webrl.rl.settings import LoraSettings
 
 
@@ -56,3 +56,19 @@ def check_shape(adapter_dir: Path, lora: LoraSettings, field: str) -> None:
             raise UsageError(
                 f"{field}.{name}: {ours} differs from the adapter {adapter_dir} it trains further ({value})"
             )
+
+
+def random_adapter(base: Path, out: Path, lora: LoraSettings, seed: int, scale: float) -> Path:
+    """An adapter folder on `base` whose up-projections are drawn from N(0, scale²) (a new adapter's are zero, and
+    change nothing): for benches and tests that need adapters whose answers differ."""
+    from peft import get_peft_model
+
+    torch.manual_seed(seed)
+    model = get_peft_model(load_causal_lm(base), lora_config(lora))
+    with torch.no_grad():
+        for name, weight in model.named_parameters():
+            if "lora_B" in name:
+                weight.normal_(0, scale)
+    save_model(model, out)
+    load_tokenizer(base).save_pretrained(out)
+    return out
