@@ -63,6 +63,8 @@ def test_no_vllm_says_how_to_install(tmp_path):
 def test_a_server_that_dies_while_starting_shows_its_log(tmp_path, monkeypatch):
     """webrl's own Python has no vLLM: the server exits at once, and the error quotes the log's last lines."""
     monkeypatch.setenv("WEBRL_VLLM_PYTHON", sys.executable)
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "config.json").write_text("{}")  # read for the context length before the launch
     server = VLLMServer(tmp_path / "model", tmp_path / "vllm.log")
     with pytest.raises(WebrlError, match="exited with code 1 while starting(.|\n)*No module named"):
         server.start()
@@ -112,6 +114,7 @@ class TestRealServer:
         for reply in first:
             assert reply.token_logprobs is not None
             assert len(reply.token_logprobs) == reply.meta["usage"]["completion_tokens"]
+            assert len(reply.meta["token_ids"]) == len(reply.token_logprobs)  # the ids the update trains on
             assert all(lp <= 0 for lp in reply.token_logprobs)
         assert reply.token_logprobs == again[1].token_logprobs
 
