@@ -16,12 +16,14 @@ import torch
 from cli_support import events, webrl
 from engine_support import DIST_ENV, child_env, kill_past_step
 
+from webrl.errors import UsageError
 from webrl.policy.models import load_causal_lm
-from webrl.policy.prompt import webrl_prompt
-from webrl.rl.data import action_logprobs, collate, encode, load_steps, pad_token_id
+from webrl.policy.prompt import END_OF_TURN, webrl_prompt
+from webrl.rl.data import action_logprobs, action_token_logprobs, collate, encode, load_steps, pad_token_id
+from webrl.rl.grpo import GroupObjective
 from webrl.rl.job_spec import UpdateJob
 from webrl.rl.settings import UpdateSettings
-from webrl.rl.update import run_update
+from webrl.rl.update import group_loss_fn, phase_items, read_inputs, run_update, token_reference_pass
 
 pytestmark = pytest.mark.slow  # trains under DeepSpeed
 
@@ -97,6 +99,61 @@ def test_the_rollout_log_probs_are_the_phase_start_actors(grpo_run, tokenizer):
     for row in prepared:
         assert sum(row["ref_tokens"]) == pytest.approx(expected[row["index"]], abs=1e-4)
         assert len(row["ref_tokens"]) == row["n_tokens"]
+
+
+def test_the_ratio_is_against_the_sampler_s_recorded_log_probs_and_the_kl_against_the_phase_start_actor(
+    grpo_run, tokenizer
+):
+    """Steps that recorded what the sampler drew are trained on those tokens, with its log-probs as ℓ_old: step 0
+    an answer cut at its token limit (recorded: the true values − 0.1, as an engine with other numerics might
+    report; training appends the end-of-turn token, which keeps the phase-start actor's value), step 2 an answer
+    drawn one character a token (not how the tokenizer splits it). Step 1 recorded nothing: ℓ_old is recomputed.
+    The first loss sees ratio e^0.1 on step 0's recorded tokens, 1 elsewhere, and no KL."""
+    rows = [json.loads(line) for line in grpo_run["data"].read_text().splitlines()]
+    model = load_causal_lm(grpo_run["tiny"])
+    pad = pad_token_id(tokenizer)
+    end = tokenizer(END_OF_TURN, add_special_tokens=False).input_ids
+    encoded = encode(tokenizer, rows[0]["prompt"], rows[0]["response"], MAX_TOKENS)
+    with torch.no_grad():
+        logp, mask = action_token_logprobs(model, collate([encoded], pad))
+    cut = encoded.n_action - len(end)
+    rows[0]["sampled_ids"] = encoded.input_ids[-encoded.n_action :][:cut]
+    rows[0]["sampled_logprobs"] = [x - 0.1 for x in logp[mask].tolist()[:cut]]
+    chars = [tokenizer(c, add_special_tokens=False).input_ids for c in rows[2]["response"]]
+    assert all(len(c) == 1 for c in chars)
+    rows[2]["sampled_ids"] = [c[0] for c in chars] + end
+    rows[2]["sampled_logprobs"] = [-1.0] * len(rows[2]["sampled_ids"])
+    data = grpo_run["root"] / "sampled.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    inputs = read_inputs(data, str(grpo_run["tiny"]), [], MAX_TOKENS, None)
+    prepared = token_reference_pass(inputs, UpdateSettings(precision="fp32").train_settings())
+    assert (prepared["counts"]["old_recorded"], prepared["counts"]["old_recomputed"]) == (2, len(rows) - 2)
+    first, second, third = prepared["mixed"][:3]
+    assert first["n_tokens"] == encoded.n_action and first["old_tokens"][cut:] == first["ref_tokens"][cut:]
+    assert "old_tokens" not in second
+    assert (
+        third["n_tokens"]
+        == len(rows[2]["sampled_ids"])
+        > encode(tokenizer, rows[2]["prompt"], rows[2]["response"], MAX_TOKENS).n_action
+    )
+    assert third["old_tokens"] == rows[2]["sampled_logprobs"]
+    items = phase_items(inputs, prepared, as_sampled=True)
+    assert items[2].encoded.input_ids[-items[2].encoded.n_action :] == rows[2]["sampled_ids"]
+    loss = group_loss_fn(GroupObjective("grpo", clip=10.0, kl_coef=0.1), pad)
+    with torch.no_grad():
+        _, recorded = loss(model, [items[0]])
+        _, recomputed = loss(model, [items[1]])
+    assert recorded["ratio"] == pytest.approx((cut * math.exp(0.1) + len(end)) / encoded.n_action, abs=1e-3)
+    assert recomputed["ratio"] == pytest.approx(1.0, abs=1e-4)
+    assert recorded["kl_ref"] == pytest.approx(0.0, abs=1e-6)
+
+
+def test_a_step_file_s_sampled_log_probs_need_one_per_token(tmp_path):
+    row = {"task_id": 1, "step": 0, "prompt": "p", "response": "r", "reward": 1.0}
+    path = tmp_path / "steps.jsonl"
+    path.write_text(json.dumps(row | {"sampled_ids": [1, 2], "sampled_logprobs": [-0.5]}) + "\n")
+    with pytest.raises(UsageError, match=r"steps.jsonl:1: task 1: field 'sampled_logprobs' needs one log-prob per"):
+        load_steps(path)
 
 
 def test_grpo_raises_the_successes_against_the_failures_of_their_group(grpo_run, tokenizer):

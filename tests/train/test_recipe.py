@@ -259,6 +259,8 @@ def test_one_grpo_phase_on_groups_from_identical_starts(sites, tmp_path):
         assert len(starts) == 2 and starts[0] == starts[1], task["task_id"]
     update = read_json(out / "phases/1/update/metrics.json")
     assert update["objective"]["form"] == "grpo" and update["data"]["groups"] == len(tasks)
+    # the hf sampler recorded every step's tokens and log-probs: the ratio's ℓ_old is its own, near the trainer's
+    assert update["data"]["old_recomputed"] == 0 and update["data"]["sampler_gap"] < 0.01
     assert update["actor"]["optimizer_steps"] >= 1
     assert not (out / "phases/1/update/critic").exists()
     assert "replay" not in read_job(out / "phases/1/update/job.yaml").model_dump(exclude_defaults=True)

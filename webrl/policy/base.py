@@ -40,6 +40,11 @@ class Response:
     token_logprobs: list[float] | None = None
     meta: dict = field(default_factory=dict)  # e.g. token counts, latency
 
+    def report(self) -> dict:
+        """What an episode's step keeps of this answer: the meta, and the sampled tokens' log-probs where the
+        policy gave them (an RL update's rollout policy log-probs, webrl.rl.update)."""
+        return self.meta if self.token_logprobs is None else {**self.meta, "token_logprobs": self.token_logprobs}
+
 
 class Policy(Protocol):
     """An agent. The policies subclass it for `start` and `close`, which do nothing unless the policy runs its own

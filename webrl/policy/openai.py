@@ -52,15 +52,15 @@ class OpenAIPolicy(Policy):
             path = "/completions"
             if self.logprobs:
                 body["logprobs"] = 0  # the sampled tokens' own logprobs, no top-k alternatives
+                body["return_tokens_as_token_ids"] = True  # vLLM's: the tokens as "token_id:N", so the ids are known
         start = time.perf_counter()
         choice, reply = self._post(path, body, x.episode)
         text = choice["message"]["content"] if self.chat else choice["text"]
-        logprobs = (choice.get("logprobs") or {}).get("token_logprobs") if self.logprobs else None
-        return Response(
-            text or "",
-            token_logprobs=logprobs,
-            meta={"latency_s": round(time.perf_counter() - start, 3), "usage": reply.get("usage")},
-        )
+        meta = {"latency_s": round(time.perf_counter() - start, 3), "usage": reply.get("usage")}
+        sampled = (choice.get("logprobs") or {}) if self.logprobs else {}
+        if ids := token_ids(sampled.get("tokens") or []):
+            meta["token_ids"] = ids
+        return Response(text or "", token_logprobs=sampled.get("token_logprobs"), meta=meta)
 
     def complete_text(self, prompt: str | list[dict], sampling: Sampling) -> str:
         """One free-form completion outside an episode (the curriculum's task generator): chat messages go to
@@ -100,3 +100,9 @@ class OpenAIPolicy(Policy):
         except (httpx.HTTPError, KeyError, IndexError, ValueError) as err:
             # The status and reason only: never the request headers, which hold the key.
             raise WebrlError(f"policy {self.name}: {describe_error(err)}") from None
+
+
+def token_ids(tokens: list[str]) -> list[int]:
+    """The ids of tokens that a vLLM server wrote as "token_id:N"; none if any token is written otherwise."""
+    ids = [token.removeprefix("token_id:") for token in tokens]
+    return [int(i) for i in ids] if all(t.startswith("token_id:") and i.isdigit() for t, i in zip(tokens, ids)) else []

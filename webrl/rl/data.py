@@ -42,6 +42,10 @@ class TrainingStep:
     next_prompt: str | None
     done: bool
     mc_return: float
+    # the rollout policy's own tokens of `response` and their log-probs, as it sampled them (empty: not recorded)
+    sampled_ids: tuple[int, ...] = ()
+    sampled_logprobs: tuple[float, ...] = ()
+    sampled_prompt_tokens: int | None = None  # how many prompt tokens the sampler kept (a long page cut)
 
     @property
     def next_observation(self) -> str:
@@ -68,6 +72,10 @@ class StepRecord(BaseModel):
     prompt: str = Field(min_length=1)
     response: str
     reward: float | None = Field(None, ge=0.0, le=1.0, allow_inf_nan=False)  # the episode's outcome; None: a demo
+    # the tokens the rollout policy sampled for `response` and their log-probs (an hf or vllm actor's rollouts)
+    sampled_ids: list[int] | None = None
+    sampled_logprobs: list[float] | None = None
+    sampled_prompt_tokens: int | None = Field(None, ge=1)  # the prompt as the sampler cut it, in tokens
 
     @property
     def episode_name(self) -> str:
@@ -100,6 +108,8 @@ def _parse_record(raw: str, path: Path, line: int, reward_required: bool) -> Ste
         raise UsageError(f"{where}: field '{field}': {problem.message}, got {problem.value!r}") from None
     if reward_required and record.reward is None:
         raise UsageError(f"{where}: missing field 'reward'")
+    if len(record.sampled_ids or ()) != len(record.sampled_logprobs or ()):
+        raise UsageError(f"{where}: field 'sampled_logprobs' needs one log-prob per token of 'sampled_ids'")
     return record
 
 
@@ -158,6 +168,9 @@ def _episode_steps(path: Path, rows: list[tuple[int, StepRecord]], gamma: float)
             next_prompt=None if index == last else rows[index + 1][1].prompt,
             done=index == last,
             mc_return=returns[index],
+            sampled_ids=tuple(record.sampled_ids or ()),
+            sampled_logprobs=tuple(record.sampled_logprobs or ()),
+            sampled_prompt_tokens=record.sampled_prompt_tokens,
         )
         for index, (_, record) in enumerate(rows)
     ]
@@ -193,12 +206,16 @@ def encode_prompt(tokenizer, prompt: str, max_tokens: int) -> list[int]:
     return prompt_token_ids(tokenizer, prompt, max_tokens)[0]
 
 
-def encode(tokenizer, prompt: str, response: str, max_tokens: int) -> Encoded:
-    """Prompt ids (BOS, left-cut when needed) + ids of `response + END_OF_TURN` tokenized on their own."""
-    action = tokenizer(response + END_OF_TURN, add_special_tokens=False).input_ids
+def encode(tokenizer, prompt: str, response: str, max_tokens: int, sampled: TrainingStep | None = None) -> Encoded:
+    """Prompt ids (BOS, left-cut when needed) + ids of `response + END_OF_TURN` tokenized on their own. Given the
+    `sampled` step, its tokens as the sampler drew them and its prompt cut as the sampler cut it, where it said."""
+    action = sampled_action(tokenizer, sampled) if sampled and sampled.sampled_ids else None
+    action = action or tokenizer(response + END_OF_TURN, add_special_tokens=False).input_ids
+    prompt_tokens = sampled.sampled_prompt_tokens if sampled else None
     if len(action) + 1 > max_tokens:  # the first action token needs one prompt position to be predicted from
         raise ResponseTooLong(f"response has {len(action)} tokens; with a prompt token that exceeds {max_tokens}")
-    return Encoded(encode_prompt(tokenizer, prompt, max_tokens - len(action)) + action, len(action))
+    budget = min(max_tokens - len(action), prompt_tokens or max_tokens)
+    return Encoded(encode_prompt(tokenizer, prompt, budget) + action, len(action))
 
 
 @dataclass(frozen=True)
@@ -283,12 +300,24 @@ def max_tokens_for(model_dir: Path, requested: int | None) -> int:
     return min(MAX_TOKENS, int(config.get("max_position_embeddings") or MAX_TOKENS))
 
 
-def encode_steps(tokenizer, steps: Sequence[TrainingStep], max_tokens: int) -> tuple[list[Encoded | None], int]:
-    """Each step's tokens (None where the response does not fit) and how many were skipped."""
+def sampled_action(tokenizer, step: TrainingStep) -> list[int]:
+    """The step's sampled tokens, with END_OF_TURN's appended where the answer was cut at its token limit (its
+    tokens decode to the response itself, no end after it): training teaches every answer to end."""
+    ids = list(step.sampled_ids)
+    if tokenizer.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False) == step.response:
+        ids += tokenizer(END_OF_TURN, add_special_tokens=False).input_ids
+    return ids
+
+
+def encode_steps(
+    tokenizer, steps: Sequence[TrainingStep], max_tokens: int, as_sampled: bool = False
+) -> tuple[list[Encoded | None], int]:
+    """Each step's tokens (None where the response does not fit) and how many were skipped; `as_sampled`: as the
+    sampler drew them, where it recorded them (an update whose ratio is against the sampler's log-probs)."""
     encoded: list[Encoded | None] = []
     for step in steps:
         try:
-            encoded.append(encode(tokenizer, step.prompt, step.response, max_tokens))
+            encoded.append(encode(tokenizer, step.prompt, step.response, max_tokens, step if as_sampled else None))
         except ResponseTooLong:
             encoded.append(None)
     return encoded, sum(e is None for e in encoded)

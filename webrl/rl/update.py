@@ -97,7 +97,8 @@ class Item:
     ref_logp: float
     n_tokens: int
     advantage: float = 0.0
-    ref_tokens: tuple[float, ...] = ()  # per action token (the group objectives' ratio)
+    ref_tokens: tuple[float, ...] = ()  # per action token, under the phase-start actor (the group objectives' KL)
+    old_tokens: tuple[float, ...] = ()  # per action token, as the rollout policy sampled them (their ratio)
     weight: float = 1.0  # of its loss (the group objectives' 1/k normaliser)
 
 
@@ -238,14 +239,16 @@ def reference_pass(inputs: Inputs, settings: TrainSettings, replay_confidence: t
     return {"mixed": mixed, "counts": counts}
 
 
-def phase_items(inputs: Inputs, prepared: dict[str, Any]) -> list[Item]:
-    """The mixed training steps of the cached preparation, with their tokens."""
+def phase_items(inputs: Inputs, prepared: dict[str, Any], as_sampled: bool = False) -> list[Item]:
+    """The mixed training steps of the cached preparation, with their tokens (`as_sampled`: encode_steps')."""
     items = []
     for row in prepared["mixed"]:
         step = (inputs.current if row["source"] == "current" else inputs.candidates)[row["index"]]
-        encoded, _ = encode_steps(inputs.tokenizer, [step], inputs.max_tokens)
-        tokens = tuple(row.get("ref_tokens", ()))
-        items.append(Item(step, encoded[0], row["source"], row["ref_logp"], row["n_tokens"], ref_tokens=tokens))
+        encoded, _ = encode_steps(inputs.tokenizer, [step], inputs.max_tokens, as_sampled)
+        ref, old = tuple(row.get("ref_tokens", ())), tuple(row.get("old_tokens", row.get("ref_tokens", ())))
+        items.append(
+            Item(step, encoded[0], row["source"], row["ref_logp"], row["n_tokens"], ref_tokens=ref, old_tokens=old)
+        )
     return items
 
 
@@ -502,10 +505,13 @@ def run_update(job: UpdateJob) -> dict[str, Any]:
 
 
 def token_reference_pass(inputs: Inputs, settings: TrainSettings) -> dict[str, Any]:
-    """Per-token log-probs of every current step that fits, under the phase-start actor. That actor sampled the
-    rollouts and is also the reference: the rollouts do not record their log-probs yet, so they are recomputed here
-    with the rollout weights, once, and serve as both ℓ_old and ℓ_ref."""
-    encoded, skipped = encode_steps(inputs.tokenizer, inputs.current, inputs.max_tokens)
+    """Per-token log-probs of every current step that fits, under the phase-start actor: ℓ_ref. That actor also
+    sampled the rollouts; the steps are trained on the tokens it drew, the prompt cut as it cut it, where it
+    recorded them (an hf or vllm actor), so that ℓ_old is what it recorded (`sampled_logprobs`); elsewhere the
+    recomputed ℓ_ref (counted: `old_recomputed`). Where both exist, `sampler_gap` is their mean
+    absolute difference per token: how far the sampling engine's numbers are from the trainer's (5e-4 for the hf
+    sampler in the recipe's test; more for vLLM's kernels and precision)."""
+    encoded, skipped = encode_steps(inputs.tokenizer, inputs.current, inputs.max_tokens, as_sampled=True)
     fits = [i for i, e in enumerate(encoded) if e is not None]
     if not fits:
         raise UsageError(f"no rollout step fits in --max-tokens {inputs.max_tokens}")
@@ -515,12 +521,31 @@ def token_reference_pass(inputs: Inputs, settings: TrainSettings) -> dict[str, A
     scored = sharded_map(
         lambda share: batched_pass(rows, [encoded[fits[i]] for i in share], pad, pass_device(), PASS_BATCH), len(fits)
     )
-    mixed = [
-        {"source": "current", "index": i, "ref_logp": sum(tokens), "n_tokens": len(tokens), "ref_tokens": tokens}
-        for i, tokens in zip(fits, scored, strict=True)
-    ]
-    counts = {"current_steps": len(inputs.current), "current_kept": len(fits), "current_skipped_too_long": skipped}
+    mixed, gaps = [], []
+    for i, tokens in zip(fits, scored, strict=True):
+        row = {"source": "current", "index": i, "ref_logp": sum(tokens), "n_tokens": len(tokens), "ref_tokens": tokens}
+        if (old := sampled_logprobs(inputs.current[i], tokens)) is not None:
+            row["old_tokens"] = old
+            drawn = inputs.current[i].sampled_logprobs
+            gaps += [abs(a - b) for a, b in zip(drawn, tokens[: len(drawn)], strict=True)]
+        mixed.append(row)
+    recorded = sum("old_tokens" in row for row in mixed)
+    counts = {
+        "current_steps": len(inputs.current),
+        "current_kept": len(fits),
+        "current_skipped_too_long": skipped,
+        "old_recorded": recorded,
+        "old_recomputed": len(mixed) - recorded,
+        "sampler_gap": sum(gaps) / len(gaps) if gaps else None,
+    }
     return {"mixed": mixed, "counts": counts}
+
+
+def sampled_logprobs(step: TrainingStep, ref: list[float]) -> list[float] | None:
+    """ℓ_old of the step's action tokens (encoded as sampled) where the sampler recorded its log-probs: its own,
+    and `ref`'s for the end-of-turn tokens that training appends to an answer cut at its token limit."""
+    recorded = list(step.sampled_logprobs)
+    return recorded + ref[len(recorded) :] if recorded else None
 
 
 def group_steps(items: Sequence[Item], lengths: dict[str, int]) -> list[GroupStep]:
@@ -540,16 +565,22 @@ def group_steps(items: Sequence[Item], lengths: dict[str, int]) -> list[GroupSte
 
 def group_loss_fn(objective: GroupObjective, pad_id: int) -> Callable:
     """The engine's loss function for GRPO and GiGPO: the clipped surrogate with the k3 KL (webrl.rl.grpo), the
-    cached phase-start log-probs as both the rollout policy's and the reference's (token_reference_pass)."""
+    rollout policy's log-probs in the ratio and the phase-start actor's in the KL (token_reference_pass)."""
 
     def loss(model, micro: list[Item]) -> tuple[torch.Tensor, dict[str, float]]:
         batch = collate([m.encoded for m in micro], pad_id).to(model.device)
         logp, mask = action_token_logprobs(model, batch)
-        old = torch.zeros_like(logp)
-        old[mask] = torch.tensor([x for m in micro for x in m.ref_tokens], dtype=logp.dtype, device=logp.device)
+
+        def per_token(values: list[float]) -> torch.Tensor:
+            placed = torch.zeros_like(logp)
+            placed[mask] = torch.tensor(values, dtype=logp.dtype, device=logp.device)
+            return placed
+
+        old = per_token([x for m in micro for x in m.old_tokens])
+        ref = per_token([x for m in micro for x in m.ref_tokens])
         advantage = torch.tensor([m.advantage for m in micro], dtype=logp.dtype, device=logp.device)
         weight = torch.tensor([m.weight for m in micro], dtype=logp.dtype, device=logp.device)
-        value, stats = clipped_loss(logp, old, old, mask, advantage, weight, objective.clip, objective.kl_coef)
+        value, stats = clipped_loss(logp, old, ref, mask, advantage, weight, objective.clip, objective.kl_coef)
         return value, {"tokens": float(batch.attention_mask.sum()), **stats}
 
     return loss
@@ -569,7 +600,7 @@ def run_group_update(job: UpdateJob, objective: GroupObjective) -> dict[str, Any
     init_distributed()
     key = cache_key(Path(job.data), inputs, None, [], settings.replay_confidence, settings, objective)
     prepared = cached(out / PREPARE_FILE, key, lambda: token_reference_pass(inputs, settings))
-    items = phase_items(inputs, prepared)
+    items = phase_items(inputs, prepared, as_sampled=True)
     lengths = Counter(step.episode for step in inputs.current)
     steps = group_steps(items, lengths)
     uniform = uniform_groups(steps)

@@ -269,5 +269,5 @@ async def _episode(
                 )
             except Exception as err:
                 raise PolicyFailure(f"{type(err).__name__}: {err}") from err
-        obs = (await episode.step(response.text, response.meta)).observation
+        obs = (await episode.step(response.text, response.report())).observation
     return await episode.finish()

@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from webrl.curriculum.generate import needs_orm
 from webrl.evaluators.judge import parse_judge_spec
@@ -103,10 +104,20 @@ def step_records(record: EpisodeRecord, reward: float) -> list[StepRecord]:
                 prompt=prompt,
                 response=step.response,
                 reward=reward,
+                **sampled_tokens(step.policy),
             )
         )
         history.append(step.response)
     return steps
+
+
+def sampled_tokens(policy: dict) -> dict[str, Any]:
+    """The tokens the policy sampled for a step, their log-probs and its prompt's length, where it reported them
+    (hf: all three; vllm: tokens and log-probs)."""
+    ids, logprobs = policy.get("token_ids"), policy.get("token_logprobs")
+    if ids is None or logprobs is None or len(ids) != len(logprobs):
+        return {}
+    return {"sampled_ids": ids, "sampled_logprobs": logprobs, "sampled_prompt_tokens": policy.get("prompt_tokens")}
 
 
 def write_steps(
