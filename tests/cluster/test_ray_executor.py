@@ -92,7 +92,7 @@ def test_seeded_sampled_answers_are_the_same_on_the_cluster(ray_cluster, site_se
     sampled = ("--policy", f"hf:{tiny}", "--temperature", "1", "--seed", "7", "--max-steps", "3", "--max-tokens", "24")
     local = local_eval(site_servers("miniwob"), tmp_path / "local", *sampled)
     assert local.returncode == 0, local.stderr
-    ray = ray_eval(driver_env, ray_cluster, tmp_path / "ray", *sampled)
+    ray = ray_eval(driver_env, ray_cluster, tmp_path / "ray", *sampled, timeout=360)  # hf: sampling on 1-CPU nodes
     assert ray.returncode == 0, ray.stderr
     assert rows(tmp_path / "ray") == rows(tmp_path / "local")
     assert len({r[3][0][0] for r in rows(tmp_path / "ray").values()}) > 1  # sampled: the answers differ

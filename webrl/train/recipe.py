@@ -76,6 +76,7 @@ from webrl.train.settings import SETTINGS_FILE, RunSettings, read_settings, writ
 
 if TYPE_CHECKING:
     from webrl.policy.vllm import VLLMPolicy
+    from webrl.runs.model_servers import ServerPool
 
 PROGRESS_FILE = "progress.json"
 START_PAGES_FILE = "start-pages.json"  # the observed start page of every candidate task, once per run
@@ -122,7 +123,8 @@ class TrainRun:
         path = self.out / PROGRESS_FILE
         self.done: dict[str, float] = json.loads(path.read_text())["done"] if path.exists() else {}
         self._task_sets: dict[str, list[Task]] = {}
-        self._server: VLLMPolicy | None = None  # the rollout server kept across stages (keep_rollout_server)
+        # the rollout server kept across stages (keep_rollout_server): a vLLM policy here, a pool on Ray
+        self._server: VLLMPolicy | ServerPool | None = None
 
     @classmethod
     def start(
@@ -516,11 +518,17 @@ class TrainRun:
             kept=self._kept_server(actor),
         )
 
-    def _kept_server(self, actor: str) -> VLLMPolicy | None:
+    def _kept_server(self, actor: str) -> VLLMPolicy | ServerPool | None:
         """With keep_rollout_server: the run's one vLLM server, serving `actor` (a LoRA adapter on the base it
-        serves is switched in place; other weights restart it)."""
+        serves is switched in place; other weights restart it); on Ray, the run's pool of servers, which the
+        executor has load `actor` on every server before the stage's first episode."""
         if not self.settings.keep_rollout_server:
             return None
+        if self.config.cluster.executor == "ray":
+            from webrl.runs.model_servers import ServerPool
+
+            self._server = self._server or ServerPool(self.config.cluster, self.models_dir)
+            return self._server
         from webrl.policy.models import resolve_model
         from webrl.policy.vllm import VLLMPolicy
 

@@ -131,7 +131,8 @@ class RunSettings(BaseModel):
         False,
         description="With rollout_policy vllm: keep one vLLM server for the whole run, each stage's actor loaded "
         "on it (a LoRA adapter on the base it serves switched in place, in under a second; other weights "
-        "restart it), instead of a server per stage. On a GPU the trainings then share the GPU with it.",
+        "restart it), instead of a server per stage. On a GPU the trainings then share the GPU with it. On the Ray "
+        "executor, the run's pool of servers is kept, every server given each stage's actor.",
     )
     parallel: int = Field(1, ge=1, description="Episodes at once (needs `webrl up --instances N`).")
     max_steps: int = Field(30, ge=1, description="Step limit per episode (WebRL: 30).")
