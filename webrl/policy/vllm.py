@@ -269,11 +269,14 @@ class VLLMServer:
             _signal_group(proc.pid, signal.SIGKILL)
             _wait_group_gone(proc, STOP_GRACE_S)
 
-    def restart(self, model: Path | None = None) -> None:
-        """Serve `model` (new weights, e.g. after a training phase) instead, same settings: another adapter on the
-        base this server holds is loaded and the old one unloaded, on the running server; anything else restarts
-        it on a new port."""
-        model = Path(model) if model is not None else self.model
+    def restart(self, model: Path) -> None:
+        """Serve `model` (new weights, e.g. after a training phase) instead, same settings: the weights it serves
+        already need nothing (`switch_seconds` 0); another adapter on the base this server holds is loaded and the
+        old one unloaded, on the running server; anything else restarts it on a new port (`switch_seconds` None)."""
+        model = Path(model)
+        if model == self.model and self.proc is not None:
+            self.switch_seconds = 0.0
+            return
         if self._switchable(model):
             began = time.perf_counter()
             old, new = self.model_name, self._load_adapter(model)
@@ -288,7 +291,7 @@ class VLLMServer:
                 )
             return
         self.stop()
-        self.model = model
+        self.model, self.switch_seconds = model, None
         self.start()
 
     def __enter__(self) -> Self:
@@ -362,12 +365,12 @@ class VLLMPolicy(OpenAIPolicy):
         """Serve new weights (a folder written by training) from the next act() on: an adapter on the base served
         is switched in place, other weights restart the server."""
         with self._lock:
-            if self.server is not None and Path(weights) == self.server.model:
-                return  # served already
             self._weights = Path(weights)
             if self.server is not None:
                 self.server.restart(self._weights)
-                self.pool, self.model = ServerPool([self.server.base_url]), self.server.model_name
+                if self.pool.urls != [self.server.base_url]:  # restarted on a new port
+                    self.pool = ServerPool([self.server.base_url])
+                self.model = self.server.model_name
 
     def close(self) -> None:
         with self._lock:

@@ -41,11 +41,7 @@ class ModelServer:
     def load(self, model_spec: str) -> tuple[str, str, float | None]:
         """Serve `model_spec` from now on; its URL, its model name and how long a switch in place took (0: served
         already; None: the server restarted)."""
-        weights = self._weights(model_spec)
-        if weights == self.server.model:
-            return self.server.base_url, self.server.model_name, 0.0
-        self.server.switch_seconds = None
-        self.server.restart(weights)
+        self.server.restart(self._weights(model_spec))
         return self.server.base_url, self.server.model_name, self.server.switch_seconds
 
     def stop(self) -> None:
