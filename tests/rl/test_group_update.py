@@ -78,7 +78,7 @@ def grpo_run(tiny, tmp_path_factory):
 
 def grpo_command(data: Path, actor: Path, out: Path, *extra: str) -> list[str]:
     args = ["--data", str(data), "--actor", str(actor), "--out", str(out), "--max-tokens", str(MAX_TOKENS)]
-    return ["rl-update", *args, "--objective", "grpo", "--dynamic-sampling", *ENGINE, *extra]
+    return ["rl-update", *args, "--objective", "grpo", *ENGINE, *extra]
 
 
 def test_grpo_drops_the_group_without_signal_and_counts_it(grpo_run):
@@ -175,6 +175,7 @@ def test_gigpo_trains_with_its_step_advantage(grpo_run):
         step_advantage_weight=1.0,
         step_gamma=0.5,
         trajectory_normaliser=False,
+        dynamic_sampling=False,
         **{"lr": 3e-3, "precision": "fp32", "zero_stage": 0, "micro_batch_size": 2},
     )
     job = UpdateJob(
@@ -186,6 +187,24 @@ def test_gigpo_trains_with_its_step_advantage(grpo_run):
     assert summary["advantage"]["min"] == pytest.approx(-2 * math.sqrt(2), rel=1e-4)
     assert summary["data"]["trained_steps"] == 18
     assert (out / "actor" / "config.json").exists()
+
+
+def test_a_group_without_signal_leaves_the_actor_as_the_update_without_it(grpo_run):
+    # Task 1's rollouts all failed: A = 0, no gradient. Dropped (the default), it changes nothing; kept, its optimizer
+    # steps still move the actor (Adam's steps do not shrink with the gradient).
+    without = rollouts(grpo_run["root"] / "without-1.jsonl", {0: OUTCOMES[0], 2: OUTCOMES[2]})
+    engine = {"lr": 3e-3, "precision": "fp32", "zero_stage": 0, "micro_batch_size": 2}
+
+    def actor(data: Path, name: str, **objective) -> dict:
+        settings = UpdateSettings(objective="grpo", **objective, **engine)
+        out = grpo_run["root"] / name
+        run_update(UpdateJob(data=data, model=str(grpo_run["tiny"]), out=out, max_tokens=MAX_TOKENS, settings=settings))
+        return load_causal_lm(out / "actor").state_dict()
+
+    reference = actor(without, "without-1")
+    dropped, kept = actor(grpo_run["data"], "dropped"), actor(grpo_run["data"], "kept", dynamic_sampling=False)
+    assert all(torch.equal(dropped[name], reference[name]) for name in reference)
+    assert not all(torch.equal(kept[name], reference[name]) for name in reference)
 
 
 def test_a_killed_grpo_update_resumed_ends_with_the_uninterrupted_actor(grpo_run):

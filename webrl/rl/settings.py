@@ -214,8 +214,10 @@ class UpdateSettings(TrainSettings):
         description="Weight each step by 1/k, k its trajectory's steps (scaled so the mean weight is 1), so that "
         "every trajectory counts once whatever its length; off: every step counts once. grpo and gigpo only.",
     )
+    # On by default: a group without signal adds no gradient (at kl_coef 0), only optimizer steps, and Adam's steps
+    # are as large whatever the gradient's size; kept, they let the learning benchmark's GRPO actor drift to 0%.
     dynamic_sampling: bool = Field(
-        False,
+        True,
         description="Drop the groups whose rollouts all got the same reward (their advantage is 0 everywhere), "
         "counted in metrics.json (DAPO's dynamic sampling; the batch is not refilled yet). grpo and gigpo only.",
     )
