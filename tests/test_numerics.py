@@ -6,14 +6,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from webrl.numerics import PINNED, has_avx2
+from webrl.numerics import PINNED, cpu_has
 
-pytestmark = pytest.mark.skipif(not has_avx2(), reason="the pin applies to x86-64 processors with AVX2 only")
+pytestmark = pytest.mark.skipif(not cpu_has("avx2"), reason="the pin applies to x86-64 processors with AVX2 only")
 
+# What a webrl process runs with: torch's capability and MKL's branch.
+PATHS = "import os, webrl, torch; print(torch.backends.cpu.get_cpu_capability(), os.environ['MKL_CBWR'])"
 # A few AdamW steps of a small random Llama, the kind of work a CPU run does; prints the weights' digest.
 TRAIN_STEPS = """
 import hashlib, webrl, torch
@@ -40,17 +41,15 @@ def run(code: str, **env: str) -> list[str]:
 
 
 def test_a_webrl_process_uses_the_avx2_paths_of_torch_and_mkl():
-    code = "import os, webrl, torch; print(torch.backends.cpu.get_cpu_capability(), os.environ['MKL_CBWR'])"
-    assert run(code) == ["AVX2", "AVX2"]
+    assert run(PATHS) == ["AVX2", "AVX2"]
 
 
 def test_a_variable_the_user_set_wins():
-    code = "import os, webrl, torch; print(torch.backends.cpu.get_cpu_capability(), os.environ['MKL_CBWR'])"
-    assert run(code, ATEN_CPU_CAPABILITY="default", MKL_CBWR="COMPATIBLE") == ["DEFAULT", "COMPATIBLE"]
+    assert run(PATHS, ATEN_CPU_CAPABILITY="default", MKL_CBWR="COMPATIBLE") == ["DEFAULT", "COMPATIBLE"]
 
 
 def test_training_gives_the_same_bits_at_any_thread_count():
     one, three = run(TRAIN_STEPS, OMP_NUM_THREADS="1"), run(TRAIN_STEPS, OMP_NUM_THREADS="3")
     assert one[0] == "AVX2" and one == three
-    if " avx512f" in Path("/proc/cpuinfo").read_text():  # the pin is what the bits depend on: AVX-512's differ
+    if cpu_has("avx512f"):  # the pin is what the bits depend on: AVX-512's differ
         assert run(TRAIN_STEPS, ATEN_CPU_CAPABILITY="avx512", OMP_NUM_THREADS="1")[1] != one[1]

@@ -17,15 +17,16 @@ from pathlib import Path
 PINNED = {"MKL_CBWR": "AVX2", "ATEN_CPU_CAPABILITY": "avx2"}
 
 
-def has_avx2(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+def cpu_has(flag: str, cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """Whether the processor lists `flag` (e.g. avx2) among its features (Linux; False where nothing says)."""
     try:
-        return " avx2" in cpuinfo.read_text()
+        return flag in cpuinfo.read_text().split()
     except OSError:
         return False
 
 
 def pin_cpu_numerics() -> None:
     """Set PINNED in this process's environment (and so its children's), where the processor has AVX2."""
-    if has_avx2():
+    if cpu_has("avx2"):
         for name, value in PINNED.items():
             os.environ.setdefault(name, value)
