@@ -150,7 +150,9 @@ def demo(result: dict, view: str) -> str:
         ]
         for row in result["phases"]
     ]
-    return markdown_table(["phase", "held-out success", *ENVIRONMENT_COLUMNS], rows)
+    table = markdown_table(["phase", "held-out success", *ENVIRONMENT_COLUMNS], rows)
+    took = f"The run took {result['minutes']} min, start to end, on {result['cores']} cores of an {result['machine']}."
+    return f"{table}\n\n{took}"
 
 
 def learning(result: dict, view: str) -> str:
