@@ -124,7 +124,7 @@ async def run_eval(
         settings.out.mkdir(parents=True, exist_ok=True)
         write_atomically(settings.out / RUN_FILE, json.dumps(identity, indent=1))
         done = finished_episodes(episodes_path) if settings.resume else set()
-        queue = deque(Work(e) for e in play_order(tasks, settings.repeats) if (e[0].task_id, e[1]) not in done)
+        queue = deque(Work((t, r)) for t, r in play_order(tasks, settings.repeats) if (t.task_id, r) not in done)
         try:
             with episodes_path.open("a") as sink:
                 writer = EpisodeWriter(settings.out, sink, on_episode)
@@ -139,8 +139,8 @@ def play_order(tasks: list[Task], repeats: int) -> list[tuple[Task, int]]:
     that starts an episode on the page the last one left (MiniWoB++) come page by page: a worker then loads a page
     once, not once per episode (a load is ~100 ms of CPU on 2 cores). An episode's outcome does not depend on the
     order (its sampling seed is its own, and a reused page starts the same problem as a fresh one)."""
-    episodes = [(t, r) for r in range(repeats) for t in tasks]
-    return sorted(episodes, key=lambda e: e[0].start_urls[0] if family_of(e[0]).reuses_page(e[0]) else "")
+    page = {t.task_id: t.start_urls[0] if family_of(t).reuses_page(t) else "" for t in tasks}
+    return sorted(((t, r) for r in range(repeats) for t in tasks), key=lambda episode: page[episode[0].task_id])
 
 
 class EpisodeWriter:
