@@ -33,8 +33,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 from collections import defaultdict
@@ -83,7 +85,18 @@ def task_set(envs: list[str], split: str, seeds: int | None = None) -> str:
 
 
 def webrl(*args: str) -> None:
-    subprocess.run([sys.executable, "-m", "webrl", *args], check=True, stdout=subprocess.DEVNULL)
+    """`webrl ARGS` in a session of its own, so that stopping the bench stops the run and every process it started
+    (a run left behind would fight the next bench for its folder)."""
+    command = [sys.executable, "-m", "webrl", *args]
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, start_new_session=True)
+    try:
+        returncode = child.wait()
+    except BaseException:  # Ctrl-C, or SIGTERM (main turns it into SystemExit)
+        os.killpg(child.pid, signal.SIGTERM)
+        child.wait()
+        raise
+    if returncode:
+        raise subprocess.CalledProcessError(returncode, command)
 
 
 def finished(run: Path, last: str) -> bool:
@@ -343,6 +356,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT, help="run folders (outside the checkout; resumable)")
     add_json_option(parser)
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     families = dict(f.split("=", 1) for f in args.family) if args.family else FAMILIES
     families = {name: envs.split(",") if isinstance(envs, str) else envs for name, envs in families.items()}
     prior = args.prior.split(",") if args.prior else POSITION_PRIOR

@@ -6,8 +6,11 @@ numbers are at this size says nothing (bench/results/learning.json holds the mea
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -28,16 +31,20 @@ train:
 """
 
 
-def test_one_split_one_seed_one_phase(sites, tmp_path):
+def smoke_command(tmp_path: Path) -> list[str]:
     settings = tmp_path / "smoke.yaml"
     settings.write_text(SMOKE)
-    out, result_file = tmp_path / "runs", tmp_path / "learning.json"
-    command = [
+    return [
         sys.executable, str(BENCH), "--splits", "1", "--seeds", "0", "--arms", "sft", "webrl", "filtered-bc", "grpo",
         "--family", "quoted=click-button,click-link", "--family", "tabs=click-tab,click-tab-2-easy",
         "--prior", "click-test", "--demos", "2", "--final-seeds", "3", "--settings", str(settings),
-        "--out", str(out), "--json", str(result_file),
+        "--out", str(tmp_path / "runs"), "--json", str(tmp_path / "learning.json"),
     ]  # fmt: skip
+
+
+def test_one_split_one_seed_one_phase(sites, tmp_path):
+    command = smoke_command(tmp_path)
+    out, result_file = tmp_path / "runs", tmp_path / "learning.json"
     done = subprocess.run(command, env=sites, capture_output=True, text=True, timeout=1800, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     result = json.loads(result_file.read_text())
@@ -77,3 +84,43 @@ def test_one_split_one_seed_one_phase(sites, tmp_path):
     # A second call finds every run finished and measures the same numbers again (resumable, nothing re-run).
     again = subprocess.run(command, env=sites, capture_output=True, text=True, timeout=600, check=False)
     assert again.returncode == 0 and json.loads(result_file.read_text())["runs"] == result["runs"]
+
+
+def live_processes() -> dict[int, int]:
+    """Every live process's parent, from /proc (Linux, as the benchmark's machines are)."""
+    parents = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            state, parent = stat.read_text().rpartition(")")[2].split()[:2]
+        except OSError:  # it ended while we looked
+            continue
+        if state != "Z":
+            parents[int(stat.parent.name)] = int(parent)
+    return parents
+
+
+def descendants(pid: int) -> set[int]:
+    parents, found = live_processes(), {pid}
+    while grown := {child for child, parent in parents.items() if parent in found} - found:
+        found |= grown
+    return found - {pid}
+
+
+def test_stopping_the_bench_stops_its_run(sites, tmp_path):
+    """SIGTERM to the bench (what `kill` sends) ends the `webrl train` it started and that run's own processes: a
+    run left behind would go on writing the folder the next bench resumes."""
+    bench = subprocess.Popen(smoke_command(tmp_path), env=sites, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline, run = time.monotonic() + 120, set()
+    while len(run) < 2 and bench.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.5)  # until `webrl train` has started processes of its own (its demonstration workers)
+        run = descendants(bench.pid)
+    assert run, f"the bench started no run: {bench.stderr.read() if bench.poll() is not None else ''}"
+    bench.send_signal(signal.SIGTERM)
+    assert bench.wait(timeout=60) == 128 + signal.SIGTERM
+    deadline = time.monotonic() + 60
+    while run & set(live_processes()) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    left = run & set(live_processes())
+    for pid in left:  # so that a failure here leaves nothing behind
+        os.kill(pid, signal.SIGKILL)
+    assert not left, "processes of the stopped bench's run still live"
