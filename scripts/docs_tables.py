@@ -41,6 +41,7 @@ PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 BLOCK = re.compile(r"^<!-- (table|settings|options|memory): (.+?) -->\n(.*?)^<!-- end -->$", re.M | re.S)
 MARKER = re.compile(r"^<!-- (table|settings|options|memory): ", re.M)
 ENVIRONMENT_COLUMNS = ("demonstrated envs", "new envs")
+LEARNING_GOAL = 10.0  # issue 46's pre-registered headline: the interval's lower bound above +10 points
 
 
 def stamp_line(name: str, result: dict) -> str:
@@ -232,9 +233,8 @@ def table_block(spec: str) -> str:
     return RENDERERS[result["bench"]](result, view) + "\n\n" + stamp_line(name, result)
 
 
-def demo_figure(result: dict) -> str:
-    """The README's demo, held-out success by phase: all environments, the demonstrated and the new ones; the stamp
-    in the title."""
+def svg_figure(draw: Callable, size: tuple[float, float]) -> str:
+    """A figure drawn by `draw(panel)` on one panel, as SVG text."""
     import io
 
     import matplotlib
@@ -244,18 +244,8 @@ def demo_figure(result: dict) -> str:
 
     # Text as text and fixed ids: the same result file gives the same SVG bytes, so --check can compare them.
     plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "webrl", "font.size": 9})
-    figure, panel = plt.subplots(figsize=(6, 3.3))
-    phases = [row["phase"] for row in result["phases"]]
-    for column, label, width in (("Average", "all environments", 2.5), *((c, c, 1) for c in ENVIRONMENT_COLUMNS)):
-        panel.plot(phases, [row[column] for row in result["phases"]], marker="o", linewidth=width, label=label)
-    panel.set_xticks(phases, ["SFT", *(str(k) for k in phases[1:])])
-    panel.set_xlabel("phase")
-    panel.set_ylabel("held-out success (%)")
-    panel.set_ylim(0, 100)
-    panel.grid(alpha=0.3)
-    panel.legend(frameon=False, loc="lower right")
-    machine = f", {result['machine']}" if result.get("machine") else ""
-    panel.set_title(f"cpu-demo: commit {result['commit']}, {result['date'][:10]}, {result['cores']} cores{machine}")
+    figure, panel = plt.subplots(figsize=size)
+    draw(panel)
     figure.tight_layout()
     svg = io.StringIO()
     figure.savefig(svg, format="svg", metadata={"Date": None})
@@ -263,9 +253,65 @@ def demo_figure(result: dict) -> str:
     return svg.getvalue()
 
 
+def figure_title(name: str, result: dict, separator: str = ": ") -> str:
+    """What a figure shows, then the stamp of its result file."""
+    machine = f", {result['machine']}" if result.get("machine") else ""
+    stamp = f"commit {result['commit']}, {result['date'][:10]}, {result['cores']} cores{machine}"
+    return f"{name}{separator}{stamp}"
+
+
+def demo_figure(result: dict) -> str:
+    """The README's demo, held-out success by phase: all environments, the demonstrated and the new ones; the stamp
+    in the title."""
+
+    def draw(panel) -> None:
+        phases = [row["phase"] for row in result["phases"]]
+        for column, label, width in (("Average", "all environments", 2.5), *((c, c, 1) for c in ENVIRONMENT_COLUMNS)):
+            panel.plot(phases, [row[column] for row in result["phases"]], marker="o", linewidth=width, label=label)
+        panel.set_xticks(phases, ["SFT", *(str(k) for k in phases[1:])])
+        panel.set_xlabel("phase")
+        panel.set_ylabel("held-out success (%)")
+        panel.set_ylim(0, 100)
+        panel.grid(alpha=0.3)
+        panel.legend(frameon=False, loc="lower right")
+        panel.set_title(figure_title("cpu-demo", result))
+
+    return svg_figure(draw, (6, 3.3))
+
+
+def learning_figure(result: dict) -> str:
+    """The learning benchmark's headline: per arm (and the paired difference), each run's gain over SFT on the
+    held-out non-trivial environments as a dot, the mean over runs and its 95% interval as a bar, beside 0 and
+    the pre-registered goal."""
+    rows = [(name, summary) for name, summary in result.get("summary", {}).items() if summary]
+
+    def draw(panel) -> None:
+        for y, (name, summary) in enumerate(reversed(rows)):
+            low, high = summary["ci95"]
+            panel.plot([low, high], [y, y], color="C0", linewidth=2.5, solid_capstyle="butt")
+            panel.plot([summary["mean"]], [y], marker="D", color="C0", markersize=7)
+            runs = summary.get("per_run", [])
+            offsets = [0.18 * ((k % 3) - 1) for k in range(len(runs))]  # runs on one gain stay apart
+            panel.scatter(runs, [y + 0.25 + o / 3 for o in offsets], s=14, color="C1", alpha=0.8, zorder=3)
+        panel.axvline(0, color="black", linewidth=0.8)
+        panel.axvline(LEARNING_GOAL, color="C2", linestyle="--", linewidth=1, label=f"goal: +{LEARNING_GOAL:g}")
+        panel.set_yticks(range(len(rows)), [name for name, _ in reversed(rows)])
+        panel.set_ylim(-0.6, len(rows) - 0.2)
+        panel.set_xlabel("held-out non-trivial success, points against the SFT actor")
+        panel.plot([], [], marker="D", color="C0", linewidth=2.5, label="mean, 95% interval")
+        panel.scatter([], [], s=14, color="C1", label="one run (split, seed)")
+        panel.grid(axis="x", alpha=0.3)
+        panel.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=3, fontsize=8)
+        runs = max((summary["runs"] for _, summary in rows), default=0)
+        panel.set_title(figure_title(f"learning benchmark, {runs} run{'s' * (runs != 1)}", result, "\n"), fontsize=9)
+
+    return svg_figure(draw, (6, 0.6 * len(rows) + 2.0))
+
+
 # A figure of the docs: its file, the result file it is drawn from, and how.
 FIGURES: dict[Path, tuple[str, Callable[[dict], str]]] = {
     ROOT / "docs" / "demo-curve.svg": ("demo", demo_figure),
+    ROOT / "docs" / "learning-gains.svg": ("learning", learning_figure),
 }
 
 
