@@ -23,7 +23,9 @@ within a run, then test seeds within an environment, the SFT and final outcomes 
 the paired difference of two arms (WebRL − Filtered BC) the same way; the gates (G1: the SFT actor succeeds on
 ≥ 80% of the demonstrated non-trivial environments' episodes; G2: on the held-out ones it succeeds greedily on
 ≤ 40% and finds a success in 4 samples on ≥ 30% of the tasks; G3: the SFT actors of one split land within 3
-points of each other, over all environments).
+points of each other, over all environments). Beside the headline, not pre-registered: the same gains on the
+demonstrated non-trivial environments. `--summarize RESULT.json` recomputes the summaries and gates of a result file
+from the outcomes it holds, running nothing.
 
     .venv/bin/webrl up --instances 2
     .venv/bin/python bench/learning.py --splits 0 1 2 --seeds 0 1 2 --json bench/results/learning.json
@@ -40,12 +42,13 @@ import signal
 import subprocess
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 from compare import ARMS, arm_settings, fork
 from rich.table import Table
-from stamp import add_json_option, write_result
+from stamp import add_json_option, stamp, write_result
 
 from webrl.cli.console import make_console
 from webrl.runs.records import read_episodes
@@ -68,6 +71,7 @@ GATES = {"G1": 80.0, "G2_greedy": 40.0, "G2_pass": 30.0, "G3": 3.0}
 BOOTSTRAP = 10_000
 OUTCOME = {True: "holds", False: "fails", None: "not measured yet"}
 OUT = Path.home() / ".cache" / "webrl-bench" / "learning"
+EnvsOf = Callable[[dict], list[str]]  # a run's environments a summary is over
 
 
 def held_out(families: dict[str, list[str]], split: int) -> list[str]:
@@ -211,18 +215,22 @@ def encode(table: dict[str, dict[int, int]]) -> dict[str, str]:
 
 
 def gain_samples(
-    runs: dict[str, dict[str, dict]], arms: tuple[str, ...], rng: np.random.Generator, draws: int = BOOTSTRAP
+    runs: dict[str, dict[str, dict]],
+    arms: tuple[str, ...],
+    envs_of: EnvsOf,
+    rng: np.random.Generator,
+    draws: int = BOOTSTRAP,
 ) -> np.ndarray:
-    """Bootstrap draws of the mean over runs of (last − SFT) on the held-out non-trivial environments, for one arm
-    (arms = (arm,)) or the paired difference of two (arm − other): splits, seeds of a split, held-out environments
-    of a run and test seeds of an environment are each resampled with replacement; a test seed's outcomes under
-    the SFT actor and under each arm move together."""
-    # each (run, held-out environment)'s outcome arrays, decoded once rather than in every draw
+    """Bootstrap draws of the mean over runs of (last − SFT) on each run's environments `envs_of(run)`, for one arm
+    (arms = (arm,)) or the paired difference of two (arm − other): splits, seeds of a split, environments of a run
+    and test seeds of an environment are each resampled with replacement; a test seed's outcomes under the SFT
+    actor and under each arm move together."""
+    # each (run, environment)'s outcome arrays, decoded once rather than in every draw
     outcomes = {
         (split, seed, env): {a: as_array(run[a][env]) for a in ("sft", *arms)}
         for split, seeds in runs.items()
         for seed, run in seeds.items()
-        for env in run["held_out"]
+        for env in envs_of(run)
     }
     splits = sorted(runs)
     out = np.empty(draws)
@@ -231,7 +239,7 @@ def gain_samples(
         for split in rng.choice(splits, len(splits)):
             seeds = sorted(runs[split])
             for seed in rng.choice(seeds, len(seeds)):
-                envs = runs[split][seed]["held_out"]
+                envs = envs_of(runs[split][seed])
                 per_env = []
                 for env in rng.choice(envs, len(envs)):
                     arrays = outcomes[(split, seed, env)]
@@ -248,22 +256,20 @@ def as_array(outcomes: str) -> np.ndarray:
     return np.frombuffer(outcomes.encode(), dtype=np.uint8) - ord("0")
 
 
-def point_gain(run: dict, arms: tuple[str, ...]) -> float:
-    """A run's gain (arms = (arm,)) or paired difference (two arms), in points, over its held-out environments."""
-    gains = [
-        [np.mean(as_array(run[a][env])) - np.mean(as_array(run["sft"][env])) for env in run["held_out"]] for a in arms
-    ]
+def point_gain(run: dict, arms: tuple[str, ...], envs: list[str]) -> float:
+    """A run's gain (arms = (arm,)) or paired difference (two arms), in points, over `envs`."""
+    gains = [[np.mean(as_array(run[a][env])) - np.mean(as_array(run["sft"][env])) for env in envs] for a in arms]
     per_env = np.array(gains[0]) - (np.array(gains[1]) if len(arms) == 2 else 0)
     return float(100 * np.mean(per_env))
 
 
-def interval(runs: dict[str, dict[str, dict]], arms: tuple[str, ...], seed: int = 0) -> dict:
+def interval(runs: dict[str, dict[str, dict]], arms: tuple[str, ...], envs_of: EnvsOf, seed: int = 0) -> dict:
     complete = {s: {k: r for k, r in seeds.items() if all(a in r for a in arms)} for s, seeds in runs.items()}
     complete = {s: seeds for s, seeds in complete.items() if seeds}
-    points = [point_gain(r, arms) for seeds in complete.values() for r in seeds.values()]
+    points = [point_gain(r, arms, envs_of(r)) for seeds in complete.values() for r in seeds.values()]
     if not points:
         return {}
-    draws = gain_samples(complete, arms, np.random.default_rng(seed))
+    draws = gain_samples(complete, arms, envs_of, np.random.default_rng(seed))
     low, high = np.percentile(draws, [2.5, 97.5])
     return {
         "mean": round(float(np.mean(points)), 1),
@@ -277,12 +283,12 @@ def interval(runs: dict[str, dict[str, dict]], arms: tuple[str, ...], seed: int 
 # -- the bench ------------------------------------------------------------------------------------------------
 
 
-def gates(result: dict, families: dict[str, list[str]]) -> dict:
+def gates(result: dict) -> dict:
     """The gates, measured on every finished base run (the SFT actors)."""
     runs = [r for seeds in result["runs"].values() for r in seeds.values() if "sft" in r]
     if not runs:
         return {}
-    nontrivial = [e for envs in families.values() for e in envs]
+    nontrivial = [e for envs in result["families"].values() for e in envs]
     g1 = [rate(decode(r["sft"]), [e for e in nontrivial if e not in r["held_out"]]) for r in runs]
     greedy = [rate(decode(r["sft"]), r["held_out"]) for r in runs]
     sampled_ = [float(np.mean([r["pass_at"][e] for e in r["held_out"]])) for r in runs if r.get("pass_at")]
@@ -306,6 +312,24 @@ def gates(result: dict, families: dict[str, list[str]]) -> dict:
     }  # fmt: skip
 
 
+def summaries(result: dict, scope: EnvsOf) -> dict:
+    """Per arm, its gain over SFT on each run's environments `scope(run)`, and the paired difference PAIRED."""
+    runs, arms = result["runs"], result["arms"]
+    return {
+        **{f"gain {arm}": interval(runs, (arm,), scope) for arm in arms if arm != "sft"},
+        f"{PAIRED[0]} − {PAIRED[1]}": interval(runs, PAIRED, scope) if set(PAIRED) <= set(arms) else {},
+    }
+
+
+def summarize(result: dict) -> None:
+    """Fill in `result`'s summaries and gates from its runs: the headline on the held-out non-trivial environments;
+    beside it, not pre-registered, the same on the demonstrated non-trivial ones (does RL improve what it saw?)."""
+    nontrivial = [e for envs in result["families"].values() for e in envs]
+    result["summary"] = summaries(result, lambda run: run["held_out"])
+    result["summary_demonstrated"] = summaries(result, lambda run: [e for e in nontrivial if e not in run["held_out"]])
+    result["gates"] = gates(result)
+
+
 def decode(envs: dict[str, str]) -> dict[str, dict[int, int]]:
     return {env: dict(enumerate(as_array(s).tolist())) for env, s in envs.items()}
 
@@ -320,13 +344,14 @@ def show(result: dict) -> None:
             cells = [f"{rate(decode(run[a]), run['held_out']):.1f}" if a in run else "–" for a in result["arms"]]
             table.add_row(split, seed, ", ".join(run["held_out"]), *cells)
     console.print(table)
-    for name, summary in result["summary"].items():
-        if summary:
-            low, high = summary["ci95"]
-            console.print(
-                f"{name}: {summary['mean']:+.1f} points [{low:+.1f}, {high:+.1f}] over {summary['runs']} runs, "
-                f"{summary['runs_above_zero']} above 0"
-            )
+    for scope, key in (("held out", "summary"), ("demonstrated", "summary_demonstrated")):
+        for name, summary in result.get(key, {}).items():
+            if summary:
+                low, high = summary["ci95"]
+                console.print(
+                    f"{scope}, {name}: {summary['mean']:+.1f} points [{low:+.1f}, {high:+.1f}] over "
+                    f"{summary['runs']} runs, {summary['runs_above_zero']} above 0"
+                )
     for gate, measured in result["gates"].items():
         console.print(f"{gate}: {OUTCOME[measured['holds']]} {measured}")
 
@@ -354,8 +379,27 @@ def main() -> None:
         help="a `webrl train` settings file over the preset (e.g. a smaller budget for a smoke)",
     )
     parser.add_argument("--out", type=Path, default=OUT, help="run folders (outside the checkout; resumable)")
+    parser.add_argument(
+        "--summarize",
+        type=Path,
+        metavar="RESULT.json",
+        help="run nothing: recompute the summaries and gates of this result file from the outcomes it holds, and "
+        "write them back (or to --json); its stamp stays, the code that summarized it is added",
+    )
     add_json_option(parser)
     args = parser.parse_args()
+    if args.summarize:
+        try:
+            result = json.loads(args.summarize.read_text())
+        except (OSError, ValueError) as error:
+            parser.error(f"--summarize {args.summarize}: {error}")
+        if result.get("bench") != "learning":
+            parser.error(f'--summarize {args.summarize}: not a learning benchmark result (its "bench" field)')
+        summarize(result)
+        result["summarized_by"] = stamp()["commit"]
+        write_result(args.json or args.summarize, result)
+        show(result)
+        return
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     families = dict(f.split("=", 1) for f in args.family) if args.family else FAMILIES
     families = {name: envs.split(",") if isinstance(envs, str) else envs for name, envs in families.items()}
@@ -378,11 +422,7 @@ def main() -> None:
                 run[arm], minutes[arm] = encode(outcomes(last_eval(folder))), stage_minutes(folder)
             result["runs"].setdefault(str(split), {})[str(seed)] = run
             result["minutes"].setdefault(str(split), {})[str(seed)] = {a: round(m, 1) for a, m in minutes.items()}
-            result["summary"] = {
-                **{f"gain {arm}": interval(result["runs"], (arm,)) for arm in args.arms if arm != "sft"},
-                f"{PAIRED[0]} − {PAIRED[1]}": interval(result["runs"], PAIRED) if set(PAIRED) <= set(args.arms) else {},
-            }
-            result["gates"] = gates(result, families)
+            summarize(result)
             for path in [args.out / "learning.json", *([args.json] if args.json else [])]:
                 write_result(path, result)
     show(result)

@@ -49,9 +49,10 @@ def stamp_line(name: str, result: dict) -> str:
     machine = f"{result['machine']}, " if result.get("machine") else ""
     # a file stamped before provenance wrote its paths portable reads as one stamped now
     command = f"; `{portable_command(result['command'], ROOT)}`" if result.get("command") else ""
+    summarized = f"; summarized at commit `{result['summarized_by']}`" if result.get("summarized_by") else ""
     return (
         f"*From `bench/results/{name}.json`: commit `{result['commit']}`, {result['date'][:10]}, "
-        f"{machine}{result['cores']} cores at load {result['load_1min']}{command}.*"
+        f"{machine}{result['cores']} cores at load {result['load_1min']}{command}{summarized}.*"
     )
 
 
@@ -158,7 +159,8 @@ def demo(result: dict, view: str) -> str:
 
 def learning(result: dict, view: str) -> str:
     """headline: per arm, the gain over SFT on the held-out non-trivial environments (mean over runs, 95% interval,
-    runs above 0) and the paired difference; gates: G1-G3 as measured; runs: every (split, seed) row."""
+    runs above 0) and the paired difference; demonstrated: the same on the demonstrated non-trivial environments;
+    gates: G1-G3 as measured; runs: every (split, seed) row."""
     if view == "gates":
         rows = []
         for gate, measured in result.get("gates", {}).items():
@@ -178,15 +180,18 @@ def learning(result: dict, view: str) -> str:
                 cells = [f"{held_out_rate(run[a], run['held_out']):.1f}" if a in run else "–" for a in arms]
                 rows.append([split, seed, ", ".join(run["held_out"]), *cells])
         return markdown_table(["split", "seed", "held-out environments", *arms], rows)
+    scope, key = ("demonstrated", "summary_demonstrated") if view == "demonstrated" else ("held-out", "summary")
+    if key not in result:
+        return "*Not summarized yet: `python bench/learning.py --summarize bench/results/learning.json` adds it.*"
     rows = []
-    for name, summary in result.get("summary", {}).items():
+    for name, summary in result[key].items():
         if summary:
             low, high = summary["ci95"]
             above = f"{summary['runs_above_zero']} of {summary['runs']}"
             rows.append([name, f"**{summary['mean']:+.1f}**", f"[{low:+.1f}, {high:+.1f}]", above])
     if not rows:
         return f"*No arm beyond SFT has finished a run yet ({len(result['runs'])} split(s) with an SFT actor).*"
-    return markdown_table(["held-out non-trivial environments", "mean (points)", "95% interval", "runs above 0"], rows)
+    return markdown_table([f"{scope} non-trivial environments", "mean (points)", "95% interval", "runs above 0"], rows)
 
 
 def held_out_rate(outcomes: dict[str, str], envs: list[str]) -> float:

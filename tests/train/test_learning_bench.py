@@ -79,6 +79,7 @@ def test_one_split_one_seed_one_phase(sites, tmp_path):
         summary = result["summary"][name]
         low, high = summary["ci95"]
         assert summary["runs"] == 1 and low <= summary["mean"] <= high, (name, summary)
+    assert set(result["summary_demonstrated"]) == set(result["summary"])  # the same gains on the demonstrated envs
     assert set(result["gates"]) == {"G1", "G2", "G3"}
     assert result["gates"]["G3"]["holds"] is None  # one seed: no two SFT actors of a split to compare
     # A second call finds every run finished and measures the same numbers again (resumable, nothing re-run).
