@@ -136,8 +136,8 @@ def with_demos(source: Path, run: Path, seed: int) -> None:
     (staging / "phases" / "0").mkdir(parents=True)
     shutil.copytree(source / "phases" / "0" / "demos", staging / "phases" / "0" / "demos")
     shutil.copy(source / "phases" / "0" / "demos.jsonl", staging / "phases" / "0" / "demos.jsonl")
-    done = json.loads((source / PROGRESS_FILE).read_text())["done"]
-    (staging / PROGRESS_FILE).write_text(json.dumps({"done": {"0:demos": done["0:demos"]}}))
+    # the stage is done and took this run no time (stage_minutes counts what each run spent)
+    (staging / PROGRESS_FILE).write_text(json.dumps({"done": {"0:demos": 0.0}}))
     write_settings(staging, read_settings(source).model_copy(update={"seed": seed}))
     staging.rename(run)
 
