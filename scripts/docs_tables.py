@@ -160,7 +160,7 @@ def demo(result: dict, view: str) -> str:
 def learning(result: dict, view: str) -> str:
     """headline: per arm, the gain over SFT on the held-out non-trivial environments (mean over runs, 95% interval,
     runs above 0) and the paired difference; demonstrated: the same on the demonstrated non-trivial environments;
-    gates: G1-G3 as measured; runs: every (split, seed) row."""
+    gates: G1-G3 as measured; runs: every (split, seed) row; environments: every environment's rates by role."""
     if view == "gates":
         rows = []
         for gate, measured in result.get("gates", {}).items():
@@ -172,12 +172,14 @@ def learning(result: dict, view: str) -> str:
             outcome = {True: "holds", False: "**fails**", None: "not measured yet"}[measured["holds"]]
             rows.append([gate, outcome, values or "–"])
         return markdown_table(["gate", "outcome", "measured (per run, %; G3: points between seeds of a split)"], rows)
+    if view == "environments":
+        return learning_environments(result)
     if view == "runs":
         arms = result["arms"]
         rows = []
         for split, seeds in result["runs"].items():
             for seed, run in seeds.items():
-                cells = [f"{held_out_rate(run[a], run['held_out']):.1f}" if a in run else "–" for a in arms]
+                cells = [f"{success_rate(run[a], run['held_out']):.1f}" if a in run else "–" for a in arms]
                 rows.append([split, seed, ", ".join(run["held_out"]), *cells])
         return markdown_table(["split", "seed", "held-out environments", *arms], rows)
     scope, key = ("demonstrated", "summary_demonstrated") if view == "demonstrated" else ("held-out", "summary")
@@ -194,7 +196,27 @@ def learning(result: dict, view: str) -> str:
     return markdown_table([f"{scope} non-trivial environments", "mean (points)", "95% interval", "runs above 0"], rows)
 
 
-def held_out_rate(outcomes: dict[str, str], envs: list[str]) -> float:
+def learning_environments(result: dict) -> str:
+    """Per environment and role (held out, or demonstrated), success (%) after SFT and after each arm's last phase,
+    over the runs where it had that role: where the gains and losses come from."""
+    arms = result["arms"]
+    nontrivial = [e for envs in result["families"].values() for e in envs]
+    rows = []
+    for env in [*nontrivial, *result["position_prior"]]:
+        for role in ("held out", "demonstrated"):
+            runs = [
+                run
+                for seeds in result["runs"].values()
+                for run in seeds.values()
+                if (env in run["held_out"]) == (role == "held out") and all(a in run for a in arms)
+            ]
+            if runs:
+                cells = [f"{statistics.mean(success_rate(run[a], [env]) for run in runs):.0f}" for a in arms]
+                rows.append([env, role, str(len(runs)), *cells])
+    return markdown_table(["environment", "role", "runs", *arms], rows)
+
+
+def success_rate(outcomes: dict[str, str], envs: list[str]) -> float:
     """Success (%) over the episodes of `envs` (outcome strings of bench/learning.py)."""
     values = [c == "1" for env in envs for c in outcomes.get(env, "")]
     return 100 * sum(values) / len(values) if values else float("nan")
