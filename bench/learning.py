@@ -34,6 +34,7 @@ from the outcomes it holds, running nothing.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -96,7 +97,8 @@ def webrl(*args: str) -> None:
     try:
         returncode = child.wait()
     except BaseException:  # Ctrl-C, or SIGTERM (main turns it into SystemExit)
-        os.killpg(child.pid, signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):  # the run may have ended on its own meanwhile
+            os.killpg(child.pid, signal.SIGTERM)
         child.wait()
         raise
     if returncode:
