@@ -285,13 +285,17 @@ def interval(runs: dict[str, dict[str, dict]], arms: tuple[str, ...], envs_of: E
 # -- the bench ------------------------------------------------------------------------------------------------
 
 
+def demonstrated_nontrivial(result: dict, run: dict) -> list[str]:
+    """The run's demonstrated environments of the skill families (G1's, and the demonstrated view's)."""
+    return [e for envs in result["families"].values() for e in envs if e not in run["held_out"]]
+
+
 def gates(result: dict) -> dict:
     """The gates, measured on every finished base run (the SFT actors)."""
     runs = [r for seeds in result["runs"].values() for r in seeds.values() if "sft" in r]
     if not runs:
         return {}
-    nontrivial = [e for envs in result["families"].values() for e in envs]
-    g1 = [rate(decode(r["sft"]), [e for e in nontrivial if e not in r["held_out"]]) for r in runs]
+    g1 = [rate(decode(r["sft"]), demonstrated_nontrivial(result, r)) for r in runs]
     greedy = [rate(decode(r["sft"]), r["held_out"]) for r in runs]
     sampled_ = [float(np.mean([r["pass_at"][e] for e in r["held_out"]])) for r in runs if r.get("pass_at")]
     spreads = []
@@ -314,21 +318,20 @@ def gates(result: dict) -> dict:
     }  # fmt: skip
 
 
-def summaries(result: dict, scope: EnvsOf) -> dict:
-    """Per arm, its gain over SFT on each run's environments `scope(run)`, and the paired difference PAIRED."""
+def summaries(result: dict, envs_of: EnvsOf) -> dict:
+    """Per arm, its gain over SFT on each run's environments `envs_of(run)`, and the paired difference PAIRED."""
     runs, arms = result["runs"], result["arms"]
     return {
-        **{f"gain {arm}": interval(runs, (arm,), scope) for arm in arms if arm != "sft"},
-        f"{PAIRED[0]} − {PAIRED[1]}": interval(runs, PAIRED, scope) if set(PAIRED) <= set(arms) else {},
+        **{f"gain {arm}": interval(runs, (arm,), envs_of) for arm in arms if arm != "sft"},
+        f"{PAIRED[0]} − {PAIRED[1]}": interval(runs, PAIRED, envs_of) if set(PAIRED) <= set(arms) else {},
     }
 
 
 def summarize(result: dict) -> None:
     """Fill in `result`'s summaries and gates from its runs: the headline on the held-out non-trivial environments;
     beside it, not pre-registered, the same on the demonstrated non-trivial ones (does RL improve what it saw?)."""
-    nontrivial = [e for envs in result["families"].values() for e in envs]
     result["summary"] = summaries(result, lambda run: run["held_out"])
-    result["summary_demonstrated"] = summaries(result, lambda run: [e for e in nontrivial if e not in run["held_out"]])
+    result["summary_demonstrated"] = summaries(result, lambda run: demonstrated_nontrivial(result, run))
     result["gates"] = gates(result)
 
 
