@@ -41,7 +41,7 @@ PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 BLOCK = re.compile(r"^<!-- (table|settings|options|memory): (.+?) -->\n(.*?)^<!-- end -->$", re.M | re.S)
 MARKER = re.compile(r"^<!-- (table|settings|options|memory): ", re.M)
 ENVIRONMENT_COLUMNS = ("demonstrated envs", "new envs")
-LEARNING_GOAL = 10.0  # issue 46's pre-registered headline: the interval's lower bound above +10 points
+LEARNING_GOAL = 10.0  # the pre-registered headline: the interval's lower bound above +10 points
 
 
 def stamp_line(name: str, result: dict) -> str:
