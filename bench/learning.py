@@ -24,8 +24,8 @@ the paired difference of two arms (WebRL − Filtered BC) the same way; the gate
 ≥ 80% of the demonstrated non-trivial environments' episodes; G2: on the held-out ones it succeeds greedily on
 ≤ 40% and finds a success in 4 samples on ≥ 30% of the tasks; G3: the SFT actors of one split land within 3
 points of each other, over all environments). Beside the headline, not pre-registered: the same gains on the
-demonstrated non-trivial environments. `--summarize RESULT.json` recomputes the summaries and gates of a result file
-from the outcomes it holds, running nothing.
+demonstrated non-trivial environments. `--summarize RESULT.json [MORE.json ...]` recomputes the summaries and gates
+from the outcomes result files hold, running nothing; several files' runs are combined into one result.
 
     .venv/bin/webrl up --instances 2
     .venv/bin/python bench/learning.py --splits 0 1 2 --seeds 0 1 2 --json bench/results/learning.json
@@ -72,6 +72,8 @@ GATES = {"G1": 80.0, "G2_greedy": 40.0, "G2_pass": 30.0, "G3": 3.0}
 BOOTSTRAP = 10_000
 OUTCOME = {True: "holds", False: "fails", None: "not measured yet"}
 OUT = Path.home() / ".cache" / "webrl-bench" / "learning"
+STAMP_FIELDS = ("commit", "date", "machine", "cores", "load_1min", "command")  # bench/stamp.py's provenance
+COMBINED_ALIKE = ("preset", "families", "position_prior", "arms", "demos", "final_seeds")  # files combined must agree
 EnvsOf = Callable[[dict], list[str]]  # a run's environments a summary is over
 
 
@@ -335,6 +337,47 @@ def summarize(result: dict) -> None:
     result["gates"] = gates(result)
 
 
+def read_result(path: Path) -> dict:
+    """A learning benchmark's result file (ValueError naming the file and what is wrong)."""
+    try:
+        result = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise ValueError(f"{path}: {error}") from None
+    if not isinstance(result, dict) or result.get("bench") != "learning":
+        raise ValueError(f'{path}: not a learning benchmark result (its "bench" field)')
+    return result
+
+
+def combine(paths: list[Path], results: list[dict]) -> dict:
+    """One result from the runs of several (e.g. seeds measured in different sessions or on different machines).
+    Their settings must agree and no (split, seed) may come twice; each file's stamp goes to `sources` with the runs
+    it measured, and the combined file is stamped when written (ValueError naming the file and field)."""
+    first = results[0]
+    combined: dict = {k: v for k, v in first.items() if k not in (*STAMP_FIELDS, "summarized_by")}
+    combined.update(runs={}, minutes={}, sources=[])
+    for path, result in zip(paths, results, strict=True):
+        for field in COMBINED_ALIKE:
+            if result.get(field) != first.get(field):
+                raise ValueError(f'{path}: its "{field}" differs from {paths[0]}\'s')
+        for split, seeds in result["runs"].items():
+            for seed, run in seeds.items():
+                if seed in combined["runs"].get(split, {}):
+                    raise ValueError(f"{path}: split {split} seed {seed} is in an earlier file too")
+                combined["runs"].setdefault(split, {})[seed] = run
+                if seed in result.get("minutes", {}).get(split, {}):
+                    combined["minutes"].setdefault(split, {})[seed] = result["minutes"][split][seed]
+        measured = [f"{split}/{seed}" for split, seeds in result["runs"].items() for seed in seeds]
+        combined["sources"] += result.get("sources") or [
+            {**{k: result[k] for k in STAMP_FIELDS if k in result}, "runs": measured}
+        ]
+    for key in ("runs", "minutes"):  # split by split, seed by seed, whatever order the files came in
+        combined[key] = {
+            split: dict(sorted(seeds.items(), key=lambda item: int(item[0])))
+            for split, seeds in sorted(combined[key].items(), key=lambda item: int(item[0]))
+        }
+    return combined
+
+
 def decode(envs: dict[str, str]) -> dict[str, dict[int, int]]:
     return {env: dict(enumerate(as_array(s).tolist())) for env, s in envs.items()}
 
@@ -387,22 +430,23 @@ def main() -> None:
     parser.add_argument(
         "--summarize",
         type=Path,
+        nargs="+",
         metavar="RESULT.json",
         help="run nothing: recompute the summaries and gates of this result file from the outcomes it holds, and "
-        "write them back (or to --json); its stamp stays, the code that summarized it is added",
+        "write them back (or to --json); its stamp stays, the code that summarized it is added. Several files: "
+        "their runs combined into one result (same settings, no run twice), each file's stamp kept in its sources",
     )
     add_json_option(parser)
     args = parser.parse_args()
     if args.summarize:
         try:
-            result = json.loads(args.summarize.read_text())
-        except (OSError, ValueError) as error:
-            parser.error(f"--summarize {args.summarize}: {error}")
-        if result.get("bench") != "learning":
-            parser.error(f'--summarize {args.summarize}: not a learning benchmark result (its "bench" field)')
+            results = [read_result(path) for path in args.summarize]
+            result = combine(args.summarize, results) if len(results) > 1 else results[0]
+        except ValueError as error:
+            parser.error(f"--summarize {error}")
         summarize(result)
         result["summarized_by"] = stamp()["commit"]
-        write_result(args.json or args.summarize, result)
+        write_result(args.json or args.summarize[0], result)
         show(result)
         return
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))

@@ -45,15 +45,22 @@ LEARNING_GOAL = 10.0  # the pre-registered headline: the interval's lower bound 
 
 
 def stamp_line(name: str, result: dict) -> str:
-    """Where a table's numbers come from: the file, its commit and date, the machine and the command."""
-    machine = f"{result['machine']}, " if result.get("machine") else ""
-    # a file stamped before provenance wrote its paths portable reads as one stamped now
-    command = f"; `{portable_command(result['command'], ROOT)}`" if result.get("command") else ""
+    """Where a table's numbers come from: the file, its commit and date, the machine and the command; for a file
+    combined from several (bench/learning.py --summarize A B), each source's stamp and the runs it measured."""
     summarized = f"; summarized at commit `{result['summarized_by']}`" if result.get("summarized_by") else ""
-    return (
-        f"*From `bench/results/{name}.json`: commit `{result['commit']}`, {result['date'][:10]}, "
-        f"{machine}{result['cores']} cores at load {result['load_1min']}{command}{summarized}.*"
-    )
+    if result.get("sources"):
+        sources = " and ".join(f"{measured(source)} ({len(source['runs'])} runs)" for source in result["sources"])
+        return f"*From `bench/results/{name}.json`, combined from {sources}{summarized}.*"
+    return f"*From `bench/results/{name}.json`: {measured(result)}{summarized}.*"
+
+
+def measured(stamp: dict) -> str:
+    """A stamp in words: commit, date, machine, load and the command."""
+    machine = f"{stamp['machine']}, " if stamp.get("machine") else ""
+    # a file stamped before provenance wrote its paths portable reads as one stamped now
+    command = f"; `{portable_command(stamp['command'], ROOT)}`" if stamp.get("command") else ""
+    load = f"{stamp['cores']} cores at load {stamp['load_1min']}"
+    return f"commit `{stamp['commit']}`, {stamp['date'][:10]}, {machine}{load}{command}"
 
 
 def markdown_table(headings: list[str], rows: list[list[str]]) -> str:
@@ -282,8 +289,12 @@ def svg_figure(draw: Callable, size: tuple[float, float]) -> str:
 
 def figure_title(name: str, result: dict, separator: str = ": ") -> str:
     """What a figure shows, then the stamp of its result file."""
+    sources = result.get("sources") or [result]
     machine = f", {result['machine']}" if result.get("machine") else ""
-    stamp = f"commit {result['commit']}, {result['date'][:10]}, {result['cores']} cores{machine}"
+    commits = list(dict.fromkeys(source["commit"] for source in sources))
+    days = sorted({source["date"][:10] for source in sources})
+    when = days[0] if len(days) == 1 else f"{days[0]} to {days[-1]}"
+    stamp = f"commit{'s' * (len(commits) > 1)} {', '.join(commits)}, {when}, {result['cores']} cores{machine}"
     return f"{name}{separator}{stamp}"
 
 

@@ -40,11 +40,15 @@ def result_file(tmp_path: Path) -> Path:
     return path
 
 
+def summarize(*paths: Path, out: Path | None = None) -> subprocess.CompletedProcess:
+    json_option = ["--json", str(out)] if out else []
+    command = [sys.executable, str(BENCH), "--summarize", *map(str, paths), *json_option]
+    return subprocess.run(command, capture_output=True, text=True, check=False)
+
+
 def test_summarize_computes_every_runs_gain_from_the_outcomes_and_keeps_the_stamp(tmp_path):
     path = result_file(tmp_path)
-    done = subprocess.run(
-        [sys.executable, str(BENCH), "--summarize", str(path)], capture_output=True, text=True, check=False
-    )
+    done = summarize(path)
     assert done.returncode == 0, done.stderr
     result = json.loads(path.read_text())
     held_out, demonstrated = result["summary"], result["summary_demonstrated"]
@@ -66,8 +70,33 @@ def test_summarize_refuses_a_file_that_is_not_a_learning_result(tmp_path):
     other = tmp_path / "demo.json"
     other.write_text(json.dumps({**STAMP, "bench": "demo"}))
     for path in (other, tmp_path / "missing.json"):
-        done = subprocess.run(
-            [sys.executable, str(BENCH), "--summarize", str(path)], capture_output=True, text=True, check=False
-        )
+        done = summarize(path)
         assert done.returncode == 2 and str(path) in done.stderr and "Traceback" not in done.stderr
     assert json.loads(other.read_text()) == {**STAMP, "bench": "demo"}  # nothing written
+
+
+def test_runs_from_several_files_combine_into_the_result_one_file_of_them_gives(tmp_path):
+    """Seeds measured in different sessions: each file's stamp is kept with the runs it measured, the gains are
+    those of one file holding every run; files that disagree on a setting, or measure a run twice, are refused."""
+    whole = json.loads(result_file(tmp_path).read_text())
+    later = {**STAMP, "commit": "fedcba987654", "date": "2026-12-02T00:00:00+00:00"}
+    parts = []
+    for name, split, stamp in (("late.json", "1", later), ("early.json", "0", STAMP)):
+        parts.append(tmp_path / name)
+        parts[-1].write_text(json.dumps({**whole, **stamp, "runs": {split: whole["runs"][split]}}))
+    done = summarize(*parts, out=tmp_path / "combined.json")
+    assert done.returncode == 0, done.stderr
+    combined = json.loads((tmp_path / "combined.json").read_text())
+    assert list(combined["runs"]) == ["0", "1"]  # in split order, whichever file came first
+    assert combined["summary"]["gain webrl"]["per_run"] == [25.0, 0.0]
+    assert combined["summary_demonstrated"]["webrl − filtered-bc"]["per_run"] == [-25.0, 25.0]
+    assert [(s["commit"], s["runs"]) for s in combined["sources"]] == [
+        ("fedcba987654", ["1/0"]),
+        (STAMP["commit"], ["0/0"]),
+    ]
+    again = summarize(tmp_path / "combined.json", parts[1], out=tmp_path / "twice.json")
+    assert again.returncode == 2 and "split 0 seed 0" in again.stderr and str(parts[1]) in again.stderr
+    parts[1].write_text(json.dumps({**json.loads(parts[1].read_text()), "arms": ["sft", "webrl"]}))
+    unlike = summarize(*parts, out=tmp_path / "unlike.json")
+    assert unlike.returncode == 2 and '"arms"' in unlike.stderr and str(parts[1]) in unlike.stderr
+    assert not (tmp_path / "twice.json").exists() and not (tmp_path / "unlike.json").exists()
