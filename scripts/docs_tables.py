@@ -41,6 +41,7 @@ PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 BLOCK = re.compile(r"^<!-- (table|settings|options|memory): (.+?) -->\n(.*?)^<!-- end -->$", re.M | re.S)
 MARKER = re.compile(r"^<!-- (table|settings|options|memory): ", re.M)
 ENVIRONMENT_COLUMNS = ("demonstrated envs", "new envs")
+OUTCOME = {True: "holds", False: "fails", None: "not measured yet"}  # a gate's outcome in words
 LEARNING_GOAL = 10.0  # the pre-registered headline: the interval's lower bound above +10 points
 
 
@@ -167,7 +168,8 @@ def demo(result: dict, view: str) -> str:
 def learning(result: dict, view: str) -> str:
     """headline: per arm, the gain over SFT on the held-out non-trivial environments (mean over runs, 95% interval,
     runs above 0) and the paired difference; demonstrated: the same on the demonstrated non-trivial environments;
-    gates: G1-G3 as measured; runs: every (split, seed) row; environments: every environment's rates by role."""
+    gates: G1-G3 as measured; runs: every (split, seed) row; environments: every environment's rates by role;
+    verdict: the README's first-screen paragraph, the headline and the gates in words."""
     if view == "gates":
         rows = []
         for gate, measured in result.get("gates", {}).items():
@@ -176,11 +178,13 @@ def learning(result: dict, view: str) -> str:
                 for k, vals in measured.items()
                 if k != "holds" and vals
             )
-            outcome = {True: "holds", False: "**fails**", None: "not measured yet"}[measured["holds"]]
+            outcome = OUTCOME[measured["holds"]].replace("fails", "**fails**")
             rows.append([gate, outcome, values or "–"])
         return markdown_table(["gate", "outcome", "measured (per run, %; G3: points between seeds of a split)"], rows)
     if view == "environments":
         return learning_environments(result)
+    if view == "verdict":
+        return learning_verdict(result)
     if view == "runs":
         arms = result["arms"]
         rows = []
@@ -201,6 +205,44 @@ def learning(result: dict, view: str) -> str:
     if not rows:
         return f"*No arm beyond SFT has finished a run yet ({len(result['runs'])} split(s) with an SFT actor).*"
     return markdown_table([f"{scope} non-trivial environments", "mean (points)", "95% interval", "runs above 0"], rows)
+
+
+def learning_verdict(result: dict) -> str:
+    """The headline in words: is the pre-registered goal met (an arm's lower bound above LEARNING_GOAL and every run
+    above 0), each summary with its interval, the demonstrated view (not pre-registered) and the gates' outcomes."""
+    if not result.get("summary") or not any(result["summary"].values()):
+        return "*No arm beyond SFT has finished a run yet.*"
+
+    def said(summaries: dict) -> str:
+        return "; ".join(
+            f"{name.removeprefix('gain ')} {s['mean']:+.1f} points [{s['ci95'][0]:+.1f}, {s['ci95'][1]:+.1f}] "
+            f"({s['runs_above_zero']} of {s['runs']} runs above 0)"
+            for name, s in summaries.items()
+            if s
+        )
+
+    gains = {name: s for name, s in result["summary"].items() if name.startswith("gain ") and s}
+    met = [
+        name.removeprefix("gain ")
+        for name, s in gains.items()
+        if s["ci95"][0] > LEARNING_GOAL and s["runs_above_zero"] == s["runs"]
+    ]
+    runs = next(iter(gains.values()))["runs"]
+    seeds = sorted({len(per_split) for per_split in result["runs"].values()})
+    each = f"{seeds[0]} seed{'s' * (seeds[0] > 1)}" if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]} seeds"
+    splits = f"{len(result['runs'])} split{'s' * (len(result['runs']) > 1)}"
+    goal = f"met by {', '.join(met)}" if met else "**not met** by any arm"
+    gates = ", ".join(f"{gate} {OUTCOME[measured['holds']]}" for gate, measured in result.get("gates", {}).items())
+    return "\n".join(
+        [
+            f"- The pre-registered goal (lower bound above +{LEARNING_GOAL:.0f} points, every run above 0) is {goal}.",
+            f"- The gain over SFT on the held-out non-trivial environments, with its 95% interval, over {runs} runs "
+            f"({splits} of the environments, {each} each): {said(result['summary'])}.",
+            "- The same on the demonstrated non-trivial environments (a view added after the first runs, not "
+            f"pre-registered): {said(result.get('summary_demonstrated', {}))}.",
+            f"- Gates: {gates}.",
+        ]
+    )
 
 
 def learning_environments(result: dict) -> str:

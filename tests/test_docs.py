@@ -4,6 +4,7 @@ start's smoke evaluation runs as written."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import shlex
@@ -143,3 +144,30 @@ def test_the_quick_start_runs_as_written(cli_env, tmp_path):
         assert summary["success_rate"]["Average"]["mean"] == 100.0 and (out / "report.html").is_file()
     finally:
         webrl(cli_env, "down")
+
+
+def test_the_learning_verdict_says_whether_the_pre_registered_goal_is_met():
+    """The README's first-screen verdict is generated: the goal is an arm's interval above +10 points with every run
+    above 0, and one run at or below 0 is enough to miss it."""
+    spec = importlib.util.spec_from_file_location("docs_tables", SCRIPT)
+    docs_tables = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(docs_tables)
+
+    def gain(mean: float, low: float, above: int) -> dict:
+        return {"mean": mean, "ci95": [low, mean + 5], "runs": 3, "runs_above_zero": above, "per_run": []}
+
+    result = {
+        "runs": {"0": {"0": {}, "1": {}, "2": {}}},
+        "summary": {
+            "gain webrl": gain(15.0, 11.0, 3),
+            "gain filtered-bc": gain(12.0, 10.5, 2),
+            "webrl − filtered-bc": {},
+        },
+        "summary_demonstrated": {"gain webrl": gain(1.0, -2.0, 2)},
+        "gates": {"G1": {"holds": True}, "G2": {"holds": False}},
+    }
+    said = docs_tables.learning(result, "verdict")
+    assert "is met by webrl." in said and "over 3 runs (1 split of the environments, 3 seeds each)" in said
+    assert "webrl +15.0 points [+11.0, +20.0] (3 of 3 runs above 0)" in said and "G1 holds, G2 fails" in said
+    result["summary"]["gain webrl"]["runs_above_zero"] = 2
+    assert "is **not met** by any arm." in docs_tables.learning(result, "verdict")
