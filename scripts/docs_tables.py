@@ -169,7 +169,7 @@ def learning(result: dict, view: str) -> str:
     """headline: per arm, the gain over SFT on the held-out non-trivial environments (mean over runs, 95% interval,
     runs above 0) and the paired difference; demonstrated: the same on the demonstrated non-trivial environments;
     gates: G1-G3 as measured; runs: every (split, seed) row; environments: every environment's rates by role;
-    verdict: the README's first-screen paragraph, the headline and the gates in words."""
+    verdict: the README's first-screen list, the headline and the gates in words."""
     if view == "gates":
         rows = []
         for gate, measured in result.get("gates", {}).items():
@@ -233,16 +233,17 @@ def learning_verdict(result: dict) -> str:
     splits = f"{len(result['runs'])} split{'s' * (len(result['runs']) > 1)}"
     goal = f"met by {', '.join(met)}" if met else "**not met** by any arm"
     gates = ", ".join(f"{gate} {OUTCOME[measured['holds']]}" for gate, measured in result.get("gates", {}).items())
-    return "\n".join(
-        [
-            f"- The pre-registered goal (lower bound above +{LEARNING_GOAL:.0f} points, every run above 0) is {goal}.",
-            f"- The gain over SFT on the held-out non-trivial environments, with its 95% interval, over {runs} runs "
-            f"({splits} of the environments, {each} each): {said(result['summary'])}.",
+    lines = [
+        f"- The pre-registered goal (lower bound above +{LEARNING_GOAL:.0f} points, every run above 0) is {goal}.",
+        f"- The gain over SFT on the held-out non-trivial environments, with its 95% interval, over {runs} runs "
+        f"({splits} of the environments, {each} each): {said(result['summary'])}.",
+    ]
+    if demonstrated := said(result.get("summary_demonstrated", {})):
+        lines.append(
             "- The same on the demonstrated non-trivial environments (a view added after the first runs, not "
-            f"pre-registered): {said(result.get('summary_demonstrated', {}))}.",
-            f"- Gates: {gates}.",
-        ]
-    )
+            f"pre-registered): {demonstrated}."
+        )
+    return "\n".join([*lines, f"- Gates: {gates}."])
 
 
 def learning_environments(result: dict) -> str:
