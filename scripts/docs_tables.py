@@ -50,12 +50,12 @@ def stamp_line(name: str, result: dict) -> str:
     combined from several (bench/learning.py --summarize A B), each source's stamp and the runs it measured."""
     summarized = f"; summarized at commit `{result['summarized_by']}`" if result.get("summarized_by") else ""
     if result.get("sources"):
-        sources = " and ".join(f"{measured(source)} ({len(source['runs'])} runs)" for source in result["sources"])
+        sources = " and ".join(f"{stamp_words(source)} ({len(source['runs'])} runs)" for source in result["sources"])
         return f"*From `bench/results/{name}.json`, combined from {sources}{summarized}.*"
-    return f"*From `bench/results/{name}.json`: {measured(result)}{summarized}.*"
+    return f"*From `bench/results/{name}.json`: {stamp_words(result)}{summarized}.*"
 
 
-def measured(stamp: dict) -> str:
+def stamp_words(stamp: dict) -> str:
     """A stamp in words: commit, date, machine, load and the command."""
     machine = f"{stamp['machine']}, " if stamp.get("machine") else ""
     # a file stamped before provenance wrote its paths portable reads as one stamped now
